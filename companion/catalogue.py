@@ -1,0 +1,274 @@
+"""The box's contents as data: tile types with their meanings and counts, and board layouts.
+
+The bundled best reconstruction lives in companion/data/ (tiles.toml, boards.toml). A tile
+pack's pack.toml (formats.md) has the same schema plus pictures and replaces it for a table
+that has catalogued its own box. Pictures are checked by vision.pack; here they are paths.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from companion.errors import DataError
+from companion.tiles import TILE_ID, Kind, Meaning
+
+BOARD_SIDES = ("front", "atoll")
+MAP_CELLS = {".": "playable", "a": "atoll", "#": "blocked"}
+Cell = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class TileType:
+    """One kind of tile in the box: its upright meaning, how many copies, its picture."""
+
+    id: str
+    meaning: Meaning
+    count: int
+    image: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BoardLayout:
+    """The playing grid of one side of a player board."""
+
+    side: str
+    rows: int
+    cols: int
+    printed_boats: int
+    map: tuple[str, ...]
+    image: str | None = None
+
+    def playable(self, cell: Cell) -> bool:
+        """True when a tile may lie on `cell`."""
+        r, c = cell
+        return 0 <= r < self.rows and 0 <= c < self.cols and self.map[r][c] != "#"
+
+    def in_atoll(self, cell: Cell) -> bool:
+        """True when `cell` lies inside the atoll (atoll side only)."""
+        r, c = cell
+        return 0 <= r < self.rows and 0 <= c < self.cols and self.map[r][c] == "a"
+
+    @property
+    def playable_cells(self) -> tuple[Cell, ...]:
+        return tuple(
+            (r, c) for r in range(self.rows) for c in range(self.cols) if self.map[r][c] != "#"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The `layout` object of a game file (formats.md)."""
+        return {
+            "rows": self.rows,
+            "cols": self.cols,
+            "printed_boats": self.printed_boats,
+            "map": list(self.map),
+        }
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every tile type of one box and its board layouts."""
+
+    name: str
+    types: tuple[TileType, ...]
+    boards: Mapping[str, BoardLayout]
+    tile_mm: float = 45.0
+    ship_image: str | None = None
+    root: Path | None = None
+    _by_id: dict[str, TileType] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_id", {t.id: t for t in self.types})
+
+    def __getitem__(self, tile_id: str) -> TileType:
+        try:
+            return self._by_id[tile_id]
+        except KeyError:
+            raise KeyError(f"no tile type {tile_id!r} in {self.name}") from None
+
+    def __contains__(self, tile_id: object) -> bool:
+        return tile_id in self._by_id
+
+    def __iter__(self) -> Iterator[TileType]:
+        return iter(self.types)
+
+    def meaning(self, tile_id: str) -> Meaning:
+        """The upright meaning of a tile type."""
+        return self[tile_id].meaning
+
+    @property
+    def total(self) -> int:
+        """How many tiles the box holds."""
+        return sum(t.count for t in self.types)
+
+    def board(self, side: str) -> BoardLayout:
+        """The layout of the `front` or `atoll` side."""
+        try:
+            return self.boards[side]
+        except KeyError:
+            raise DataError(self.name, f"this box has no layout for the {side} side") from None
+
+    def tiles(self) -> list[str]:
+        """One id per physical tile, in catalogue order."""
+        return [t.id for t in self.types for _ in range(t.count)]
+
+
+def _int(value: Any, what: str, source: str, minimum: int = 0) -> int:
+    if type(value) is not int or value < minimum:
+        raise DataError(source, f"{what} must be a whole number of at least {minimum}, not {value!r}")
+    return value
+
+
+def parse_layout(data: Any, side: str, source: str) -> BoardLayout:
+    """Read a board layout table (`rows`, `cols`, `printed_boats`, `map`)."""
+    where = f"[board.{side}]"
+    if not isinstance(data, Mapping):
+        raise DataError(source, f"{where} must be a table")
+    unknown = set(data) - {"rows", "cols", "printed_boats", "map", "image"}
+    if unknown:
+        raise DataError(source, f"{where} has an unknown key {sorted(unknown)[0]!r}")
+    for key in ("rows", "cols", "map"):
+        if key not in data:
+            raise DataError(source, f"{where} needs {key}")
+    rows = _int(data["rows"], f"{where} rows", source, 1)
+    cols = _int(data["cols"], f"{where} cols", source, 1)
+    boats = _int(data.get("printed_boats", 2), f"{where} printed_boats", source)
+    grid = data["map"]
+    if not isinstance(grid, list) or len(grid) != rows:
+        raise DataError(source, f"{where} map must be a list of {rows} strings, one per row")
+    for i, row in enumerate(grid):
+        if not isinstance(row, str) or len(row) != cols:
+            raise DataError(source, f"{where} map row {i + 1} must be a string of {cols} cells")
+        bad = set(row) - set(MAP_CELLS)
+        if bad:
+            raise DataError(
+                source, f"{where} map row {i + 1} has {sorted(bad)[0]!r}; use '.', 'a' or '#'"
+            )
+    if not any(ch != "#" for row in grid for ch in row):
+        raise DataError(source, f"{where} map has no playable cell")
+    image = data.get("image")
+    if image is not None and not isinstance(image, str):
+        raise DataError(source, f"{where} image must be a path")
+    return BoardLayout(side, rows, cols, boats, tuple(grid), image)
+
+
+def _parse_tile(entry: Any, index: int, source: str, require_image: bool) -> TileType:
+    where = f"tile {index + 1}"
+    if not isinstance(entry, Mapping):
+        raise DataError(source, f"{where} must be a [[tile]] table")
+    tile_id = entry.get("id")
+    if not isinstance(tile_id, str) or not TILE_ID.fullmatch(tile_id):
+        raise DataError(source, f"{where} needs an id of lowercase letters, digits and '-'")
+    where = f"tile {tile_id!r}"
+    try:
+        meaning = Meaning.from_mapping(entry, extra_ok=frozenset({"id", "count", "image"}))
+    except ValueError as exc:
+        raise DataError(source, f"{where}: {exc}") from None
+    count = _int(entry.get("count", 1), f"{where} count", source, 1)
+    image = entry.get("image")
+    if image is None and require_image:
+        raise DataError(source, f"{where} needs an image")
+    if image is not None and not isinstance(image, str):
+        raise DataError(source, f"{where} image must be a path")
+    return TileType(tile_id, meaning, count, image)
+
+
+def parse_catalogue(
+    data: Mapping[str, Any],
+    source: str,
+    *,
+    root: Path | None = None,
+    require_images: bool = False,
+    default_boards: Mapping[str, BoardLayout] | None = None,
+) -> Catalogue:
+    """Validate a parsed tiles.toml / pack.toml document."""
+    entries = data.get("tile")
+    if not isinstance(entries, list) or not entries:
+        raise DataError(source, "there is no [[tile]] entry")
+    types: list[TileType] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        tile = _parse_tile(entry, i, source, require_images)
+        if tile.id in seen:
+            raise DataError(source, f"tile id {tile.id!r} appears twice")
+        seen.add(tile.id)
+        types.append(tile)
+    name = data.get("name", Path(source).parent.name or source)
+    if not isinstance(name, str):
+        raise DataError(source, "name must be a string")
+    tile_mm = data.get("tile_mm", 45)
+    if isinstance(tile_mm, bool) or not isinstance(tile_mm, int | float) or not 20 <= tile_mm <= 100:
+        raise DataError(source, f"tile_mm must be a length between 20 and 100 mm, not {tile_mm!r}")
+    boards: dict[str, BoardLayout] = dict(default_boards or {})
+    board_tables = data.get("board", {})
+    if not isinstance(board_tables, Mapping):
+        raise DataError(source, "[board] must hold [board.front] and optionally [board.atoll]")
+    for side, table in board_tables.items():
+        if side not in BOARD_SIDES:
+            raise DataError(source, f"[board.{side}] is not a board side; use front or atoll")
+        boards[side] = parse_layout(table, side, source)
+    ship = data.get("ship")
+    ship_image: str | None = None
+    if ship is not None:
+        if not isinstance(ship, Mapping) or not isinstance(ship.get("image"), str):
+            raise DataError(source, "[ship] needs an image path")
+        ship_image = ship["image"]
+    elif require_images:
+        raise DataError(source, "[ship] with the explorer ship's picture is missing")
+    return Catalogue(name, tuple(types), boards, float(tile_mm), ship_image, root)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file; any problem becomes a DataError naming the file."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise DataError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise DataError(str(path), "is a directory, not a file") from None
+    except OSError as exc:
+        raise DataError(str(path), f"cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise DataError(str(path), "is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DataError(str(path), f"is not valid TOML ({exc})") from None
+
+
+@cache
+def default_boards() -> dict[str, BoardLayout]:
+    """The bundled board layouts (companion/data/boards.toml)."""
+    text = resources.files("companion").joinpath("data/boards.toml").read_text("utf-8")
+    data = tomllib.loads(text)
+    return {side: parse_layout(t, side, "boards.toml") for side, t in data["board"].items()}
+
+
+@cache
+def default_catalogue() -> Catalogue:
+    """The bundled best reconstruction of the 97 tiles and both board sides."""
+    text = resources.files("companion").joinpath("data/tiles.toml").read_text("utf-8")
+    return parse_catalogue(tomllib.loads(text), "tiles.toml", default_boards=default_boards())
+
+
+def load_catalogue(path: str | Path, *, require_images: bool = False) -> Catalogue:
+    """Load a catalogue file or a pack directory (its pack.toml); boards default to bundled."""
+    path = Path(path)
+    file = path / "pack.toml" if path.is_dir() else path
+    data = read_toml(file)
+    return parse_catalogue(
+        data,
+        str(file),
+        root=file.parent,
+        require_images=require_images,
+        default_boards=default_boards(),
+    )
+
+
+def volcano_ids(catalogue: Catalogue) -> frozenset[str]:
+    """Ids of the volcano tiles."""
+    return frozenset(t.id for t in catalogue if t.meaning.kind is Kind.VOLCANO)

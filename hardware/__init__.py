@@ -1,0 +1,1 @@
+"""GPIO adapters (buttons, LEDs, buzzer) built on gpiozero; filled by the live-companion issue."""
