@@ -30,7 +30,7 @@ class TileType:
     id: str
     meaning: Meaning
     count: int
-    image: str | None = None
+    image: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class BoardLayout:
     cols: int
     printed_boats: int
     map: tuple[str, ...]
-    image: str | None = None
+    image: str | None = field(default=None, compare=False)
 
     def playable(self, cell: Cell) -> bool:
         """True when a tile may lie on `cell`."""
@@ -56,9 +56,7 @@ class BoardLayout:
 
     @property
     def playable_cells(self) -> tuple[Cell, ...]:
-        return tuple(
-            (r, c) for r in range(self.rows) for c in range(self.cols) if self.map[r][c] != "#"
-        )
+        return _playable_cells(self.map)
 
     def to_json(self) -> dict[str, Any]:
         """The `layout` object of a game file (formats.md)."""
@@ -78,12 +76,15 @@ class Catalogue:
     types: tuple[TileType, ...]
     boards: Mapping[str, BoardLayout]
     tile_mm: float = 45.0
-    ship_image: str | None = None
-    root: Path | None = None
+    ship_image: str | None = field(default=None, compare=False)
+    root: Path | None = field(default=None, compare=False)
     _by_id: dict[str, TileType] = field(init=False, repr=False, compare=False)
+    volcanoes: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {t.id: t for t in self.types})
+        volcanoes = frozenset(t.id for t in self.types if t.meaning.kind is Kind.VOLCANO)
+        object.__setattr__(self, "volcanoes", volcanoes)
 
     def __getitem__(self, tile_id: str) -> TileType:
         try:
@@ -118,9 +119,16 @@ class Catalogue:
         return [t.id for t in self.types for _ in range(t.count)]
 
 
+@cache
+def _playable_cells(grid: tuple[str, ...]) -> tuple[Cell, ...]:
+    return tuple((r, c) for r, row in enumerate(grid) for c, ch in enumerate(row) if ch != "#")
+
+
 def _int(value: Any, what: str, source: str, minimum: int = 0) -> int:
     if type(value) is not int or value < minimum:
-        raise DataError(source, f"{what} must be a whole number of at least {minimum}, not {value!r}")
+        raise DataError(
+            source, f"{what} must be a whole number of at least {minimum}, not {value!r}"
+        )
     return value
 
 
@@ -202,7 +210,11 @@ def parse_catalogue(
     if not isinstance(name, str):
         raise DataError(source, "name must be a string")
     tile_mm = data.get("tile_mm", 45)
-    if isinstance(tile_mm, bool) or not isinstance(tile_mm, int | float) or not 20 <= tile_mm <= 100:
+    if (
+        isinstance(tile_mm, bool)
+        or not isinstance(tile_mm, int | float)
+        or not 20 <= tile_mm <= 100
+    ):
         raise DataError(source, f"tile_mm must be a length between 20 and 100 mm, not {tile_mm!r}")
     boards: dict[str, BoardLayout] = dict(default_boards or {})
     board_tables = data.get("board", {})
@@ -267,8 +279,3 @@ def load_catalogue(path: str | Path, *, require_images: bool = False) -> Catalog
         require_images=require_images,
         default_boards=default_boards(),
     )
-
-
-def volcano_ids(catalogue: Catalogue) -> frozenset[str]:
-    """Ids of the volcano tiles."""
-    return frozenset(t.id for t in catalogue if t.meaning.kind is Kind.VOLCANO)

@@ -33,6 +33,10 @@ class Kind(StrEnum):
     VOLCANO = "volcano"
 
 
+#: Turned meanings, shared: there are only a few hundred (type, rotation) pairs in a box.
+_ROTATED: dict[tuple[Meaning, int], Meaning] = {}
+
+
 def parse_edges(value: object, what: str = "edges") -> str:
     """Turn an edge string such as "sn" or "NS" into canonical N, E, S, W order."""
     if not isinstance(value, str):
@@ -88,7 +92,7 @@ class Meaning:
             ok = self.land in ("NS", "EW")
         if not ok:
             shown = self.land or '""'
-            return f'a {self.kind.value} tile has {expected}, but land is {shown}'
+            return f"a {self.kind.value} tile has {expected}, but land is {shown}"
         for name in SYMBOLS:
             count = getattr(self, name)
             if type(count) is not int or count < 0:
@@ -106,6 +110,13 @@ class Meaning:
         """The same tile turned `rotation` degrees clockwise."""
         if rotation == 0:
             return self
+        key = (self, rotation)
+        turned = _ROTATED.get(key)
+        if turned is None:
+            turned = _ROTATED[key] = self._turn(rotation)
+        return turned
+
+    def _turn(self, rotation: int) -> Meaning:
         return Meaning(
             kind=self.kind,
             land=rotate_edges(self.land, rotation),
@@ -129,7 +140,9 @@ class Meaning:
         }
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], *, extra_ok: frozenset[str] = frozenset()) -> Meaning:
+    def from_mapping(
+        cls, data: Mapping[str, Any], *, extra_ok: frozenset[str] = frozenset()
+    ) -> Meaning:
         """Read a meaning from a TOML or JSON table; raises ValueError with one sentence."""
         if not isinstance(data, Mapping):
             raise ValueError(f"a tile must be a table of kind, land and symbols, not {data!r}")

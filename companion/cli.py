@@ -1,0 +1,75 @@
+"""The `companion` command: one table of subcommands, each in its own lazily imported module.
+
+Each subcommand module exposes ``configure(parser) -> None`` (adds its arguments) and
+``run(args) -> int`` (does the work, prints only once everything succeeded). A module is
+imported only when its subcommand runs, so `companion --help` stays light (no OpenCV).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from companion import __version__
+from companion.errors import CompanionError
+
+#: (name, module, one-line help). Later helpers add their own line here:
+#: read, kit, teach, bench, demo, run.
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("score", "companion.cli_score", "score a finished game file"),
+)
+
+#: Exit status for bad input (formats.md, "Errors") and after Ctrl-C.
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def _selected(argv: Sequence[str]) -> str | None:
+    """The subcommand named in argv: the first word that is not an option."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; only the `selected` subcommand's module is imported."""
+    parser = argparse.ArgumentParser(
+        prog="companion",
+        description="The Māori table companion: reads the table, checks turns, scores games.",
+    )
+    parser.add_argument("--version", action="version", version=f"companion {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module, summary in COMMANDS:
+        sub = subparsers.add_parser(name, help=summary, description=summary)
+        sub.set_defaults(module=module)
+        if name == selected:
+            importlib.import_module(module).configure(sub)
+    return parser
+
+
+def _fail(message: str) -> int:
+    print(f"companion: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser(_selected(args_list))
+        try:
+            args = parser.parse_args(args_list)
+        except SystemExit as exc:  # --help, --version and usage errors
+            return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+        status: int = importlib.import_module(args.module).run(args)
+        return status
+    except CompanionError as exc:
+        return _fail(exc.message)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
