@@ -23,9 +23,12 @@ from companion.actions import (
     Variant,
 )
 from companion.errors import IllegalMove
-from companion.rules import NEIGHBOURS_8, Reach, Rules
-from companion.scoring import tally
-from companion.state import GameState, Placed, PlayerState
+from companion.rules import NEIGHBOURS_8, AdvancedRules, Rules
+from companion.scoring import islands, tally
+from companion.state import SHIP_POSITIONS, GameState, Placed, PlayerState
+from companion.tiles import EDGE_OFFSET, OPPOSITE
+
+Slot = Cell | None
 
 
 class Bot(Protocol):
@@ -34,14 +37,25 @@ class Bot(Protocol):
         ...
 
 
-def placement_cells(state: GameState, player: PlayerState) -> list[Cell]:
-    """Free fields where the player may lay a tile now (next to the player ship in variants)."""
+def placement_cells(
+    rules: Rules, state: GameState, player: PlayerState, budget: int
+) -> dict[Cell, tuple[Cell, ...]]:
+    """Free fields where the player may lay a tile, each with the cheapest paid player-ship
+    path that allows it (always () in the base game); paths longer than `budget` are left out."""
     empty = state.empty_cells(player)
-    if state.variant is Variant.BASE or player.ship is None:
-        return empty
-    r, c = player.ship
-    near = {(r + dr, c + dc) for dr, dc in NEIGHBOURS_8}
-    return [cell for cell in empty if cell in near]
+    if not isinstance(rules, AdvancedRules) or player.ship is None:
+        return {cell: () for cell in empty}
+    out: dict[Cell, tuple[Cell, ...]] = {}
+    paths = sorted(rules.ship_paths(state, player).values(), key=len)
+    for path in paths:
+        if len(path) > budget:
+            break
+        r, c = path[-1] if path else player.ship
+        for dr, dc in NEIGHBOURS_8:
+            cell = (r + dr, c + dc)
+            if cell in empty and cell not in out:
+                out[cell] = path
+    return out
 
 
 def fallback_turn(rules: Rules, state: GameState) -> Turn:
@@ -56,6 +70,10 @@ def fallback_turn(rules: Rules, state: GameState) -> Turn:
     raise IllegalMove(f"{state.mover.name} cannot move the explorer ship at all.")
 
 
+def _tiles_on(player: PlayerState) -> list[Cell]:
+    return [(r, c) for r, row in enumerate(player.board) for c, p in enumerate(row) if p]
+
+
 class RandomPlayer:
     """Random but eager: takes a tile nine times in ten, keeps one in storage now and then."""
 
@@ -63,129 +81,151 @@ class RandomPlayer:
         self.rng = rng
         self.discard_chance = discard_chance
 
-    def _propose(self, rules: Rules, state: GameState, reaches: list[Reach]) -> Turn:
+    def _propose(self, rules: Rules, state: GameState, boats: int) -> Turn:
         rng = self.rng
         player = state.mover
-        cells = placement_cells(state, player)
-        with_takes = [r for r in reaches if r.takes]
-        roll = rng.random()
+        cells = placement_cells(rules, state, player, player.shells)
+        free = list(cells)
         action: Action = Pass()
-        steps = rng.choice(reaches).steps
-        if player.storage is not None and cells and roll < 0.25:
+        path: tuple[Cell, ...] = ()
+        # Mostly stay within the free steps; now and then pay shells to go further.
+        reach = min(boats + player.shells, SHIP_POSITIONS)
+        steps = rng.randint(1, reach if rng.random() < 0.2 else min(boats, reach) or reach)
+        move_cost = max(0, steps - boats)
+        position = (state.ship + steps) % SHIP_POSITIONS
+        takes = [
+            (slot, skip)
+            for slot, skip in rules.takeable(state, position)
+            if move_cost + skip <= player.shells
+        ]
+        roll = rng.random()
+        if player.storage is not None and free and roll < 0.25:
             meaning = state.catalogue.meaning(player.storage)
-            action = StorageToBoard(rng.choice(cells), rng.choice(rules.rotations_for(meaning)))
-        elif with_takes and roll < 0.95:
-            reach = rng.choice(with_takes)
-            take = min(rng.sample(reach.takes, min(2, len(reach.takes))), key=lambda t: t.cost)
-            steps = reach.steps
-            if cells and (player.storage is not None or rng.random() < 0.9):
-                meaning = state.catalogue.meaning(take.tile)
-                action = TakeToBoard(
-                    take.slot, rng.choice(cells), rng.choice(rules.rotations_for(meaning))
-                )
+            cell = rng.choice(free)
+            action, path = (
+                StorageToBoard(cell, rng.choice(rules.rotations_for(meaning))),
+                cells[cell],
+            )
+        elif takes and roll < 0.95:
+            slot = min(rng.sample(takes, min(2, len(takes))), key=lambda t: t[1])[0]
+            if free and (player.storage is not None or rng.random() < 0.9):
+                tile = state.display[slot[0]][slot[1]]
+                assert tile is not None
+                meaning = state.catalogue.meaning(tile)
+                cell = rng.choice(free)
+                action = TakeToBoard(slot, cell, rng.choice(rules.rotations_for(meaning)))
+                path = cells[cell]
             elif player.storage is None:
-                action = TakeToStorage(take.slot)
-        elif roll < 0.95 + self.discard_chance:
-            tiles = [
-                (r, c)
-                for r, row in enumerate(player.board)
-                for c, p in enumerate(row)
-                if p is not None
-            ]
-            if tiles:
-                action = Discard(rng.choice(tiles))
+                action = TakeToStorage(slot)
+        elif (roll < 0.95 + self.discard_chance or not free) and _tiles_on(player):
+            # A player boxed in by their own tiles frees a field, as people do.
+            action = Discard(rng.choice(_tiles_on(player)))
         ship_to = None
-        if state.variant is Variant.ADVANCED and rng.random() < 0.2:
-            tiles = [
-                (r, c)
-                for r, row in enumerate(player.board)
-                for c, p in enumerate(row)
-                if p is not None
-            ]
-            if tiles:
-                ship_to = rng.choice(tiles)
-        return Turn(steps, action, ship_to=ship_to)
+        if state.variant is Variant.ADVANCED and rng.random() < 0.2 and _tiles_on(player):
+            ship_to = rng.choice(_tiles_on(player))
+        return Turn(steps, action, ship_path=path, ship_to=ship_to)
 
     def choose(self, rules: Rules, state: GameState) -> Turn:
-        reaches = rules.reach_map(state)
-        for _ in range(12):
-            if not reaches:
-                break
-            turn = self._propose(rules, state, reaches)
-            try:
-                rules.check(state, turn)
-            except IllegalMove:
-                continue
-            return turn
+        boats = rules.boats(state, state.mover)
+        if boats + state.mover.shells > 0:
+            for _ in range(12):
+                turn = self._propose(rules, state, boats)
+                try:
+                    rules.check(state, turn)
+                except IllegalMove:
+                    continue
+                return turn
         return fallback_turn(rules, state)
 
 
 class GreedyPlayer:
-    """Lays the reachable tile where it adds most to the board, minus the shells it costs."""
+    """Lays the reachable tile where it adds most to the board's prospects, minus its cost."""
 
-    def __init__(self, rng: random.Random, shell_value: float = 1.5) -> None:
+    def __init__(self, rng: random.Random, shell_value: float = 1.0) -> None:
         self.rng = rng
         self.shell_value = shell_value
 
-    def _value(
-        self, state: GameState, player: PlayerState, cell: Cell | None, placed: Placed | None
-    ) -> float:
-        board = [row[:] for row in player.board]
-        if cell is not None:
-            board[cell[0]][cell[1]] = placed
+    @staticmethod
+    def value(state: GameState, board: list[list[Placed | None]]) -> float:
+        """Points the board scores now, plus a share of what unfinished islands may still
+        score when every open land edge still faces a free field."""
         meanings = tuple(
             tuple(None if p is None else state.meaning(p) for p in row) for row in board
         )
-        t = tally(state.layout, meanings)
-        removed = set(t.removed)
-        # Palms on unfinished islands count half: they may still be completed.
-        hopeful = sum(
-            (state.meaning(p).palms * (2 if state.meaning(p).huts else 1))
-            for r, row in enumerate(board)
-            for c, p in enumerate(row)
-            if p is not None and (r, c) in removed
-        )
-        return t.palms_no_hut + t.palms_hut + t.leis + 0.5 * t.boat_count + 0.5 * hopeful + t.empty
+        layout = state.layout
+        t = tally(layout, meanings)
+        hope = 0.0
+        for island in islands(layout, meanings):
+            if island.complete:
+                continue
+            open_edges = 0
+            for r, c in island.cells:
+                here = meanings[r][c]
+                assert here is not None
+                for edge in here.land:
+                    dr, dc = EDGE_OFFSET[edge]
+                    cell = (r + dr, c + dc)
+                    if not layout.playable(cell):
+                        open_edges = -1
+                        break
+                    other = meanings[cell[0]][cell[1]]
+                    if other is None:
+                        open_edges += 1
+                    elif OPPOSITE[edge] not in other.land:
+                        open_edges = -1
+                        break
+                if open_edges < 0:
+                    break
+            if open_edges > 0:
+                hope += island.palm_points * 0.7 / open_edges + 0.5 * len(island.cells)
+        return t.palms_no_hut + t.palms_hut + t.leis + t.empty + 0.3 * t.boat_count + hope
 
     def choose(self, rules: Rules, state: GameState) -> Turn:
         player = state.mover
-        base = self._value(state, player, None, None)
-        best: tuple[float, float, Turn] | None = None
-        cells = placement_cells(state, player)
+        base = self.value(state, player.board)
+        cells = placement_cells(rules, state, player, player.shells)
         options: dict[Cell, tuple[int, int, str]] = {}  # slot -> (cost, steps, tile)
         for reach in rules.reach_map(state):
             for take in reach.takes:
                 known = options.get(take.slot)
                 if known is None or take.cost < known[0]:
                     options[take.slot] = (take.cost, reach.steps, take.tile)
-        candidates: list[tuple[float, Turn]] = []
-        for slot, (cost, steps, tile) in options.items():
-            meaning = state.catalogue.meaning(tile)
-            for cell in cells:
-                for rotation in rules.rotations_for(meaning):
-                    gain = self._value(state, player, cell, Placed(tile, rotation)) - base
-                    candidates.append(
-                        (
-                            gain - self.shell_value * cost,
-                            Turn(steps, TakeToBoard(slot, cell, rotation)),
-                        )
-                    )
+        placements: list[tuple[str, int, int, Slot]] = [
+            (tile, cost, steps, slot) for slot, (cost, steps, tile) in options.items()
+        ]
         if player.storage is not None:
-            meaning = state.catalogue.meaning(player.storage)
-            for cell in cells:
+            placements.append((player.storage, 0, 1, None))
+        candidates: list[tuple[float, Turn]] = []
+        for tile, cost, steps, slot in placements:
+            meaning = state.catalogue.meaning(tile)
+            for cell, path in cells.items():
                 for rotation in rules.rotations_for(meaning):
-                    gain = self._value(state, player, cell, Placed(player.storage, rotation)) - base
-                    candidates.append((gain, Turn(1, StorageToBoard(cell, rotation))))
+                    board = [row[:] for row in player.board]
+                    board[cell[0]][cell[1]] = Placed(tile, rotation)
+                    gain = self.value(state, board) - base
+                    action: Action = (
+                        StorageToBoard(cell, rotation)
+                        if slot is None
+                        else TakeToBoard(slot, cell, rotation)
+                    )
+                    price = self.shell_value * (cost + len(path))
+                    candidates.append((gain - price, Turn(steps, action, ship_path=path)))
         self.rng.shuffle(candidates)  # ties are broken at random, repeatably
         candidates.sort(key=lambda item: item[0], reverse=True)
-        for score, turn in candidates[:20]:
+        for score, turn in candidates[:30]:
+            if score <= -1.0:
+                break  # nothing worth laying: keep a good tile or let the turn pass
             try:
                 rules.check(state, turn)
             except IllegalMove:
                 continue
-            if best is None or score > best[0]:
-                best = (score, 0.0, turn)
-            break
-        if best is not None:
-            return best[2]
+            return turn
+        if player.storage is None and options:
+            slot, (cost, steps, _) = min(options.items(), key=lambda item: item[1][0])
+            turn = Turn(steps, TakeToStorage(slot))
+            try:
+                rules.check(state, turn)
+                return turn
+            except IllegalMove:
+                pass
         return fallback_turn(rules, state)

@@ -100,7 +100,8 @@ class Catalogue:
 
     def meaning(self, tile_id: str) -> Meaning:
         """The upright meaning of a tile type."""
-        return self[tile_id].meaning
+        tile = self._by_id.get(tile_id)
+        return self[tile_id].meaning if tile is None else tile.meaning
 
     @property
     def total(self) -> int:
@@ -132,9 +133,10 @@ def _int(value: Any, what: str, source: str, minimum: int = 0) -> int:
     return value
 
 
-def parse_layout(data: Any, side: str, source: str) -> BoardLayout:
-    """Read a board layout table (`rows`, `cols`, `printed_boats`, `map`)."""
-    where = f"[board.{side}]"
+def parse_layout(data: Any, side: str, source: str, where: str | None = None) -> BoardLayout:
+    """Read a board layout table (`rows`, `cols`, `printed_boats`, `map`); `where` names it in
+    messages (default: the pack.toml table `[board.SIDE]`)."""
+    where = where or f"[board.{side}]"
     if not isinstance(data, Mapping):
         raise DataError(source, f"{where} must be a table")
     unknown = set(data) - {"rows", "cols", "printed_boats", "map", "image"}

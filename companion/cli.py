@@ -19,6 +19,11 @@ from companion.errors import CompanionError
 #: read, kit, teach, bench, demo, run.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("score", "companion.cli_score", "score a finished game file"),
+    (
+        "bench",
+        "companion.cli_bench",
+        "benchmarks: rules (vision and live come with their packages)",
+    ),
 )
 
 #: Exit status for bad input (formats.md, "Errors") and after Ctrl-C.

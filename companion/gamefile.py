@@ -161,11 +161,7 @@ def parse_game(data: Any, source: str) -> tuple[BoardLayout, list[PlayerBoard]]:
     if side not in BOARD_SIDES:
         raise DataError(source, f'board_side must be "front" or "atoll", not {side!r}')
     if "layout" in data:
-        try:
-            layout = parse_layout(data["layout"], side, source)
-        except DataError as exc:
-            # parse_layout names the table as in pack.toml; here it is the `layout` object.
-            raise DataError(source, exc.problem.replace(f"[board.{side}]", "layout")) from None
+        layout = parse_layout(data["layout"], side, source, where="layout")
     else:
         layout = default_boards()[side]
     players = data.get("players")

@@ -9,7 +9,7 @@ player understands, raised before anything is changed.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 
 from companion.actions import (
@@ -165,17 +165,20 @@ class Rules:
 
     def boats(self, state: GameState, player: PlayerState) -> int:
         """Boats that move the explorer ship: printed plus those on tiles on the board now."""
-        return boat_count(state.layout, state.board_meanings(player))
+        meaning = state.catalogue.meaning
+        return boat_count(state.layout, [meaning(p.tile) for row in player.board for p in row if p])
 
     def takeable(self, state: GameState, position: int) -> list[tuple[Cell, int]]:
         """(slot, shells to skip to it) for each tile takeable from a ship position."""
         out: list[tuple[Cell, int]] = []
         skipped = 0
+        display = state.display
+        volcanoes = state.catalogue.volcanoes
         for r, c in ship_line(position):
-            tile = state.display[r][c]
+            tile = display[r][c]
             if tile is None:
                 continue
-            if self.is_volcano(state, tile):
+            if tile in volcanoes:
                 break
             out.append(((r, c), skipped))
             skipped += 1
@@ -299,8 +302,10 @@ class Rules:
                 f"{what[0].upper()}{what[1:]} costs {plural(total, 'shell')}; "
                 f"{name} has {player.shells}."
             )
+        if drawn != turn.drawn:
+            turn = Turn(turn.steps, action, turn.ship_path, turn.ship_to, drawn)
         return _Plan(
-            replace(turn, drawn=drawn),
+            turn,
             position,
             move_cost,
             skip_cost,
@@ -521,6 +526,27 @@ class AdvancedRules(Rules):
                 )
             position = step
         return position
+
+    @staticmethod
+    def ship_paths(state: GameState, player: PlayerState) -> dict[Cell, tuple[Cell, ...]]:
+        """Shortest paid path of the player ship to every tile it can reach (its own: ())."""
+        if player.ship is None:
+            return {}
+        paths: dict[Cell, tuple[Cell, ...]] = {player.ship: ()}
+        frontier = [player.ship]
+        while frontier:
+            nxt = []
+            for r, c in frontier:
+                for dr, dc in NEIGHBOURS_8:
+                    cell = (r + dr, c + dc)
+                    if cell in paths or not state.layout.playable(cell):
+                        continue
+                    if player.board[cell[0]][cell[1]] is None:
+                        continue
+                    paths[cell] = (*paths[(r, c)], cell)
+                    nxt.append(cell)
+            frontier = nxt
+        return paths
 
     def _check_discard(self, state: GameState, player: PlayerState, cell: Cell) -> str:
         tile = super()._check_discard(state, player, cell)

@@ -11,7 +11,7 @@ wooden shells a player holds count for the shell majority and break a tie for th
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,13 +192,13 @@ def incomplete_cells(layout: BoardLayout, board: Board) -> frozenset[Cell]:
     return frozenset(cell for isl in found if not isl.complete for cell in isl.cells)
 
 
-def boat_count(layout: BoardLayout, board: Board) -> int:
-    """Printed boats plus boats on every tile lying on the board now (nothing taken off).
+def boat_count(layout: BoardLayout, tiles: Iterable[Meaning]) -> int:
+    """Printed boats plus the boats on `tiles`, the tiles lying on the board.
 
-    This is the count that limits the explorer ship's move during the game.
+    During the game (nothing taken off) this is the count that limits the explorer ship's
+    move; turning a tile does not change its boats, so the rules engine passes upright ones.
     """
-    _check(layout, board)
-    return layout.printed_boats + sum(tile.boats for _, tile in _tiles(board))
+    return layout.printed_boats + sum(tile.boats for tile in tiles)
 
 
 def tally(layout: BoardLayout, board: Board) -> BoardTally:
@@ -221,7 +221,7 @@ def tally(layout: BoardLayout, board: Board) -> BoardTally:
         palms_hut=sum(isl.palm_points for isl in found if isl.has_hut),
         leis=leis * LEI_POINTS,
         empty=empty * EMPTY_POINTS,
-        boat_count=layout.printed_boats + sum(tile.boats for _, tile in _tiles(kept)),
+        boat_count=boat_count(layout, (tile for _, tile in _tiles(kept))),
         removed=tuple(sorted(removed)),
     )
 

@@ -1,0 +1,28 @@
+"""`companion bench WHAT`: benchmarks, kept apart from the tests (figures go into docs/).
+
+Each benchmark module exposes ``configure(parser)`` and ``run(args) -> int`` like a
+subcommand; add a line to BENCHES for a new one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+#: (name, module, one-line help)
+BENCHES: tuple[tuple[str, str, str], ...] = (
+    ("rules", "companion.bench", "random 4-player games per second and legal-move enumeration"),
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="bench", metavar="WHAT", required=True)
+    for name, module, summary in BENCHES:
+        bench = sub.add_parser(name, help=summary, description=summary)
+        bench.set_defaults(bench_module=module)
+        importlib.import_module(module).configure(bench)
+
+
+def run(args: argparse.Namespace) -> int:
+    status: int = importlib.import_module(args.bench_module).run(args)
+    return status
