@@ -19,6 +19,7 @@ from companion.errors import CompanionError
 #: read, kit, teach, bench, demo, run.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("score", "companion.cli_score", "score a finished game file"),
+    ("pack", "vision.pack_cli", "draw a synthetic tile pack or check one"),
     (
         "bench",
         "companion.cli_bench",

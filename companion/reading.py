@@ -1,0 +1,118 @@
+"""What a read of the table says, shaped exactly like `companion read --json` (formats.md).
+
+The recogniser (vision/) produces these; the turn tracker consumes them; the synthetic
+renderer's ground truth uses the same types (confidence 1), so a benchmark compares like with
+like. They live in companion/ because they are the game's view of the table, not OpenCV's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Cell = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class CellRead:
+    """One cell: a tile (id, rotation, confidence), empty, or unknown."""
+
+    tile: str | None = None
+    rotation: int = 0
+    confidence: float = 1.0
+    empty: bool = False
+
+    @property
+    def unknown(self) -> bool:
+        return self.tile is None and not self.empty
+
+    def to_json(self) -> dict[str, Any]:
+        if self.empty:
+            return {"empty": True}
+        if self.tile is None:
+            return {"unknown": True}
+        return {
+            "tile": self.tile,
+            "rotation": self.rotation,
+            "confidence": round(float(self.confidence), 4),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CellRead:
+        if data.get("empty"):
+            return EMPTY
+        if data.get("unknown"):
+            return UNKNOWN
+        return cls(str(data["tile"]), int(data["rotation"]), float(data.get("confidence", 1.0)))
+
+
+EMPTY = CellRead(empty=True)
+UNKNOWN = CellRead()
+
+Grid = tuple[tuple[CellRead | None, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRead:
+    """One seat's board (rows from seat north, None for non-playable cells) and storage."""
+
+    cells: Grid
+    storage: CellRead | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "cells": [[None if c is None else c.to_json() for c in row] for row in self.cells]
+        }
+        if self.storage is not None:
+            out["storage"] = self.storage.to_json()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class TableRead:
+    """The whole table: the display (4x4 from display north), the ship, the seats seen."""
+
+    display: Grid
+    ship: int | None
+    seats: dict[int, SeatRead] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "display": {
+                "cells": [
+                    [UNKNOWN.to_json() if c is None else c.to_json() for c in row]
+                    for row in self.display
+                ],
+                "ship": self.ship,
+            },
+            "seats": {str(s): self.seats[s].to_json() for s in sorted(self.seats)},
+            "warnings": list(self.warnings),
+        }
+
+
+def cell_from_json(data: object) -> CellRead | None:
+    """Parse one CELL of `companion read --json` (None stays None: a non-playable cell)."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise ValueError(f"a cell must be an object, not {data!r}")
+    return CellRead.from_json(data)
+
+
+def table_from_json(data: dict[str, Any]) -> TableRead:
+    """Parse the object `companion read --json` prints (for recorded reads and tests)."""
+    display = data["display"]
+    seats = {
+        int(seat): SeatRead(
+            tuple(tuple(cell_from_json(c) for c in row) for row in entry["cells"]),
+            cell_from_json(entry.get("storage")),
+        )
+        for seat, entry in data.get("seats", {}).items()
+    }
+    return TableRead(
+        display=tuple(tuple(cell_from_json(c) for c in row) for row in display["cells"]),
+        ship=display.get("ship"),
+        seats=seats,
+        warnings=tuple(data.get("warnings", ())),
+    )

@@ -1,0 +1,364 @@
+"""The turn tracker: what a player did, from the state before their turn and a read of the table.
+
+`infer_turn` compares a fresh read with the state and lists every turn that would produce
+exactly what the camera sees (cells it could not see are compatible with anything). One legal
+turn is accepted; several, or a change hidden under an unknown cell, become a question for the
+host (never a guess); a table that shows an illegal turn is refused with the rules' own
+sentence; a table that cannot be read well enough asks the player to clear it and press again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from companion.actions import (
+    Action,
+    Cell,
+    Discard,
+    Pass,
+    StorageToBoard,
+    TakeToBoard,
+    TakeToStorage,
+    Turn,
+)
+from companion.errors import IllegalMove, MalformedMove
+from companion.reading import EMPTY, CellRead, SeatRead, TableRead
+from companion.rules import AdvancedRules, Rules, at
+from companion.state import DISPLAY_SIZE, SHIP_POSITIONS, GameState, Placed, PlayerState
+
+#: Where a change can be seen: ("display", r, c), ("board", r, c) or ("storage", 0, 0).
+Place = tuple[str, int, int]
+#: What a place holds: None (empty) or (tile id, rotation).
+Content = tuple[str, int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The read shows exactly one legal turn."""
+
+    turn: Turn
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The table shows a turn the rules forbid, or changes no single turn explains."""
+
+    reason: str
+    turn: Turn | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Doubtful:
+    """Several turns fit what the camera sees: the host chooses (or corrects a cell)."""
+
+    reason: str
+    candidates: tuple[Turn, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """Something that matters could not be seen: clear the table and press again."""
+
+    reason: str
+
+
+Verdict = Accepted | Refused | Doubtful | Unreadable
+
+
+def _content(read: CellRead | None) -> Content | str:
+    """A read cell as content, or "unknown"."""
+    if read is None or read.unknown:
+        return "unknown"
+    if read.empty:
+        return None
+    assert read.tile is not None
+    return (read.tile, read.rotation)
+
+
+def _same(state: GameState, a: Content, b: Content, *, turned: bool) -> bool:
+    """Equal contents; rotations count only on boards, and a turn that looks the same is the
+    same (a symmetric tile)."""
+    if a is None or b is None:
+        return a is b
+    if a[0] != b[0]:
+        return False
+    if not turned or a[1] == b[1]:
+        return True
+    meaning = state.catalogue.meaning(a[0])
+    return meaning.rotated(a[1]) == meaning.rotated(b[1])
+
+
+def _placed(p: Placed | None) -> Content:
+    return None if p is None else (p.tile, p.rotation)
+
+
+@dataclass(slots=True)
+class _Observation:
+    """The read, cell by cell, against the state: what changed, what is unknown."""
+
+    known: dict[Place, Content]
+    unknown: set[Place]
+    changed: dict[Place, Content]
+
+
+def _observe(state: GameState, player: PlayerState, read: TableRead) -> _Observation:
+    known: dict[Place, Content] = {}
+    unknown: set[Place] = set()
+    changed: dict[Place, Content] = {}
+
+    def note(place: Place, before: Content, seen: Content | str, turned: bool) -> None:
+        if isinstance(seen, str):
+            unknown.add(place)
+            return
+        known[place] = seen
+        if not _same(state, before, seen, turned=turned):
+            changed[place] = seen
+
+    for r in range(DISPLAY_SIZE):
+        for c in range(DISPLAY_SIZE):
+            before = state.display[r][c]
+            note(
+                ("display", r, c),
+                None if before is None else (before, 0),
+                _content(read.display[r][c]),
+                False,
+            )
+    seat = read.seats.get(player.seat)
+    assert seat is not None
+    for r, c in state.layout.playable_cells:
+        cell = seat.cells[r][c] if r < len(seat.cells) and c < len(seat.cells[r]) else None
+        note(("board", r, c), _placed(player.board[r][c]), _content(cell), True)
+    stored = None if player.storage is None else (player.storage, 0)
+    note(("storage", 0, 0), stored, _content(seat.storage), False)
+    return _Observation(known, unknown, changed)
+
+
+def _other_boards_changed(state: GameState, read: TableRead) -> str | None:
+    for index, player in enumerate(state.players):
+        if index == state.to_move or player.seat not in read.seats:
+            continue
+        seat = read.seats[player.seat]
+        moved = []
+        for r, c in state.layout.playable_cells:
+            if r >= len(seat.cells) or c >= len(seat.cells[r]):
+                continue
+            seen = _content(seat.cells[r][c])
+            if not isinstance(seen, str) and not _same(
+                state, _placed(player.board[r][c]), seen, turned=True
+            ):
+                moved.append(at((r, c)))
+        seen_storage = _content(seat.storage)
+        stored = None if player.storage is None else (player.storage, 0)
+        if not isinstance(seen_storage, str) and not _same(
+            state, stored, seen_storage, turned=False
+        ):
+            moved.append("the storage")
+        if moved:
+            return (
+                f"{player.name}'s board changed during {state.mover.name}'s turn "
+                f"({'; '.join(moved)}): put it back as it was."
+            )
+    return None
+
+
+def _step_options(rules: Rules, state: GameState, ship: int | None) -> list[int]:
+    if ship is None:
+        reach = min(rules.boats(state, state.mover) + state.mover.shells, SHIP_POSITIONS)
+        return list(range(1, reach + 1))
+    steps = (ship - state.ship) % SHIP_POSITIONS
+    return [steps or SHIP_POSITIONS]
+
+
+def _actions(
+    state: GameState, rules: Rules, obs: _Observation
+) -> Iterator[tuple[Action, dict[Place, Content | str]]]:
+    """Every action worth considering, each with the places it changes and what they then hold
+    ("drawn" for the refilled display slot: whatever tile is drawn from the stack)."""
+    player = state.mover
+    yield Pass(), {}
+    targets = [
+        (r, c)
+        for r, c in state.layout.playable_cells
+        if player.board[r][c] is None
+        and (("board", r, c) in obs.changed or ("board", r, c) in obs.unknown)
+    ]
+    slots = [
+        (r, c)
+        for r in range(DISPLAY_SIZE)
+        for c in range(DISPLAY_SIZE)
+        if state.display[r][c] is not None
+        and not rules.is_volcano(state, state.display[r][c] or "")
+    ]
+
+    def rotations(cell: Cell, tile: str) -> tuple[int, ...]:
+        seen = obs.known.get(("board", *cell))
+        if seen is not None and seen[0] == tile:
+            return (seen[1],)
+        return rules.rotations_for(state.catalogue.meaning(tile))
+
+    refill: Content | str = "drawn" if state.stack else None
+    for r, c in state.layout.playable_cells:
+        if player.board[r][c] is not None:
+            yield Discard((r, c)), {("board", r, c): None}
+    if player.storage is not None:
+        for cell in targets:
+            for rot in rotations(cell, player.storage):
+                yield (
+                    StorageToBoard(cell, rot),
+                    {
+                        ("board", *cell): (player.storage, rot),
+                        ("storage", 0, 0): None,
+                    },
+                )
+    for slot in slots:
+        tile = state.display[slot[0]][slot[1]]
+        assert tile is not None
+        if player.storage is None:
+            yield TakeToStorage(slot), {("display", *slot): refill, ("storage", 0, 0): (tile, 0)}
+        for cell in targets:
+            for rot in rotations(cell, tile):
+                yield (
+                    TakeToBoard(slot, cell, rot),
+                    {
+                        ("display", *slot): refill,
+                        ("board", *cell): (tile, rot),
+                    },
+                )
+
+
+def _fits(
+    state: GameState, obs: _Observation, effects: dict[Place, Content | str]
+) -> tuple[bool, str | None]:
+    """Does an action explain every change seen, and contradict nothing seen?
+    Returns (fits, the tile drawn as seen or None)."""
+    drawn: str | None = None
+    if any(place not in effects for place in obs.changed):
+        return False, None
+    for place, predicted in effects.items():
+        if place in obs.unknown:
+            continue
+        seen = obs.known[place]
+        if predicted == "drawn":
+            if seen is None or seen[0] not in state.stack:
+                return False, None
+            drawn = seen[0]
+            continue
+        assert not isinstance(predicted, str)
+        if not _same(state, predicted, seen, turned=place[0] == "board"):
+            return False, None
+    return True, drawn
+
+
+def _player_ship_path(rules: Rules, state: GameState, action: Action) -> tuple[Cell, ...]:
+    """The cheapest paid path that lets the player ship reach the laid tile (variants)."""
+    if not isinstance(rules, AdvancedRules) or not isinstance(action, TakeToBoard | StorageToBoard):
+        return ()
+    player = state.mover
+    if player.ship is None:
+        return ()
+    r, c = action.cell
+    best: tuple[Cell, ...] | None = None
+    for path in rules.ship_paths(state, player).values():
+        end = path[-1] if path else player.ship
+        if max(abs(end[0] - r), abs(end[1] - c)) == 1 and (best is None or len(path) < len(best)):
+            best = path
+    return best or ()
+
+
+def describe_changes(state: GameState, obs: _Observation) -> str:
+    parts = []
+    for (area, r, c), seen in sorted(obs.changed.items(), key=lambda item: item[0]):
+        where = "the storage" if area == "storage" else f"{area} {at((r, c))}"
+        what = "empty" if seen is None else seen[0]
+        parts.append(f"{where} now {what}")
+    return "; ".join(parts)
+
+
+def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
+    """The turn the player to move made, judged from `read` (see the module docstring)."""
+    if state.over:
+        return Refused("The game is over.")
+    player = state.mover
+    if player.seat not in read.seats:
+        return Unreadable(
+            f"{player.name}'s board (seat {player.seat}) is not in view: check that its markers "
+            "can be seen and press again."
+        )
+    if all(cell is None or cell.unknown for row in read.display for cell in row):
+        return Unreadable("The display could not be seen: check its markers and press again.")
+    other = _other_boards_changed(state, read)
+    if other:
+        return Refused(other)
+    obs = _observe(state, player, read)
+    steps_options = _step_options(rules, state, read.ship)
+    fitting: list[Turn] = []
+    for action, effects in _actions(state, rules, obs):
+        fits, drawn = _fits(state, obs, effects)
+        if not fits:
+            continue
+        if isinstance(action, TakeToBoard | TakeToStorage) and state.stack and drawn is None:
+            slot = action.slot
+            if ("display", *slot) in obs.unknown and obs.changed:
+                return Unreadable(
+                    f"The display's {at(slot)} cannot be seen, so the tile drawn is unknown: "
+                    "clear it and press again."
+                )
+            if ("display", *slot) in obs.unknown:
+                continue  # unseen slot and nothing else changed: not evidence of a take
+        path = _player_ship_path(rules, state, action)
+        for steps in steps_options:
+            fitting.append(Turn(steps, action, ship_path=path, drawn=drawn))
+    if not fitting:
+        return Refused(
+            "The table shows more than one turn's changes: "
+            f"{describe_changes(state, obs)}. Put back what should not have moved."
+        )
+    legal: list[Turn] = []
+    first_refusal: str | None = None
+    for turn in fitting:
+        try:
+            rules.check(state, turn)
+        except (IllegalMove, MalformedMove) as exc:
+            first_refusal = first_refusal or exc.message
+            continue
+        legal.append(turn)
+    if not legal:
+        assert first_refusal is not None
+        return Refused(first_refusal, fitting[0] if len(fitting) == 1 else None)
+    if len(legal) == 1:
+        return Accepted(legal[0])
+    if read.ship is None:
+        reason = "The explorer ship could not be seen: where is it now?"
+    elif obs.unknown:
+        hidden = sorted(place for place in obs.unknown if place[0] != "storage")
+        where = ", ".join(f"{a} {at((r, c))}" for a, r, c in hidden[:4])
+        reason = f"Some cells could not be seen ({where}): which turn was it?"
+    else:
+        reason = "More than one turn fits what the camera sees: which was it?"
+    return Doubtful(reason, tuple(legal))
+
+
+def read_of_state(state: GameState, *, confidence: float = 1.0) -> TableRead:
+    """What a perfect camera would read from a table in `state` (for the demo and tests)."""
+
+    def cell(content: Content) -> CellRead:
+        if content is None:
+            return EMPTY
+        return CellRead(content[0], content[1], confidence)
+
+    display = tuple(
+        tuple(cell(None if t is None else (t, 0)) for t in row) for row in state.display
+    )
+    seats = {}
+    for player in state.players:
+        grid = tuple(
+            tuple(
+                cell(_placed(player.board[r][c])) if state.layout.playable((r, c)) else None
+                for c in range(state.layout.cols)
+            )
+            for r in range(state.layout.rows)
+        )
+        storage = cell(None if player.storage is None else (player.storage, 0))
+        seats[player.seat] = SeatRead(grid, storage)
+    return TableRead(display, state.ship, seats)

@@ -1,0 +1,176 @@
+"""The turn tracker on scripted reads: clean reads, misreads, covered cells, refusals."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn, Variant
+from companion.bots import RandomPlayer
+from companion.game import Game, Seat, new_game
+from companion.reading import UNKNOWN, CellRead, SeatRead, TableRead
+from companion.state import GameState
+from companion.tracker import (
+    Accepted,
+    Doubtful,
+    Refused,
+    Unreadable,
+    infer_turn,
+    read_of_state,
+)
+from tests.companion.conftest import make_game
+
+
+def after(game: Game, turn: Turn) -> GameState:
+    state = game.state.copy()
+    game.rules.apply(state, turn)
+    return state
+
+
+def with_cell(
+    read: TableRead, seat: int | None, cell: tuple[int, int], value: CellRead
+) -> TableRead:
+    """The same read with one cell replaced (seat None: the display)."""
+    r, c = cell
+    if seat is None:
+        rows = [list(row) for row in read.display]
+        rows[r][c] = value
+        return replace(read, display=tuple(tuple(row) for row in rows))
+    board = [list(row) for row in read.seats[seat].cells]
+    board[r][c] = value
+    seats = dict(read.seats)
+    seats[seat] = replace(read.seats[seat], cells=tuple(tuple(row) for row in board))
+    return replace(read, seats=seats)
+
+
+def test_a_clean_read_of_a_take_is_accepted_with_the_tile_drawn() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (2, 2)), drawn="middle-boat")
+    verdict = infer_turn(game.rules, game.state, read_of_state(after(game, turn)))
+    assert verdict == Accepted(turn)
+
+
+def test_storage_and_pass_are_told_apart() -> None:
+    game = make_game(ship=15)
+    turn = Turn(2, TakeToStorage((0, 1)), drawn="volcano")
+    assert infer_turn(game.rules, game.state, read_of_state(after(game, turn))) == Accepted(turn)
+    assert infer_turn(game.rules, game.state, read_of_state(after(game, Turn(3, Pass())))) == (
+        Accepted(Turn(3, Pass()))
+    )
+
+
+def test_a_palm_laid_sideways_is_refused_with_the_rule() -> None:
+    game = make_game(ship=1)
+    state = after(game, Turn(1, TakeToBoard((0, 2), (0, 0)), drawn="water"))
+    read = with_cell(read_of_state(state), 1, (0, 0), CellRead("single-palm1", 90, 0.99))
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Refused)
+    assert verdict.reason == "Palms must point to their owner: lay the tile upright."
+
+
+def test_a_tile_that_cost_too_much_is_refused_with_the_cost() -> None:
+    game = make_game(ship=15)
+    game.state.players[0].shells = 1
+    state = after(game, Turn(1, TakeToBoard((0, 0), (0, 0)), drawn="water"))
+    state.ship = 5  # the player moved 6 steps on the table
+    verdict = infer_turn(game.rules, game.state, read_of_state(state))
+    assert isinstance(verdict, Refused)
+    assert verdict.reason.startswith("Moving 6 steps with 2 boats")
+
+
+def test_another_players_board_must_not_change() -> None:
+    game = make_game(ship=15)
+    read = read_of_state(after(game, Turn(1, Pass())))
+    read = with_cell(read, 2, (3, 3), CellRead("water", 0, 0.9))
+    verdict = infer_turn(game.rules, game.state, read)
+    assert verdict == Refused(
+        "Blue's board changed during Red's turn (row 4, column 4): put it back as it was."
+    )
+
+
+def test_two_tiles_laid_in_one_turn_are_refused() -> None:
+    game = make_game(ship=15)
+    state = after(game, Turn(1, TakeToBoard((0, 0), (0, 0)), drawn="water"))
+    read = with_cell(read_of_state(state), 1, (1, 1), CellRead("water-boat", 0, 0.9))
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Refused)
+    assert verdict.reason.startswith("The table shows more than one turn's changes")
+
+
+def test_a_covered_new_tile_is_a_question_not_a_guess() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((0, 0), (2, 2), 90), drawn="middle-boat")
+    read = with_cell(read_of_state(after(game, turn)), 1, (2, 2), UNKNOWN)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Doubtful)
+    assert turn in verdict.candidates and len(verdict.candidates) == 4  # four rotations
+    assert "could not be seen" in verdict.reason
+
+
+def test_an_unseen_ship_is_a_question() -> None:
+    game = make_game(ship=15)
+    turn = Turn(2, TakeToBoard((0, 1), (0, 0)), drawn="water")
+    read = replace(read_of_state(after(game, turn)), ship=None)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Doubtful) and turn in verdict.candidates
+    assert verdict.reason == "The explorer ship could not be seen: where is it now?"
+
+
+def test_an_unseen_refill_asks_to_clear_the_table() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((0, 0), (3, 3)), drawn="water")
+    read = with_cell(read_of_state(after(game, turn)), None, (0, 0), UNKNOWN)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert verdict == Unreadable(
+        "The display's row 1, column 1 cannot be seen, so the tile drawn is unknown: "
+        "clear it and press again."
+    )
+
+
+def test_the_movers_board_must_be_in_view() -> None:
+    game = make_game(ship=15)
+    read = read_of_state(after(game, Turn(1, Pass())))
+    read = replace(read, seats={2: read.seats[2]})
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Unreadable) and "seat 1" in verdict.reason
+
+
+def test_an_unknown_cell_where_nothing_changed_does_not_block_a_clear_turn() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((0, 0), (0, 0)), drawn="middle-boat")
+    read = with_cell(read_of_state(after(game, turn)), 1, (3, 3), UNKNOWN)
+    assert infer_turn(game.rules, game.state, read) == Accepted(turn)
+
+
+def test_a_tile_redrawn_into_its_own_slot_leaves_a_real_question() -> None:
+    game = make_game(ship=15)  # column 1 holds four plain water tiles
+    turn = Turn(1, TakeToBoard((1, 0), (0, 0)), drawn="water")
+    verdict = infer_turn(game.rules, game.state, read_of_state(after(game, turn)))
+    assert isinstance(verdict, Doubtful) and turn in verdict.candidates
+
+
+@pytest.mark.parametrize("variant", list(Variant))
+def test_every_turn_of_random_games_is_recovered_from_a_clean_read(variant: Variant) -> None:
+    for seed in range(3):
+        game = Game(
+            new_game([Seat("A", 2), Seat("B", 4), Seat("C", 5)], seed=seed, variant=variant)
+        )
+        bot = RandomPlayer(random.Random(seed))
+        while not game.over:
+            turn = bot.choose(game.rules, game.state)
+            if variant is Variant.ADVANCED:
+                turn = replace(turn, ship_to=None)  # a player ship's free move is not read
+            expected = after(game, turn)
+            verdict = infer_turn(game.rules, game.state, read_of_state(expected))
+            if isinstance(verdict, Accepted):
+                choices: tuple[Turn, ...] = (verdict.turn,)
+            else:
+                assert isinstance(verdict, Doubtful), verdict
+                choices = verdict.candidates
+            outcomes = [after(game, t) for t in choices]
+            assert any(
+                o.players == expected.players and o.display == expected.display for o in outcomes
+            )
+            game.push(turn)
