@@ -1,0 +1,450 @@
+"""The live game at one table: the game, the turn tracker's verdicts, the move log and
+everything a phone shows, behind one lock.
+
+The hardware buttons, the camera pipeline and the web pages all go through a Session. Every
+change bumps `version` and wakes the subscribers (the web's Server-Sent Events). The Session
+trusts its callers: the web checks the host PIN before it calls anything that changes state.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from companion.actions import Matching, Turn, Variant, action_to_json
+from companion.catalogue import Catalogue, default_catalogue
+from companion.errors import IllegalMove
+from companion.game import Game, Seat, new_game, score_state
+from companion.reading import CellRead, TableRead
+from companion.rules import TurnRecord, at
+from companion.tracker import Accepted, Doubtful, Refused, Unreadable, Verdict, infer_turn
+
+LOG_KEPT = 500
+
+
+class Phase(StrEnum):
+    SETUP = "setup"
+    PLAYING = "playing"
+    CONFIRM = "confirm"
+    OVER = "over"
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One line of the move log: a turn, a refusal, an undo, a question, a note."""
+
+    seq: int
+    at: float
+    kind: str
+    text: str
+    player: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "at": self.at,
+            "kind": self.kind,
+            "text": self.text,
+            "player": self.player,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A doubtful read put to the host: the turns that fit, and the read they came from."""
+
+    reason: str
+    candidates: tuple[Turn, ...]
+    read: TableRead | None
+
+
+@dataclass(slots=True)
+class CameraState:
+    """What the page says about the camera."""
+
+    status: str = "none"  # none | ok | lost | reading
+    message: str = "No camera: play by taps."
+    last_frame_at: float | None = None
+    snapshot: bytes | None = None
+    snapshot_at: float | None = None
+
+
+class Subscription:
+    """A subscriber's view of the version counter (one per SSE client)."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self.seen = -1
+        self.closed = False
+
+    def wait(self, timeout: float) -> int | None:
+        """Block until the version differs from the last one seen; None on timeout or close."""
+        cond = self._session._changed
+        with cond:
+            if not cond.wait_for(
+                lambda: self.closed or self._session.version != self.seen, timeout=timeout
+            ):
+                return None
+            if self.closed:
+                return None
+            self.seen = self._session.version
+            return self.seen
+
+    def close(self) -> None:
+        with self._session._changed:
+            self.closed = True
+            self._session._subscribers.discard(self)
+            self._session._changed.notify_all()
+
+
+@dataclass
+class _Listeners:
+    on_verdict: list[Callable[[Verdict], None]] = field(default_factory=list)
+
+
+class Session:
+    """One table's live game; every public method is thread-safe."""
+
+    def __init__(
+        self, catalogue: Catalogue | None = None, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.catalogue = catalogue or default_catalogue()
+        self.clock = clock
+        self.game: Game | None = None
+        self.question: Question | None = None
+        self.last_read: TableRead | None = None
+        self.reading = False
+        self.camera = CameraState()
+        self.version = 0
+        self._log: deque[LogEntry] = deque(maxlen=LOG_KEPT)
+        self._seq = 0
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._subscribers: set[Subscription] = set()
+        self.listeners = _Listeners()
+
+    # ------------------------------------------------------------ plumbing
+
+    def _bump(self) -> None:
+        self.version += 1
+        self._changed.notify_all()
+
+    def _note(self, kind: str, text: str, player: str | None = None) -> None:
+        self._seq += 1
+        self._log.append(LogEntry(self._seq, self.clock(), kind, text, player))
+
+    def subscribe(self) -> Subscription:
+        """A new subscriber; its first wait() returns at once with the current version."""
+        with self._lock:
+            sub = Subscription(self)
+            self._subscribers.add(sub)
+            return sub
+
+    @property
+    def subscriber_count(self) -> int:
+        with self._lock:
+            return len(self._subscribers)
+
+    @property
+    def phase(self) -> Phase:
+        with self._lock:
+            if self.game is None:
+                return Phase.SETUP
+            if self.game.over:
+                return Phase.OVER
+            return Phase.CONFIRM if self.question else Phase.PLAYING
+
+    @property
+    def status(self) -> str:
+        """For the indicator LEDs: idle, ready, reading, problem or over."""
+        with self._lock:
+            if self.reading:
+                return "reading"
+            if self.camera.status == "lost" or self.question is not None:
+                return "problem"
+            phase = self.phase
+            if phase is Phase.OVER:
+                return "over"
+            return "ready" if phase is Phase.PLAYING else "idle"
+
+    def _require_game(self) -> Game:
+        if self.game is None:
+            raise IllegalMove("No game is running: start a new game first.")
+        return self.game
+
+    # ------------------------------------------------------------ host actions
+
+    def start_game(
+        self,
+        seats: Sequence[Seat],
+        *,
+        start_player: int = 0,
+        ship: int = 0,
+        side: str = "front",
+        variant: Variant | str = Variant.BASE,
+        matching: Matching | str = Matching.FREE,
+        display: Sequence[Sequence[str | None]] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        """Set up a new game (replacing any running one)."""
+        state = new_game(
+            seats,
+            start_player=start_player,
+            ship=ship,
+            side=side,
+            variant=variant,
+            matching=matching,
+            catalogue=self.catalogue,
+            display=display,
+            seed=seed,
+        )
+        with self._lock:
+            self.game = Game(state)
+            self.question = None
+            self._log.clear()
+            names = ", ".join(p.name for p in state.players)
+            self._note("setup", f"New game: {names}. {state.mover.name} begins.")
+            self._bump()
+
+    def play(self, turn: Turn) -> TurnRecord:
+        """Record a turn entered by hand (or confirmed); an illegal one raises IllegalMove."""
+        with self._lock:
+            game = self._require_game()
+            record = game.push(turn)
+            self.question = None
+            self._note("turn", record.describe(), record.name)
+            if record.final_round_started and not game.over:
+                self._note(
+                    "note", f"{record.name}'s board is full: everybody else has one more turn."
+                )
+            if game.over:
+                winners = " and ".join(score_state(game.state).winners)
+                self._note(
+                    "note",
+                    f"The game is over. {winners} {'wins' if ' and ' not in winners else 'win'}!",
+                )
+            self._bump()
+            return record
+
+    def undo(self) -> TurnRecord:
+        """Take back the last turn."""
+        with self._lock:
+            record = self._require_game().pop()
+            self.question = None
+            self._note("undo", f"Undone: {record.describe()}", record.name)
+            self._bump()
+            return record
+
+    def observe(self, read: TableRead) -> Verdict | None:
+        """Judge a fresh read after "turn done": record, refuse or ask. In setup, the read is
+        kept for the new-game screen and None is returned."""
+        with self._lock:
+            self.last_read = read
+            self.reading = False
+            if self.game is None:
+                self._bump()
+                return None
+            if self.game.over:
+                self._bump()
+                return Refused("The game is over.")
+            verdict = infer_turn(self.game.rules, self.game.state, read)
+            self._apply_verdict(verdict, read)
+            for listener in self.listeners.on_verdict:
+                listener(verdict)
+            return verdict
+
+    def _apply_verdict(self, verdict: Verdict, read: TableRead | None) -> None:
+        assert self.game is not None
+        mover = self.game.state.mover.name
+        if isinstance(verdict, Accepted):
+            self.play(verdict.turn)
+            return
+        if isinstance(verdict, Doubtful):
+            self.question = Question(verdict.reason, verdict.candidates, read)
+            self._note("question", verdict.reason, mover)
+        elif isinstance(verdict, Refused):
+            self._note("refused", verdict.reason, mover)
+        elif isinstance(verdict, Unreadable):
+            self._note("unreadable", verdict.reason, mover)
+        self._bump()
+
+    def confirm(self, index: int) -> TurnRecord:
+        """The host picks one of the turns a doubtful read allows."""
+        with self._lock:
+            if self.question is None:
+                raise IllegalMove("There is no question to answer.")
+            if not 0 <= index < len(self.question.candidates):
+                raise IllegalMove("That choice is not one of the turns offered.")
+            return self.play(self.question.candidates[index])
+
+    def dismiss(self) -> None:
+        """Drop the open question: the player fixes the table and presses again."""
+        with self._lock:
+            if self.question is not None:
+                self.question = None
+                self._note("note", "Question dropped: fix the table and press again.")
+                self._bump()
+
+    def correct(self, area: str | int, row: int, col: int, cell: CellRead) -> Verdict:
+        """Correct one cell of the last read (area "display" or a seat number) and judge again."""
+        with self._lock:
+            read = self.question.read if self.question and self.question.read else self.last_read
+            if read is None:
+                raise IllegalMove("There is no read of the table to correct.")
+            read = _with_cell(read, area, row, col, cell)
+            self.question = None
+            where = "display" if area == "display" else f"seat {area}"
+            self._note("note", f"Corrected {where} {at((row, col))}.")
+            return self.observe(read) or Unreadable("No game is running.")
+
+    # ------------------------------------------------------------ camera side
+
+    def set_reading(self, reading: bool) -> None:
+        with self._lock:
+            if self.reading != reading:
+                self.reading = reading
+                self._bump()
+
+    def set_camera(self, status: str, message: str, *, snapshot: bytes | None = None) -> None:
+        """Camera status for the page ("ok", "lost", "none"), and optionally a new snapshot."""
+        with self._lock:
+            now = self.clock()
+            changed = (status, message) != (self.camera.status, self.camera.message)
+            self.camera.status, self.camera.message = status, message
+            if status == "ok":
+                self.camera.last_frame_at = now
+            if snapshot is not None:
+                self.camera.snapshot, self.camera.snapshot_at = snapshot, now
+                changed = True
+            if changed:
+                self._bump()
+
+    def note(self, kind: str, text: str) -> None:
+        """Add a line to the move log (e.g. a button pressed at the wrong time)."""
+        with self._lock:
+            self._note(kind, text)
+            self._bump()
+
+    # ------------------------------------------------------------ the view
+
+    def view(self) -> dict[str, Any]:
+        """Everything a phone shows, as JSON (GET /api/state)."""
+        with self._lock:
+            out: dict[str, Any] = {
+                "version": self.version,
+                "phase": self.phase.value,
+                "status": self.status,
+                "camera": {
+                    "status": self.camera.status,
+                    "message": self.camera.message,
+                    "last_frame_at": self.camera.last_frame_at,
+                    "snapshot_at": self.camera.snapshot_at,
+                },
+                "log": [entry.to_json() for entry in self._log],
+                "question": None,
+                "game": None,
+                "tiles": {t.id: t.meaning.to_json() for t in self.catalogue},
+            }
+            if self.question is not None:
+                out["question"] = {
+                    "reason": self.question.reason,
+                    "choices": [_describe_turn(self, t) for t in self.question.candidates],
+                }
+            if self.game is not None:
+                out["game"] = _game_view(self.game)
+            return out
+
+
+def _describe_turn(session: Session, turn: Turn) -> dict[str, Any]:
+    data = turn.to_json()
+    data["action"] = action_to_json(turn.action)
+    assert session.game is not None
+    game = session.game
+    state = game.state.copy()
+    try:
+        record = game.rules.apply(state, turn)
+        data["text"] = record.describe()
+    except IllegalMove as exc:
+        data["text"] = exc.message
+    return data
+
+
+def _game_view(game: Game) -> dict[str, Any]:
+    state = game.state
+    final = score_state(state)
+    reach = game.reach_map()
+    players = []
+    for index, (p, score) in enumerate(zip(state.players, final.players, strict=True)):
+        players.append(
+            {
+                "index": index,
+                "name": p.name,
+                "seat": p.seat,
+                "colour": p.colour,
+                "shells": p.shells,
+                "boats": game.rules.boats(state, p),
+                "storage": p.storage,
+                "ship": None if p.ship is None else list(p.ship),
+                "board": [
+                    [
+                        ("#" if not state.layout.playable((r, c)) else None)
+                        if cell is None
+                        else {"tile": cell.tile, "rotation": cell.rotation}
+                        for c, cell in enumerate(row)
+                    ]
+                    for r, row in enumerate(p.board)
+                ],
+                "score": score.to_json(),
+                "to_move": index == state.to_move and not state.over,
+            }
+        )
+    return {
+        "side": state.side,
+        "variant": state.variant.value,
+        "matching": state.matching.value,
+        "layout": state.layout.to_json(),
+        "turn_number": state.turn_number,
+        "to_move": None if state.over else state.to_move,
+        "ship": state.ship,
+        "display": state.display,
+        "stack_left": len(state.stack),
+        "supply": state.supply,
+        "final_round": state.final_round_from is not None,
+        "over": state.over,
+        "players": players,
+        "winners": list(final.winners) if state.over else [],
+        "reach": [
+            {
+                "position": r.position,
+                "steps": r.steps,
+                "move_cost": r.move_cost,
+                "takes": [{"slot": list(t.slot), "tile": t.tile, "cost": t.cost} for t in r.takes],
+            }
+            for r in reach
+        ],
+        "can_undo": bool(game.records),
+    }
+
+
+def _with_cell(read: TableRead, area: str | int, row: int, col: int, cell: CellRead) -> TableRead:
+    if area == "display":
+        if not (0 <= row < 4 and 0 <= col < 4):
+            raise IllegalMove(f"The display has no {at((row, col))}.")
+        grid = [list(r) for r in read.display]
+        grid[row][col] = cell
+        return replace(read, display=tuple(tuple(r) for r in grid))
+    seat = int(area)
+    if seat not in read.seats:
+        raise IllegalMove(f"Seat {seat} was not in the read.")
+    cells = [list(r) for r in read.seats[seat].cells]
+    if not (0 <= row < len(cells) and 0 <= col < len(cells[row])):
+        raise IllegalMove(f"Seat {seat}'s board has no {at((row, col))}.")
+    cells[row][col] = cell
+    seats = dict(read.seats)
+    seats[seat] = replace(read.seats[seat], cells=tuple(tuple(r) for r in cells))
+    return replace(read, seats=seats)
