@@ -10,7 +10,7 @@ import pytest
 from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn, Variant
 from companion.bots import RandomPlayer
 from companion.game import Game, Seat, new_game
-from companion.reading import UNKNOWN, CellRead, SeatRead, TableRead
+from companion.reading import UNKNOWN, CellRead, TableRead
 from companion.state import GameState
 from companion.tracker import (
     Accepted,

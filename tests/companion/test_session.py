@@ -1,0 +1,125 @@
+"""The live session: verdicts become log lines, questions, corrections; subscribers wake."""
+
+from __future__ import annotations
+
+import threading
+import pytest
+
+from companion.actions import Pass, TakeToBoard, Turn
+from companion.errors import IllegalMove
+from companion.game import Seat
+from companion.reading import UNKNOWN, CellRead
+from companion.session import Phase, Session
+from companion.tracker import read_of_state
+from tests.companion.conftest import PLAIN_DISPLAY
+from tests.companion.test_tracker import with_cell
+
+
+def started() -> Session:
+    session = Session(clock=lambda: 1000.0)
+    session.start_game(
+        [Seat("Red", 1), Seat("Blue", 2)], start_player=1, ship=15, display=PLAIN_DISPLAY, seed=3
+    )
+    return session
+
+
+def table_after(session: Session, turn: Turn):  # type: ignore[no-untyped-def]
+    assert session.game is not None
+    state = session.game.state.copy()
+    session.game.rules.apply(state, turn)
+    return read_of_state(state)
+
+
+def test_a_new_session_waits_for_a_game() -> None:
+    session = Session()
+    assert session.phase is Phase.SETUP
+    assert session.view()["game"] is None
+    with pytest.raises(IllegalMove, match="No game is running"):
+        session.undo()
+
+
+def test_a_clean_read_is_recorded_and_logged() -> None:
+    session = started()
+    turn = Turn(1, TakeToBoard((0, 0), (1, 1)), drawn="middle-boat")
+    verdict = session.observe(table_after(session, turn))
+    assert verdict is not None and session.game is not None
+    assert session.game.records[-1].turn == turn
+    view = session.view()
+    assert view["log"][-1]["kind"] == "turn"
+    assert view["log"][-1]["text"].startswith("Red moved the ship 1 step")
+    assert view["game"]["players"][1]["to_move"] is True
+
+
+def test_a_refused_read_changes_nothing_and_says_why() -> None:
+    session = started()
+    read = table_after(session, Turn(1, TakeToBoard((0, 0), (0, 0)), drawn="middle-boat"))
+    read = with_cell(read, 1, (1, 1), CellRead("water-boat", 0, 0.9))
+    before = session.game.state.copy() if session.game else None
+    session.observe(read)
+    assert session.game is not None and session.game.state == before
+    assert session.view()["log"][-1]["kind"] == "refused"
+    assert session.status == "ready"
+
+
+def test_a_doubtful_read_becomes_a_question_the_host_answers() -> None:
+    session = started()
+    turn = Turn(1, TakeToBoard((0, 0), (2, 2), 90), drawn="middle-boat")
+    session.observe(with_cell(table_after(session, turn), 1, (2, 2), UNKNOWN))
+    assert session.phase is Phase.CONFIRM and session.status == "problem"
+    choices = session.view()["question"]["choices"]
+    index = next(i for i, c in enumerate(choices) if c["action"]["rotation"] == 90)
+    record = session.confirm(index)
+    assert record.turn == turn and session.phase is Phase.PLAYING
+
+
+def test_the_host_can_correct_a_cell_and_the_read_is_judged_again() -> None:
+    session = started()
+    turn = Turn(1, TakeToBoard((0, 0), (2, 2), 90), drawn="middle-boat")
+    session.observe(with_cell(table_after(session, turn), 1, (2, 2), UNKNOWN))
+    verdict = session.correct(1, 2, 2, CellRead("water", 90, 1.0))
+    assert session.game is not None and session.game.records[-1].turn == turn
+    assert verdict is not None and session.question is None
+
+
+def test_undo_and_manual_play() -> None:
+    session = started()
+    session.play(Turn(2, Pass()))
+    session.undo()
+    assert session.game is not None and session.game.records == []
+    assert [e["kind"] for e in session.view()["log"]] == ["setup", "turn", "undo"]
+
+
+def test_subscribers_wake_on_every_change() -> None:
+    session = started()
+    sub = session.subscribe()
+    first = sub.wait(0.1)
+    assert first == session.version
+    assert sub.wait(0.01) is None  # nothing new
+    woke: list[int | None] = []
+    thread = threading.Thread(target=lambda: woke.append(sub.wait(5)))
+    thread.start()
+    session.play(Turn(1, Pass()))
+    thread.join(5)
+    assert woke == [session.version]
+    sub.close()
+    assert session.subscriber_count == 0
+
+
+def test_the_camera_status_reaches_the_view() -> None:
+    session = started()
+    session.set_camera("lost", "The camera sends no frames.")
+    assert session.status == "problem"
+    assert session.view()["camera"]["message"] == "The camera sends no frames."
+    session.set_camera("ok", "Camera ready.", snapshot=b"\xff\xd8jpeg")
+    assert session.camera.snapshot == b"\xff\xd8jpeg" and session.status == "ready"
+
+
+def test_in_setup_a_read_is_kept_for_the_new_game_screen() -> None:
+    session = Session()
+    template = started()
+    read = table_after(template, Turn(1, Pass()))
+    assert session.observe(read) is None
+    assert session.last_read == read
+    display = [[c.tile if c and c.tile else None for c in row] for row in read.display]
+    session.start_game([Seat("A", 1), Seat("B", 2)], display=display, ship=read.ship or 0)
+    assert session.game is not None and session.game.state.display == display
