@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+
 import pytest
 
 from companion.actions import Pass, TakeToBoard, Turn
