@@ -1,0 +1,600 @@
+"""Camera sources: where the frames of the table come from.
+
+Every source gives two kinds of frame: `preview()`, a small grey frame (about
+`CameraConfig.preview_size`) for the motion gate, and `capture()`, a full-resolution BGR frame
+for a read. At run time a source never raises: a failed frame is None and `status` says why
+("lost"), and a lost device is reopened on a later call, at most once per
+`CameraConfig.reopen_backoff_s`. Only configuration mistakes found by `open()` (a folder that
+does not exist, picamera2 not installed) raise `DataError`.
+
+Sources: `PiCamera2Source` (the Pi camera, one continuous two-stream configuration),
+`WebcamSource` (OpenCV), `FolderSource` (recorded images or a video), `SyntheticSource`
+(frames drawn by a callable) and `NoCamera`; `open_camera` picks one from the config.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.errors import DataError
+from hardware.config import CameraConfig
+
+Image = NDArray[np.uint8]
+CameraState = Literal["ok", "lost", "closed", "none"]
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
+# Every n-th pixel in both directions is enough to tell a black frame.
+_BLACK_SAMPLE_STEP = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One picture and the time (the source's clock) it was taken."""
+
+    image: Image
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class CameraStatus:
+    """ok: frames come; lost: they do not (`message` says why); closed: not open;
+    none: there is no camera at all (manual play)."""
+
+    state: CameraState
+    message: str
+    last_frame_at: float | None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+
+class CameraSource(Protocol):
+    """What the live companion needs from a camera."""
+
+    def open(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def preview(self) -> Frame | None: ...
+
+    def capture(self) -> Frame | None: ...
+
+    @property
+    def status(self) -> CameraStatus: ...
+
+
+class _Lost(Exception):
+    """A frame could not be had; the sentence says why. `retry`: reopening may help."""
+
+    def __init__(self, reason: str, *, retry: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry = retry
+
+
+def as_bgr(image: np.ndarray) -> Image:
+    """A uint8 3-channel BGR copy-free view of a grey, BGR or BGRA uint8 image."""
+    if image.dtype != np.uint8:
+        raise _Lost(f"frames are {image.dtype}, not 8-bit pictures.", retry=False)
+    if image.ndim == 2:
+        return np.asarray(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), dtype=np.uint8)
+    if image.ndim == 3 and image.shape[2] == 3:
+        return image
+    if image.ndim == 3 and image.shape[2] == 4:
+        return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGRA2BGR), dtype=np.uint8)
+    raise _Lost(f"frames of shape {image.shape} are not pictures.", retry=False)
+
+
+def grey_preview(image: np.ndarray, size: tuple[int, int]) -> Image:
+    """`image` shrunk to fit within `size` (width, height), keeping its shape, in grey."""
+    height, width = image.shape[:2]
+    scale = min(size[0] / width, size[1] / height, 1.0)
+    if scale < 1.0:
+        target = (max(1, round(width * scale)), max(1, round(height * scale)))
+        image = cv2.resize(image, target, interpolation=cv2.INTER_AREA)
+    if image.ndim == 3:
+        code = cv2.COLOR_BGRA2GRAY if image.shape[2] == 4 else cv2.COLOR_BGR2GRAY
+        image = cv2.cvtColor(image, code)
+    return np.ascontiguousarray(image, dtype=np.uint8)
+
+
+class _Source:
+    """Status bookkeeping, black-frame check and reopening shared by every source.
+
+    Calls may come from several threads (the companion's loop, a web request); one at a
+    time reaches the device.
+    """
+
+    def __init__(self, config: CameraConfig, clock: Callable[[], float], name: str) -> None:
+        self._lock = threading.RLock()
+        self.config = config
+        self.name = name
+        self._clock = clock
+        self._wanted = False  # between open() and close()
+        self._connected = False
+        self._retry_at = 0.0
+        self._state: CameraState = "closed"
+        self._message = f"{name} is not open."
+        self._last_at: float | None = None
+
+    @property
+    def status(self) -> CameraStatus:
+        """Whether frames come, in one sentence, and when the last one came."""
+        return CameraStatus(self._state, self._message, self._last_at)
+
+    def open(self) -> None:
+        """Start the source. A device that is missing now is "lost" and retried later."""
+        with self._lock:
+            self._open()
+
+    def _open(self) -> None:
+        if self._wanted:
+            return
+        self._wanted = True
+        self._retry_at = 0.0
+        try:
+            self._connect()
+        except _Lost as lost:
+            self._lose(lost)
+            return
+        except BaseException:
+            self._wanted = False
+            raise
+        self._connected = True
+        self._set("ok", f"{self.name} is open.")
+
+    def close(self) -> None:
+        """Stop the source and release the device. Safe to call twice."""
+        with self._lock:
+            self._wanted = False
+            self._drop()
+            self._set("closed", f"{self.name} is closed.")
+
+    def preview(self) -> Frame | None:
+        """A small grey frame for the motion gate, or None (see `status`)."""
+        return self._frame(self._read_preview)
+
+    def capture(self) -> Frame | None:
+        """A full-resolution BGR frame for a read, or None (see `status`)."""
+        return self._frame(self._read_capture)
+
+    def __enter__(self) -> _Source:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- for subclasses --------------------------------------------------------------------
+
+    def _connect(self) -> None:
+        """Open the device; raise _Lost when it is not there, DataError when misconfigured."""
+
+    def _disconnect(self) -> None:
+        """Release the device; may raise (errors are ignored)."""
+
+    def _read_preview(self) -> Image:
+        raise NotImplementedError
+
+    def _read_capture(self) -> Image:
+        raise NotImplementedError
+
+    # -- shared machinery ------------------------------------------------------------------
+
+    def _set(self, state: CameraState, message: str) -> None:
+        self._state, self._message = state, message
+
+    def _drop(self) -> None:
+        if self._connected:
+            self._connected = False
+            with contextlib.suppress(Exception):
+                self._disconnect()
+
+    def _lose(self, lost: _Lost) -> None:
+        self._drop()
+        self._set("lost", lost.reason)
+        backoff = self.config.reopen_backoff_s if lost.retry else math.inf
+        self._retry_at = self._clock() + backoff
+
+    def _ready(self) -> bool:
+        if not self._wanted:
+            return False
+        if self._connected:
+            return True
+        if self._clock() < self._retry_at:
+            return False
+        try:
+            self._connect()
+        except Exception as error:
+            self._lose(error if isinstance(error, _Lost) else _Lost(_sentence(self.name, error)))
+            return False
+        self._connected = True
+        self._set("ok", f"{self.name} is open again.")
+        return True
+
+    def _frame(self, read: Callable[[], Image]) -> Frame | None:
+        with self._lock:
+            return self._frame_unlocked(read)
+
+    def _frame_unlocked(self, read: Callable[[], Image]) -> Frame | None:
+        if not self._ready():
+            return None
+        try:
+            image = read()
+        except _Lost as lost:
+            self._lose(lost)
+            return None
+        except Exception as error:
+            self._lose(_Lost(_sentence(self.name, error)))
+            return None
+        sample = image[::_BLACK_SAMPLE_STEP, ::_BLACK_SAMPLE_STEP]
+        if float(sample.mean()) < self.config.black_level:
+            # Reopening does not uncover a lens: stay connected, the next frame may be fine.
+            self._set("lost", f"{self.name} sends black frames (lens covered, or no light).")
+            return None
+        now = self._clock()
+        self._last_at = now
+        self._set("ok", f"{self.name} is sending frames.")
+        return Frame(image, now)
+
+
+def _sentence(name: str, error: BaseException) -> str:
+    detail = str(error).strip().rstrip(".") or type(error).__name__
+    return f"{name} failed ({detail})."
+
+
+class PiCamera2Source(_Source):
+    """The Raspberry Pi camera through picamera2 (from apt on the Pi, never from pip).
+
+    One video configuration with two streams is made and started once in open(): "main" at
+    `size` (RGB888, which picamera2 lays out as BGR) for capture(), "lores" at
+    `preview_size` (YUV420, its Y plane is the grey preview) for preview().
+    """
+
+    def __init__(
+        self, config: CameraConfig | None = None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        super().__init__(config or CameraConfig(kind="picamera2"), clock, "the Pi camera")
+        self._camera: Any = None
+
+    def _connect(self) -> None:
+        try:
+            from picamera2 import Picamera2
+        except ImportError:
+            raise DataError(
+                "camera",
+                "picamera2 is not installed: on Raspberry Pi OS run "
+                "`sudo apt install python3-picamera2` and make the venv with "
+                "--system-site-packages (or set camera.kind to another source).",
+            ) from None
+        try:
+            camera = Picamera2()
+        except Exception as error:
+            raise _Lost(
+                f"no Raspberry Pi camera was found ({error or type(error).__name__}); "
+                "is the ribbon cable in?"
+            ) from None
+        try:
+            configuration = camera.create_video_configuration(
+                main={"size": self.config.size, "format": "RGB888"},
+                lores={"size": self.config.preview_size, "format": "YUV420"},
+                buffer_count=self.config.buffer_count,
+                controls={"FrameRate": float(self.config.fps)},
+            )
+            camera.configure(configuration)
+            camera.start()
+        except Exception as error:
+            with contextlib.suppress(Exception):
+                camera.close()
+            raise _Lost(_sentence("starting the Pi camera", error)) from None
+        self._camera = camera
+
+    def _disconnect(self) -> None:
+        camera, self._camera = self._camera, None
+        if camera is not None:
+            try:
+                camera.stop()
+            finally:
+                camera.close()
+
+    def _array(self, stream: str) -> np.ndarray:
+        try:
+            job = self._camera.capture_array(stream, wait=False)
+            array = self._camera.wait(job, timeout=self.config.frame_timeout_s)
+        except TimeoutError:
+            raise _Lost(
+                f"the Pi camera sent no frame for {self.config.frame_timeout_s:g} s "
+                "(cable loose, or the camera hung)."
+            ) from None
+        if array is None:
+            raise _Lost("the Pi camera returned an empty frame.")
+        return np.asarray(array)
+
+    def _read_preview(self) -> Image:
+        width, height = self.config.preview_size
+        yuv = self._array("lores")
+        # YUV420 arrives as (height * 3/2, stride): the first `height` rows are the Y plane.
+        return np.ascontiguousarray(yuv[:height, :width], dtype=np.uint8)
+
+    def _read_capture(self) -> Image:
+        return as_bgr(self._array("main"))
+
+
+class WebcamSource(_Source):
+    """A USB webcam (or any OpenCV video device or stream address)."""
+
+    def __init__(
+        self,
+        device: int | str = 0,
+        *,
+        config: CameraConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(config or CameraConfig(kind="webcam"), clock, f"the webcam {device!r}")
+        self.device = device
+        self._capture: Any = None
+
+    def _connect(self) -> None:
+        capture = cv2.VideoCapture(self.device)
+        if not capture.isOpened():
+            capture.release()
+            raise _Lost(
+                f"no webcam answers at {self.device!r} (unplugged, or used by another program)."
+            )
+        width, height = self.config.size
+        capture.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+        capture.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+        capture.set(cv2.CAP_PROP_FPS, self.config.fps)
+        capture.set(cv2.CAP_PROP_BUFFERSIZE, 1)
+        self._capture = capture
+
+    def _disconnect(self) -> None:
+        capture, self._capture = self._capture, None
+        if capture is not None:
+            capture.release()
+
+    def _stopped(self) -> _Lost:
+        return _Lost(f"{self.name} stopped sending frames (cable pulled, or device gone).")
+
+    def _read(self) -> Image:
+        ok, image = self._capture.read()
+        if not ok or image is None:
+            raise self._stopped()
+        return as_bgr(np.asarray(image))
+
+    def _read_preview(self) -> Image:
+        return grey_preview(self._read(), self.config.preview_size)
+
+    def _read_capture(self) -> Image:
+        # Frames queue up in the driver while nobody reads; throw those away so the read
+        # sees the table as it is now.
+        for _ in range(self.config.drain_grabs):
+            if not self._capture.grab():
+                raise self._stopped()
+        return self._read()
+
+
+class FolderSource(_Source):
+    """A recording: a folder of images played in name order, or a video file.
+
+    Each capture() returns the next recorded frame; preview() shows the one last captured
+    (the first before any capture). After the last frame the source is "lost", or starts
+    again with `loop=True`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        loop: bool | None = None,
+        config: CameraConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        config = config or CameraConfig(kind="folder", path=str(path))
+        super().__init__(config, clock, f"the recording {str(path)!r}")
+        self.path = Path(path)
+        self.loop = config.loop if loop is None else loop
+        self._images: list[Path] = []
+        self._video: Any = None
+        self._played = 0  # frames read since the (re)start of the recording
+        self._current: Image | None = None  # the frame last captured
+        self._peeked: Image | None = None  # the next frame, read early by preview()
+
+    def _connect(self) -> None:
+        if self.path.is_dir():
+            self._images = sorted(
+                p for p in self.path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES
+            )
+            if not self._images:
+                raise DataError(str(self.path), "the folder holds no images (.png, .jpg, ...).")
+        elif self.path.is_file():
+            self._video = self._open_video()
+        else:
+            raise DataError(str(self.path), "no such folder or video file.")
+        self._played = 0
+        self._current = self._peeked = None
+
+    def _open_video(self) -> Any:
+        video = cv2.VideoCapture(str(self.path))
+        if not video.isOpened():
+            video.release()
+            raise DataError(str(self.path), "cannot be read as a video (or it is not one).")
+        return video
+
+    def _disconnect(self) -> None:
+        video, self._video = self._video, None
+        if video is not None:
+            video.release()
+
+    def _load(self, index: int) -> Image | None:
+        """Frame `index` of an image folder, or the next frame of the video (None: the end)."""
+        if self._video is None:
+            if index >= len(self._images):
+                return None
+            image = cv2.imread(str(self._images[index]), cv2.IMREAD_COLOR)
+            if image is None:
+                raise _Lost(f"{self._images[index].name} in {self.name} is not a readable image.")
+            return np.asarray(image, dtype=np.uint8)
+        ok, image = self._video.read()
+        return as_bgr(np.asarray(image)) if ok and image is not None else None
+
+    def _end(self) -> _Lost:
+        return _Lost(f"{self.name} has no more frames ({self._played} played).")
+
+    def _lose(self, lost: _Lost) -> None:
+        # Reopening would start the recording again: a recording that is lost stays lost
+        # until it is closed and opened.
+        super()._lose(_Lost(lost.reason, retry=False))
+
+    def _next(self) -> Image | None:
+        image = self._load(self._played)
+        if image is None and self.loop and self._played > 0:
+            if self._video is not None:
+                self._video.release()
+                self._video = self._open_video()
+            self._played = 0
+            image = self._load(0)
+        if image is not None:
+            self._played += 1
+        return image
+
+    def _read_preview(self) -> Image:
+        if self._current is None:
+            if self._peeked is None:
+                self._peeked = self._next()
+            if self._peeked is None:
+                raise self._end()
+            return grey_preview(self._peeked, self.config.preview_size)
+        return grey_preview(self._current, self.config.preview_size)
+
+    def _read_capture(self) -> Image:
+        image, self._peeked = self._peeked, None
+        if image is None:
+            image = self._next()
+        if image is None:
+            raise self._end()
+        self._current = image
+        return image
+
+
+class SyntheticSource(_Source):
+    """Frames drawn by `render()` (BGR uint8): a table that exists only in software.
+
+    capture() calls render(); preview() shrinks the latest render (rendering once if there
+    is none yet). `set_motion(True)` scatters moving blobs over the preview, like hands
+    over the table, until `set_motion(False)`.
+    """
+
+    def __init__(
+        self,
+        render: Callable[[], np.ndarray],
+        *,
+        config: CameraConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(config or CameraConfig(kind="synthetic"), clock, "the synthetic table")
+        self._render = render
+        self._latest: Image | None = None
+        self._motion = False
+        self._rng = np.random.default_rng(self.config.synthetic_seed)
+
+    def set_motion(self, moving: bool) -> None:
+        """Simulate hands moving over the table (True) or a still table (False)."""
+        self._motion = moving
+
+    def _draw(self) -> Image:
+        try:
+            image = np.asarray(self._render())
+        except Exception as error:
+            raise _Lost(_sentence("drawing the synthetic table", error)) from None
+        self._latest = as_bgr(image)
+        return self._latest
+
+    def _read_capture(self) -> Image:
+        return self._draw()
+
+    def _read_preview(self) -> Image:
+        latest = self._latest if self._latest is not None else self._draw()
+        grey = grey_preview(latest, self.config.preview_size)
+        if self._motion:
+            grey = grey.copy()
+            height, width = grey.shape
+            radius = max(2, min(width, height) // 8)
+            for _ in range(3):
+                centre = (int(self._rng.integers(width)), int(self._rng.integers(height)))
+                axes = (radius, int(radius * self._rng.uniform(0.5, 1.5)))
+                shade = int(self._rng.integers(0, 256))
+                angle = float(self._rng.uniform(0, 180))
+                cv2.ellipse(grey, centre, axes, angle, 0, 360, shade, thickness=-1)
+        return grey
+
+
+class NoCamera(_Source):
+    """No camera at all: turns are played by taps on a phone."""
+
+    def __init__(self, config: CameraConfig | None = None) -> None:
+        super().__init__(config or CameraConfig(kind="none"), time.monotonic, "no camera")
+        self._none()
+
+    def _none(self) -> None:
+        self._set("none", "no camera is configured: turns are entered by tapping on a phone.")
+
+    def open(self) -> None:
+        """Nothing to open."""
+        self._none()
+
+    def close(self) -> None:
+        """Nothing to release."""
+        self._none()
+
+    def preview(self) -> Frame | None:
+        """Never a frame."""
+        return None
+
+    def capture(self) -> Frame | None:
+        """Never a frame."""
+        return None
+
+
+def open_camera(config: CameraConfig, **kw: Any) -> CameraSource:
+    """The source `config.kind` names, opened.
+
+    Keywords go to the source: `clock` for any; `render` (required) for "synthetic".
+    Raises DataError for configuration mistakes (a missing folder, no picamera2).
+    """
+    clock = kw.pop("clock", time.monotonic)
+    source: _Source
+    if config.kind == "picamera2":
+        source = PiCamera2Source(config, clock=clock)
+    elif config.kind == "webcam":
+        source = WebcamSource(config.device, config=config, clock=clock)
+    elif config.kind == "folder":
+        assert config.path is not None  # CameraConfig checks this
+        source = FolderSource(config.path, config=config, clock=clock)
+    elif config.kind == "synthetic":
+        render = kw.pop("render", None)
+        if render is None:
+            raise DataError(
+                "camera",
+                'kind = "synthetic" draws the table in software; '
+                "only the demo provides the drawing (use another camera.kind).",
+            )
+        source = SyntheticSource(render, config=config, clock=clock)
+    else:
+        source = NoCamera(config)
+    if kw:
+        raise TypeError(f"open_camera() got unexpected keywords: {', '.join(sorted(kw))}")
+    source.open()
+    return source

@@ -1,0 +1,377 @@
+"""Camera sources: recordings on disk, a fake webcam and a fake picamera2, a synthetic table."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import types
+from pathlib import Path
+from typing import Any, ClassVar
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.errors import DataError
+from hardware.camera import (
+    FolderSource,
+    NoCamera,
+    PiCamera2Source,
+    SyntheticSource,
+    WebcamSource,
+    open_camera,
+)
+from hardware.config import CameraConfig
+
+SMALL: dict[str, Any] = {"size": (160, 90), "preview_size": (32, 18)}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 10.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def picture(value: int, width: int = 160, height: int = 90) -> np.ndarray:
+    """A BGR picture: a flat shade with a bright square, so it is never "black"."""
+    image = np.full((height, width, 3), value, np.uint8)
+    image[10:30, 10:30] = 255
+    return image
+
+
+# -- FolderSource ---------------------------------------------------------------------------
+
+
+def write_pngs(folder: Path, shades: dict[str, int]) -> None:
+    folder.mkdir(exist_ok=True)
+    for name, shade in shades.items():
+        cv2.imwrite(str(folder / name), picture(shade))
+
+
+def shade(frame: Any) -> int:
+    """The flat shade of a picture() frame (its bottom-right corner)."""
+    return round(float(frame.image[-5:, -5:].mean()))
+
+
+def test_folder_plays_images_in_name_order_then_is_lost(tmp_path: Path) -> None:
+    write_pngs(tmp_path, {"10.png": 150, "01.png": 50, "02.png": 100})
+    (tmp_path / "notes.txt").write_text("not a frame")
+    source = FolderSource(tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path), **SMALL))
+    source.open()
+    first = source.preview()
+    assert first is not None and first.image.shape == (18, 32) and first.image.dtype == np.uint8
+    assert [shade(source.capture()) for _ in range(3)] == [50, 100, 150]
+    still = source.preview()  # shows the frame last captured
+    assert still is not None and abs(int(still.image[-1, -1]) - 150) <= 2
+    assert source.status.ok
+    assert source.capture() is None
+    assert source.status.state == "lost"
+    assert "no more frames (3 played)" in source.status.message
+    assert source.preview() is None
+    source.close()
+    assert source.status.state == "closed"
+
+
+def test_folder_loops_when_asked(tmp_path: Path) -> None:
+    write_pngs(tmp_path, {"a.png": 60, "b.png": 120})
+    source = open_camera(CameraConfig(kind="folder", path=str(tmp_path), loop=True, **SMALL))
+    assert [shade(source.capture()) for _ in range(5)] == [60, 120, 60, 120, 60]
+    source.close()
+
+
+def test_folder_reads_a_video(tmp_path: Path) -> None:
+    video = tmp_path / "game.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 5, (160, 90))
+    for value in (40, 120, 200):
+        writer.write(picture(value))
+    writer.release()
+    source = FolderSource(video)
+    source.open()
+    frames = [source.capture() for _ in range(3)]
+    assert all(f is not None and f.image.shape == (90, 160, 3) for f in frames)
+    assert [shade(f) for f in frames] == pytest.approx([40, 120, 200], abs=4)
+    assert source.capture() is None
+    assert "no more frames" in source.status.message
+    source.close()
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda p: p / "missing", "no such folder or video file"),
+        (lambda p: p, "holds no images"),
+        (lambda p: (p / "x.avi").write_text("nope") and p / "x.avi", "cannot be read as a video"),
+    ],
+)
+def test_folder_mistakes_are_one_sentence(tmp_path: Path, make: Any, words: str) -> None:
+    source = FolderSource(make(tmp_path))
+    with pytest.raises(DataError, match=words):
+        source.open()
+    assert source.status.state == "closed"
+
+
+def test_black_frames_are_lost_until_light_returns(tmp_path: Path) -> None:
+    write_pngs(tmp_path, {"1.png": 80})
+    cv2.imwrite(str(tmp_path / "2.png"), np.zeros((90, 160, 3), np.uint8))
+    write_pngs(tmp_path, {"3.png": 90})
+    source = open_camera(CameraConfig(kind="folder", path=str(tmp_path), **SMALL))
+    assert source.capture() is not None
+    assert source.capture() is None
+    assert "black frames" in source.status.message
+    assert source.capture() is not None
+    assert source.status.ok
+
+
+# -- WebcamSource ---------------------------------------------------------------------------
+
+
+class FakeCapture:
+    """cv2.VideoCapture stand-in following `plan`, one entry per capture made."""
+
+    # Frames each new capture gives before failing (None: forever, -1: not even opened).
+    plan: ClassVar[list[int | None]] = []
+    made: ClassVar[list[FakeCapture]] = []
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self.left = self.plan.pop(0) if self.plan else None
+        self.opened = self.left != -1
+        self.grabs = 0
+        self.released = False
+        self.settings: dict[int, float] = {}
+        self.made.append(self)
+
+    def isOpened(self) -> bool:
+        return self.opened
+
+    def set(self, prop: int, value: float) -> bool:
+        self.settings[prop] = value
+        return True
+
+    def grab(self) -> bool:
+        if self.left is not None:
+            if self.left <= 0:
+                return False
+            self.left -= 1
+        self.grabs += 1
+        return True
+
+    def read(self) -> tuple[bool, np.ndarray | None]:
+        if not self.grab():
+            return False, None
+        return True, picture(self.grabs % 200 + 30, 320, 180)
+
+    def release(self) -> None:
+        self.released = True
+
+
+@pytest.fixture
+def fake_webcam(monkeypatch: pytest.MonkeyPatch) -> type[FakeCapture]:
+    FakeCapture.plan = []
+    FakeCapture.made = []
+    monkeypatch.setattr(cv2, "VideoCapture", FakeCapture)
+    return FakeCapture
+
+
+def test_webcam_preview_is_small_grey_and_capture_drains_the_buffer(
+    fake_webcam: type[FakeCapture],
+) -> None:
+    source = WebcamSource(2, config=CameraConfig(kind="webcam", drain_grabs=2, **SMALL))
+    source.open()
+    preview = source.preview()
+    assert preview is not None and preview.image.shape == (18, 32)
+    full = source.capture()
+    assert full is not None and full.image.shape == (180, 320, 3)
+    camera = fake_webcam.made[0]
+    assert camera.device == 2
+    assert camera.grabs == 1 + 2 + 1  # preview, two thrown away, the newest
+    assert camera.settings[cv2.CAP_PROP_FRAME_WIDTH] == 160
+
+
+def test_webcam_lost_then_reopened_after_the_backoff(fake_webcam: type[FakeCapture]) -> None:
+    fake_webcam.plan = [3, -1, None]  # 3 frames, then unplugged; absent once; back for good
+    clock = Clock()
+    config = CameraConfig(kind="webcam", reopen_backoff_s=2.0, drain_grabs=0, **SMALL)
+    source = open_camera(config, clock=clock)
+    assert [source.capture() is not None for _ in range(3)] == [True, True, True]
+    assert source.status.last_frame_at == 10.0
+    assert source.capture() is None
+    status = source.status
+    assert status.state == "lost" and "stopped sending frames" in status.message
+    assert fake_webcam.made[0].released
+    clock.now += 1.0
+    assert source.preview() is None  # within the back-off: no attempt
+    assert len(fake_webcam.made) == 1
+    clock.now += 1.5
+    assert source.preview() is None  # tried: still not there
+    assert len(fake_webcam.made) == 2 and "no webcam answers" in source.status.message
+    clock.now += 2.5
+    frame = source.capture()
+    assert frame is not None and frame.at == 15.0
+    assert source.status.ok and source.status.last_frame_at == 15.0
+    source.close()
+    assert fake_webcam.made[2].released and source.status.state == "closed"
+    assert source.capture() is None
+
+
+def test_webcam_missing_at_start_is_lost_not_an_error(fake_webcam: type[FakeCapture]) -> None:
+    fake_webcam.plan = [-1]
+    source = open_camera(CameraConfig(kind="webcam", **SMALL))
+    assert source.status.state == "lost"
+    assert "no webcam answers at 0" in source.status.message
+
+
+# -- PiCamera2Source ------------------------------------------------------------------------
+
+
+class FakePicamera2:
+    """Records the calls picamera2's Picamera2 would get; frames until `fail_after`."""
+
+    made: ClassVar[list[FakePicamera2]] = []
+    fail_after: ClassVar[int | None] = None
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.configuration: dict[str, Any] = {}
+        self.frames = 0
+        self.made.append(self)
+
+    def create_video_configuration(self, **kw: Any) -> dict[str, Any]:
+        self.calls.append("create_video_configuration")
+        return dict(kw)
+
+    def configure(self, configuration: dict[str, Any]) -> None:
+        self.calls.append("configure")
+        self.configuration = configuration
+
+    def start(self) -> None:
+        self.calls.append("start")
+
+    def stop(self) -> None:
+        self.calls.append("stop")
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+    def capture_array(self, name: str = "main", wait: Any = None) -> str:
+        self.calls.append(f"capture_array:{name}")
+        return name
+
+    def wait(self, job: str, timeout: float | None = None) -> np.ndarray:
+        if self.fail_after is not None and self.frames >= self.fail_after:
+            raise TimeoutError
+        self.frames += 1
+        stream = self.configuration[job]
+        width, height = stream["size"]
+        if stream["format"] == "YUV420":
+            yuv = np.full((height * 3 // 2, width + 16), 128, np.uint8)  # padded stride
+            yuv[:height, :width] = 90
+            return yuv
+        return picture(100, width, height)
+
+
+@pytest.fixture
+def fake_picamera2(monkeypatch: pytest.MonkeyPatch) -> type[FakePicamera2]:
+    FakePicamera2.made = []
+    FakePicamera2.fail_after = None
+    module = types.ModuleType("picamera2")
+    module.Picamera2 = FakePicamera2  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "picamera2", module)
+    return FakePicamera2
+
+
+def test_picamera2_is_configured_once_for_all_frames(fake_picamera2: type[FakePicamera2]) -> None:
+    source = open_camera(CameraConfig(kind="picamera2", buffer_count=3, **SMALL))
+    for _ in range(5):
+        preview = source.preview()
+        assert preview is not None and preview.image.shape == (18, 32)
+        assert int(preview.image.max()) == 90  # the Y plane only
+    full = source.capture()
+    assert full is not None and full.image.shape == (90, 160, 3)
+    camera = fake_picamera2.made[0]
+    assert len(fake_picamera2.made) == 1
+    assert camera.calls.count("configure") == 1 and camera.calls.count("start") == 1
+    assert camera.calls.count("capture_array:lores") == 5
+    assert camera.calls.count("capture_array:main") == 1
+    assert camera.configuration["main"] == {"size": (160, 90), "format": "RGB888"}
+    assert camera.configuration["lores"] == {"size": (32, 18), "format": "YUV420"}
+    assert camera.configuration["buffer_count"] == 3
+    source.close()
+    assert camera.calls[-2:] == ["stop", "close"]
+
+
+def test_picamera2_hang_is_lost_then_reopened(fake_picamera2: type[FakePicamera2]) -> None:
+    fake_picamera2.fail_after = 2
+    clock = Clock()
+    source = open_camera(CameraConfig(kind="picamera2", **SMALL), clock=clock)
+    assert source.capture() is not None and source.preview() is not None
+    assert source.capture() is None
+    assert "sent no frame for 3 s" in source.status.message
+    assert fake_picamera2.made[0].calls[-2:] == ["stop", "close"]
+    fake_picamera2.fail_after = None
+    clock.now += 5
+    assert source.capture() is not None
+    assert source.status.ok
+    assert [c.calls.count("configure") for c in fake_picamera2.made] == [1, 1]
+
+
+def test_picamera2_missing_module_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "picamera2", None)
+    with pytest.raises(DataError, match="python3-picamera2"):
+        PiCamera2Source().open()
+
+
+# -- SyntheticSource and the rest -----------------------------------------------------------
+
+
+def test_synthetic_preview_capture_and_motion() -> None:
+    renders: list[int] = []
+
+    def render() -> np.ndarray:
+        renders.append(1)
+        return picture(70 + len(renders), 640, 360)
+
+    source = open_camera(CameraConfig(kind="synthetic", **SMALL), render=render)
+    assert isinstance(source, SyntheticSource)
+    first, second = source.preview(), source.preview()
+    assert first is not None and second is not None
+    assert first.image.shape == (18, 32)
+    assert np.array_equal(first.image, second.image)  # a still table
+    assert len(renders) == 1
+    full = source.capture()
+    assert full is not None and full.image.shape == (360, 640, 3)
+    source.set_motion(True)
+    moving = [source.preview() for _ in range(3)]
+    assert all(m is not None for m in moving)
+    diffs = [
+        np.abs(a.image.astype(int) - b.image.astype(int)).mean()  # type: ignore[union-attr]
+        for a, b in itertools.pairwise(moving)
+    ]
+    assert min(diffs) > 1.0  # hands move between previews
+    source.set_motion(False)
+    calm = source.preview(), source.preview()
+    assert np.array_equal(calm[0].image, calm[1].image)  # type: ignore[union-attr]
+
+
+def test_synthetic_render_failure_is_lost() -> None:
+    def broken() -> np.ndarray:
+        raise RuntimeError("no table")
+
+    source = SyntheticSource(broken)
+    source.open()
+    assert source.capture() is None
+    assert source.status.state == "lost" and "no table" in source.status.message
+
+
+def test_no_camera_explains_itself() -> None:
+    source = open_camera(CameraConfig(kind="none"))
+    assert isinstance(source, NoCamera)
+    assert source.preview() is None and source.capture() is None
+    assert source.status.state == "none" and "tapping" in source.status.message
+
+
+def test_synthetic_needs_a_drawing() -> None:
+    with pytest.raises(DataError, match="only the demo"):
+        open_camera(CameraConfig(kind="synthetic"))
