@@ -1,0 +1,124 @@
+"""Procedural art packs: complete, loadable, distinguishable, rotation defined, real styles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.catalogue import Catalogue, TileType, default_catalogue
+from companion.cli import main
+from companion.errors import DataError
+from companion.tiles import Kind, Meaning
+from vision.artpacks import STYLES, write_art_pack
+from vision.pack import Pack, load_pack
+
+
+def _seen(picture: np.ndarray) -> np.ndarray:
+    """A tile as a camera at ~1.5 px/mm sees it: about 48 px a side, a little blurred."""
+    small = cv2.resize(picture, (48, 48), interpolation=cv2.INTER_AREA).astype(np.float32)
+    return cv2.GaussianBlur(small, (0, 0), 1.0)
+
+
+def _visible_difference(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest mean difference over one 8 x 8 block: 'some detail clearly differs'."""
+    diff = np.abs(a - b).mean(axis=2)
+    return float(diff.reshape(6, 8, 6, 8).mean(axis=(1, 3)).max())
+
+
+@pytest.fixture(params=["lagoon", "ink", "random"])
+def pack(request: pytest.FixtureRequest) -> Pack:
+    fixture: Pack = request.getfixturevalue(f"pack_{request.param}")
+    return fixture
+
+
+def test_every_style_is_offered() -> None:
+    assert {"lagoon", "ink", "random"} <= set(STYLES)
+
+
+def test_pack_is_complete(pack: Pack) -> None:
+    catalogue = default_catalogue()
+    assert [t.id for t in pack.catalogue] == [t.id for t in catalogue]
+    for tile in catalogue:
+        assert pack.catalogue[tile.id].meaning == tile.meaning
+        assert pack.catalogue[tile.id].count == tile.count
+    assert set(pack.boards) == {"front", "atoll"}
+    alpha = pack.ship[:, :, 3]
+    assert alpha[0, 0] == 0 and alpha[alpha.shape[0] // 2, alpha.shape[1] // 2] == 255
+
+
+def test_different_tile_types_look_different_at_every_rotation(pack: Pack) -> None:
+    seen = {tile_id: _seen(p) for tile_id, p in pack.tiles.items()}
+    for a, pa in seen.items():
+        for b, pb in seen.items():
+            if a == b:
+                continue
+            worst = min(_visible_difference(pa, np.rot90(pb, k)) for k in range(4))
+            assert worst > 8, f"{a} and {b} (turned) look alike"
+
+
+def test_no_tile_looks_like_itself_turned(pack: Pack) -> None:
+    for tile_id, picture in pack.tiles.items():
+        seen = _seen(picture)
+        worst = min(_visible_difference(seen, np.rot90(seen, k)) for k in (1, 2, 3))
+        assert worst > 8, f"{tile_id} looks the same turned; its rotation is undefined"
+
+
+def test_palms_point_north_so_turned_tiles_differ(pack: Pack) -> None:
+    # end-n-palm1 turned 90° has its land east, like end-e-palm1: only the palm tells them apart.
+    turned = np.rot90(_seen(pack.tiles["end-n-palm1"]), -1)
+    assert _visible_difference(turned, _seen(pack.tiles["end-e-palm1"])) > 8
+
+
+def test_styles_are_clearly_different(pack_lagoon: Pack, pack_ink: Pack) -> None:
+    def mean_colour(p: Pack) -> np.ndarray:
+        return np.mean([t.reshape(-1, 3).mean(axis=0) for t in p.tiles.values()], axis=0)
+
+    assert np.abs(mean_colour(pack_lagoon) - mean_colour(pack_ink)).max() > 60
+    for tile_id in ("water", "end-s-palm1", "volcano"):
+        diff = np.abs(pack_lagoon.tiles[tile_id].astype(int) - pack_ink.tiles[tile_id]).mean()
+        assert diff > 40
+
+
+def test_same_seed_same_pack_and_random_style_follows_seed(tmp_path: Path) -> None:
+    small = Catalogue(
+        "two tiles",
+        (
+            TileType("sea", Meaning(Kind.WATER), 1),
+            TileType("isle", Meaning(Kind.SINGLE, palms=2, huts=1), 1),
+        ),
+        default_catalogue().boards,
+    )
+    a = write_art_pack(tmp_path / "a", "random", catalogue=small, px=128, seed=5)
+    b = write_art_pack(tmp_path / "b", "random", catalogue=small, px=128, seed=5)
+    c = write_art_pack(tmp_path / "c", "random", catalogue=small, px=128, seed=6)
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert Path("tiles/sea.png") in files and Path("tiles/isle.png") in files
+    for rel in files:
+        if rel.name != "pack.toml":
+            assert (a / rel).read_bytes() == (b / rel).read_bytes()
+    pa, pc = load_pack(a), load_pack(c)
+    assert set(pa.tiles) == {"sea", "isle"}
+    assert np.abs(pa.tiles["sea"].astype(int) - pc.tiles["sea"]).mean() > 10
+
+
+def test_refuses_a_used_directory_and_an_unknown_style(tmp_path: Path) -> None:
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "notes.txt").write_text("mine")
+    with pytest.raises(DataError, match="not an empty directory"):
+        write_art_pack(tmp_path / "used", "ink", px=128)
+    with pytest.raises(DataError, match="unknown art style"):
+        write_art_pack(tmp_path / "new", "oil")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["used"], "nothing half-written"
+
+
+def test_cli_draws_and_checks_a_pack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "box"
+    assert main(["pack", "synth", "--style", "ink", "--out", str(out), "--px", "128"]) == 0
+    assert load_pack(out).tiles["water"].shape == (128, 128, 3)
+    assert main(["pack", "check", str(out)]) == 0
+    assert "50 tile types" in capsys.readouterr().out
+    assert main(["pack", "synth", "--style", "ink", "--out", str(out)]) == 2
+    assert "not an empty directory" in capsys.readouterr().err
