@@ -1,0 +1,197 @@
+"""Only the host changes the game: PIN login, limits on guessing, CSRF, expiry, cookies."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from companion.errors import DataError
+from companion.session import Session
+from tests.web.conftest import PIN, Host, log_in, page_token, web_settings
+from web import auth
+from web.app import create_app
+from web.settings import WebSettings
+
+
+def try_pin(client: FlaskClient, pin: str, address: str = "10.1.2.3") -> Any:
+    token = page_token(client)
+    return client.post(
+        "/api/login",
+        json={"pin": pin},
+        headers={"X-CSRF-Token": token},
+        environ_base={"REMOTE_ADDR": address},
+    )
+
+
+def test_the_right_pin_makes_the_host_and_logout_ends_it(client: FlaskClient) -> None:
+    host = log_in(client)
+    state = host.state()
+    assert state["you"] == {"host": True, "csrf": host.token}
+    assert host.post("/api/logout").status_code == 200
+    assert host.state()["you"] == {"host": False}
+    assert host.post("/api/undo").status_code == 401
+
+
+def test_a_wrong_pin_is_refused(client: FlaskClient) -> None:
+    response = try_pin(client, "0000")
+    assert response.status_code == 401
+    assert response.get_json() == {"error": "That is not the host PIN."}
+    assert client.get("/api/state").get_json()["you"] == {"host": False}
+
+
+def test_the_pin_is_compared_in_constant_time(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[bytes, bytes]] = []
+    real = hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        calls.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr("web.auth.hmac.compare_digest", spy)
+    try_pin(client, "1357")
+    assert (b"1357", PIN.encode()) in calls
+    assert not auth.pin_matches(2468, PIN) and not auth.pin_matches(None, PIN)
+
+
+def test_wrong_guesses_are_limited_per_client(client: FlaskClient) -> None:
+    for _ in range(5):
+        assert try_pin(client, "0000").status_code == 401
+    limited = try_pin(client, "0000")
+    assert limited.status_code == 429
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert limited.get_json() == {"error": "Too many wrong PINs: wait a minute and try again."}
+    # While paused even the right PIN is not tried, so guessing gains nothing.
+    assert try_pin(client, PIN).status_code == 429
+    # Another phone at the table can still log in.
+    assert try_pin(client, PIN, address="10.1.2.4").status_code == 200
+
+
+def test_wrong_guesses_are_limited_in_all(session: Session) -> None:
+    client = create_app(session, web_settings()).test_client()
+    for i in range(20):  # 20 addresses, one wrong guess each
+        assert try_pin(client, "0000", address=f"10.0.0.{i}").status_code == 401
+    assert try_pin(client, PIN, address="10.0.1.1").status_code == 429
+
+
+def test_the_limit_forgets_guesses_after_its_window() -> None:
+    now = [0.0]
+    limiter = auth.LoginLimiter(2, 10, 60.0, clock=lambda: now[0])
+    limiter.failed("a")
+    limiter.failed("a")
+    assert limiter.retry_after("a") == 60
+    assert limiter.retry_after("b") is None
+    now[0] = 45.0
+    assert limiter.retry_after("a") == 15
+    now[0] = 60.5
+    assert limiter.retry_after("a") is None
+
+
+def test_a_change_without_the_csrf_token_is_403(host: Host, session: Session) -> None:
+    before = session.version
+    missing = host.client.post("/api/turn", json={"steps": 1})
+    assert missing.status_code == 403
+    assert "security token" in missing.get_json()["error"]
+    wrong = host.client.post("/api/turn", json={"steps": 1}, headers={"X-CSRF-Token": "forged"})
+    assert wrong.status_code == 403
+    assert session.version == before
+
+
+def test_a_token_from_another_browser_does_not_count(app: Any, host: Host) -> None:
+    other = app.test_client()
+    their_token = page_token(other)
+    response = host.client.post("/api/undo", json={}, headers={"X-CSRF-Token": their_token})
+    assert response.status_code == 403
+
+
+def test_login_itself_needs_the_page_token(client: FlaskClient) -> None:
+    response = client.post("/api/login", json={"pin": PIN})
+    assert response.status_code == 403
+    assert client.get("/api/state").get_json()["you"] == {"host": False}
+
+
+def test_login_gives_a_fresh_token(client: FlaskClient) -> None:
+    before = page_token(client)
+    host = log_in(client)
+    assert host.token != before
+    response = client.post("/api/undo", json={}, headers={"X-CSRF-Token": before})
+    assert response.status_code == 403
+
+
+def test_the_pin_is_never_in_a_url(client: FlaskClient) -> None:
+    response = client.get(f"/api/login?pin={PIN}")
+    assert response.status_code == 405
+    assert client.get("/api/state").get_json()["you"] == {"host": False}
+
+
+def test_the_host_login_expires(session: Session) -> None:
+    now = [1_000_000.0]
+    app = create_app(session, web_settings(session_minutes=30), clock=lambda: now[0])
+    host = log_in(app.test_client())
+    now[0] += 29 * 60
+    assert host.state()["you"]["host"] is True
+    now[0] += 2 * 60
+    assert host.state()["you"] == {"host": False}
+    assert host.post("/api/dismiss").status_code == 401
+
+
+def test_the_session_cookie_is_httponly_strict_and_expires(client: FlaskClient) -> None:
+    token = page_token(client)
+    response = client.post("/api/login", json={"pin": PIN}, headers={"X-CSRF-Token": token})
+    cookie = response.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "Expires=" in cookie
+    assert PIN not in cookie
+
+
+def test_neither_pin_nor_token_reaches_the_log(
+    client: FlaskClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    try_pin(client, "9999")
+    host = log_in(client)
+    host.post("/api/logout")
+    assert any("wrong host PIN" in r.getMessage() for r in caplog.records)
+    assert any("logged in" in r.getMessage() for r in caplog.records)
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert PIN not in text and "9999" not in text and host.token not in text
+
+
+def test_without_a_configured_pin_a_random_one_is_made(session: Session) -> None:
+    app = create_app(session, WebSettings(advertise=False))
+    settings = app.config["WEB_SETTINGS"]
+    assert settings.pin is not None and len(settings.pin) == 6 and settings.pin.isdigit()
+    assert app.config["PIN_GENERATED"] is True
+    host = log_in(app.test_client(), settings.pin)
+    assert host.state()["you"]["host"] is True
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"pin": "12ab"}, "web.pin: a PIN is 4 to 12 digits"),
+        ({"pin": 1234}, "write the PIN as a string"),
+        ({"port": 70000}, "web.port: 70000 is out of range"),
+        ({"colour": "red"}, "unknown setting 'colour'"),
+        ({"name": "My Table"}, "is not a network name"),
+        ({"sse_max_clients": 100}, "web.sse_max_clients: 100 is out of range"),
+        ({"secret_key": "short"}, "at least 16 characters"),
+    ],
+)
+def test_bad_settings_are_one_sentence(values: dict[str, Any], message: str) -> None:
+    with pytest.raises(DataError, match=message) as error:
+        WebSettings.from_mapping({"web": values}, "companion.toml")
+    assert error.value.message.startswith("companion.toml: ")
+
+
+def test_settings_are_read_from_the_web_table() -> None:
+    settings = WebSettings.from_mapping(
+        {"web": {"pin": "0427", "port": 9000, "name": "kitchen-table"}, "camera": {}}, "x.toml"
+    )
+    assert (settings.pin, settings.port, settings.name) == ("0427", 9000, "kitchen-table")
+    assert settings.with_pin() is settings

@@ -1,0 +1,86 @@
+"""Serving on the LAN: the address for the QR code, the console message, failing soft."""
+
+from __future__ import annotations
+
+import io
+import logging
+import threading
+import urllib.request
+
+import pytest
+
+from companion.session import Session
+from tests.web.conftest import web_settings
+from web import serve as serving
+from web.app import create_app
+from web.serve import Server, announce, page_url
+
+
+def test_a_fixed_listen_address_is_the_lan_address() -> None:
+    assert serving.lan_address("192.168.4.7") == "192.168.4.7"
+    assert page_url("192.168.4.7", 8080) == "http://192.168.4.7:8080/"
+    assert page_url("192.168.4.7", 80) == "http://192.168.4.7/"
+
+
+def test_no_route_means_no_lan_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    class NoNetwork:
+        def __init__(self, *args: object) -> None:
+            pass
+
+        def __enter__(self) -> NoNetwork:
+            return self
+
+        def __exit__(self, *args: object) -> None:
+            pass
+
+        def connect(self, address: object) -> None:
+            raise OSError("Network is unreachable")
+
+    monkeypatch.setattr("web.serve.socket.socket", NoNetwork)
+    assert serving.lan_address() is None
+
+
+def test_advertising_fails_soft(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import zeroconf
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("no multicast here")
+
+    monkeypatch.setattr(zeroconf, "Zeroconf", broken)
+    with caplog.at_level(logging.WARNING):
+        assert serving.advertise("maori", "192.168.4.7", 8080) is None
+    assert "could not advertise maori.local" in caplog.text
+
+
+def test_the_console_shows_the_address_and_a_pin_made_now(session: Session) -> None:
+    app = create_app(session, web_settings(host="127.0.0.1", port=0, pin=None))
+    server = Server(app)
+    try:
+        out = io.StringIO()
+        announce(server, app.config["WEB_SETTINGS"].pin, out)
+        text = out.getvalue()
+        assert f"open http://127.0.0.1:{server.port}/" in text
+        assert f"Host PIN for this run: {app.config['WEB_SETTINGS'].pin}" in text
+        configured = io.StringIO()
+        announce(server, None, configured)
+        assert "as configured" in configured.getvalue()
+    finally:
+        server.close()
+
+
+def test_the_server_answers_and_stops(session: Session) -> None:
+    app = create_app(session, web_settings(host="127.0.0.1", port=0, threads=4, sse_max_clients=2))
+    server = Server(app)
+    assert app.config["PUBLIC_URL"] == server.url == f"http://127.0.0.1:{server.port}/"
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen(server.local_url + "api/state", timeout=10) as response:
+            assert response.headers["X-Frame-Options"] == "DENY"
+            assert b'"phase":"playing"' in response.read()
+    finally:
+        server.close()
+        thread.join(10)
+    assert not thread.is_alive()

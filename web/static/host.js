@@ -1,0 +1,572 @@
+/* The host's screens: PIN login, new game, entering a turn by taps, questions, corrections,
+ * undo. Every change is a POST with the session's CSRF token in X-CSRF-Token. */
+(function () {
+  'use strict';
+
+  var C = window.Companion;
+  var el = C.el, clear = C.clear, plural = C.plural;
+  var meta = document.querySelector('meta[name="csrf-token"]');
+  var csrf = meta ? meta.getAttribute('content') : '';
+  var builder = fresh();
+  var shownSetup = false;
+  var lastTurn = null;
+
+  function byId(id) { return document.getElementById(id); }
+  function fresh() {
+    return { slot: null, position: null, action: null, cell: null, rotation: 0, drawn: '',
+      shipTo: '', preview: null, error: null, busy: false, seq: 0 };
+  }
+
+  // ------------------------------------------------------------------ API
+
+  function post(url, body) {
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      cache: 'no-store',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify(body || {})
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        if (!response.ok) {
+          var error = new Error(data.error || ('The companion answered ' + response.status + '.'));
+          error.status = response.status;
+          throw error;
+        }
+        return data;
+      });
+    });
+  }
+
+  function act(url, body, okMessage) {
+    return post(url, body).then(function (data) {
+      if (okMessage !== false) C.toast(okMessage || data.text || 'Done.', 'ok');
+      return C.refresh().then(function () { return data; });
+    }).catch(function (error) {
+      C.toast(error.message, 'error');
+      if (error.status === 401) C.refresh();
+      throw error;
+    });
+  }
+
+  C.api.confirm = function (index) {
+    act('/api/confirm', { index: index }).then(resetBuilder, function () {});
+  };
+  C.api.dismiss = function () {
+    act('/api/dismiss', {}, 'Question dropped.').catch(function () {});
+  };
+
+  // ------------------------------------------------------------------ login
+
+  byId('login-form').addEventListener('submit', function (event) {
+    event.preventDefault();
+    var input = byId('pin');
+    post('/api/login', { pin: input.value }).then(function (data) {
+      csrf = data.csrf;
+      input.value = '';
+      C.toast('You are the host now.', 'ok');
+      return C.refresh();
+    }).catch(function (error) {
+      input.select();
+      C.toast(error.message, 'error');
+    });
+  });
+
+  byId('btn-logout').addEventListener('click', function () {
+    act('/api/logout', {}, 'Logged out.').catch(function () {});
+  });
+  byId('btn-undo').addEventListener('click', function () {
+    act('/api/undo', {}).then(resetBuilder, function () {});
+  });
+
+  Array.prototype.forEach.call(document.querySelectorAll('[data-toggle]'), function (button) {
+    button.addEventListener('click', function () {
+      var panel = byId(button.getAttribute('data-toggle'));
+      var open = panel.hidden;
+      Array.prototype.forEach.call(document.querySelectorAll('.host-tools .panel'), function (p) {
+        p.hidden = true;
+      });
+      panel.hidden = !open;
+      if (open) {
+        if (panel.id === 'newgame-panel') fillNewGame();
+        if (panel.id === 'correct-panel') fillCorrect();
+        panel.scrollIntoView({ behavior: 'smooth', block: 'start' });
+      }
+    });
+  });
+
+  // ------------------------------------------------------------------ the turn builder
+
+  function playing(state) {
+    return state.you && state.you.host && state.game && !state.game.over && state.phase !== 'setup';
+  }
+  function sameCell(a, b) { return !!a && !!b && a[0] === b[0] && a[1] === b[1]; }
+  function resetBuilder() { builder = fresh(); C.ui.selectedSlot = null; C.render(); }
+
+  C.hooks.displayTap = function (slot) {
+    var state = C.state();
+    if (!playing(state)) return true;
+    var options = C.reachOf(state).bySlot[slot[0] + ',' + slot[1]];
+    if (!options) {
+      builder = fresh();
+      return true;  // the page still explains why it cannot be taken
+    }
+    var keep = builder.slot && sameCell(builder.slot, slot);
+    if (!keep) {
+      builder = fresh();
+      builder.slot = slot;
+      builder.position = options[0].position;
+    }
+    C.ui.selectedSlot = slot;
+    C.render();
+    return false;
+  };
+
+  C.hooks.laneTap = function (position) {
+    var state = C.state();
+    if (!playing(state)) return;
+    var reach = C.reachOf(state);
+    if (!reach.byPosition[position]) {
+      C.toast(C.mover(state).name + ' cannot move the ship that far.', 'error');
+      return;
+    }
+    if (builder.slot) {
+      var options = reach.bySlot[builder.slot[0] + ',' + builder.slot[1]] || [];
+      if (options.some(function (o) { return o.position === position; })) {
+        builder.position = position;
+        requestPreview();
+        return;
+      }
+    }
+    builder = fresh();
+    builder.position = position;
+    C.ui.selectedSlot = null;
+    C.render();
+  };
+
+  C.hooks.boardTap = function (index, cell) {
+    var state = C.state();
+    if (!playing(state) || index !== state.game.to_move || !builder.action) return;
+    var placed = state.game.players[index].board[cell[0]][cell[1]];
+    var wantsEmpty = builder.action === 'board' || builder.action === 'stored';
+    if (builder.action === 'discard' && placed) { builder.cell = cell; requestPreview(); }
+    else if (wantsEmpty && !placed) { builder.cell = cell; builder.rotation = 0; requestPreview(); }
+  };
+
+  C.hooks.storageTap = function (index) {
+    var state = C.state();
+    if (!playing(state) || index !== state.game.to_move) return;
+    if (state.game.players[index].storage && builder.position !== null && !builder.slot) {
+      choose('stored');
+    }
+  };
+
+  C.hooks.slotClass = function (slot) { return sameCell(builder.slot, slot) ? 'picked' : ''; };
+  C.hooks.laneClass = function (p) { return builder.position === p ? 'picked' : ''; };
+  C.hooks.boardCellClass = function (index, cell, placed) {
+    var state = C.state();
+    if (!playing(state) || index !== state.game.to_move || !builder.action) return '';
+    if (sameCell(builder.cell, cell)) return 'picked';
+    var wantsEmpty = builder.action === 'board' || builder.action === 'stored';
+    if ((wantsEmpty && !placed) || (builder.action === 'discard' && placed && typeof placed === 'object')) {
+      return 'target';
+    }
+    return '';
+  };
+  C.hooks.boardGhost = function (index, cell) {
+    var state = C.state();
+    if (!playing(state) || index !== state.game.to_move || !sameCell(builder.cell, cell)) return null;
+    var game = state.game;
+    var tile = builder.action === 'board' ? game.display[builder.slot[0]][builder.slot[1]]
+      : builder.action === 'stored' ? game.players[index].storage : null;
+    return tile ? { tile: tile, rotation: builder.rotation } : null;
+  };
+  C.hooks.storageClass = function (index) {
+    var state = C.state();
+    return playing(state) && index === state.game.to_move && builder.action === 'stored' ? 'picked' : '';
+  };
+
+  function choose(action) {
+    builder.action = action;
+    builder.cell = null;
+    builder.preview = null;
+    builder.error = null;
+    if (action === 'storage' || action === 'pass') requestPreview();
+    else {
+      C.render();
+      var board = document.querySelector('.player.to-move');
+      if (board) board.scrollIntoView({ behavior: 'smooth', block: 'start' });
+    }
+  }
+
+  function turnJson() {
+    var state = C.state();
+    var reachEntry = C.reachOf(state).byPosition[builder.position];
+    var turn = { steps: reachEntry.steps };
+    var a = builder.action;
+    if (a === 'board') turn.action = { type: 'take_to_board', slot: builder.slot, cell: builder.cell, rotation: builder.rotation };
+    else if (a === 'storage') turn.action = { type: 'take_to_storage', slot: builder.slot };
+    else if (a === 'stored') turn.action = { type: 'storage_to_board', cell: builder.cell, rotation: builder.rotation };
+    else if (a === 'discard') turn.action = { type: 'discard', cell: builder.cell };
+    else turn.action = { type: 'pass' };
+    if (state.game.variant !== 'base' && (a === 'board' || a === 'stored')) turn.ship_path = 'auto';
+    if (builder.drawn && (a === 'board' || a === 'storage')) turn.drawn = builder.drawn;
+    if (builder.shipTo && state.game.variant === 'advanced') {
+      turn.ship_to = builder.shipTo.split(',').map(Number);
+    }
+    return turn;
+  }
+
+  function requestPreview() {
+    builder.seq += 1;
+    var seq = builder.seq;
+    builder.preview = null;
+    builder.error = null;
+    C.render();
+    post('/api/preview', turnJson()).then(function (data) {
+      if (seq !== builder.seq) return;
+      builder.preview = data;
+      var action = data.turn && data.turn.action;
+      if (action && typeof action.rotation === 'number') builder.rotation = action.rotation;
+      C.render();
+    }).catch(function (error) {
+      if (seq !== builder.seq) return;
+      builder.error = error.message;
+      C.render();
+    });
+  }
+
+  function confirmTurn() {
+    builder.busy = true;
+    renderBuilder(C.state());
+    act('/api/turn', turnJson()).then(function () {
+      resetBuilder();
+      document.getElementById('display').scrollIntoView({ behavior: 'smooth', block: 'center' });
+    }, function () {
+      builder.busy = false;
+      renderBuilder(C.state());
+    });
+  }
+
+  function step(n, text) { return el('p', { class: 'step' }, [el('b', { text: n }), text]); }
+
+  function renderBuilder(state) {
+    var box = byId('builder');
+    clear(box);
+    box.hidden = !playing(state) || state.phase === 'confirm';
+    var active = !box.hidden && builder.position !== null;
+    box.classList.toggle('sheet', active);
+    document.body.classList.toggle('sheet-open', active);
+    if (box.hidden) return;
+    var who = C.mover(state);
+    var game = state.game;
+    var reach = C.reachOf(state);
+    var tiles = state.tiles;
+    var player = game.players[game.to_move];
+    var title = el('h3', {}, ['Enter ', el('span', { class: 'who', text: who.name + '’s' }), ' turn']);
+    if (!active) {
+      box.appendChild(title);
+      box.appendChild(step('1', ' Tap the tile ' + who.name + ' took in the display — or a spot in the '
+        + 'ship’s lane to pass, lay the stored tile or remove a tile.'));
+      return;
+    }
+    box.appendChild(el('div', { class: 'sheet-head' }, [title,
+      el('button', { type: 'button', class: 'quiet small', 'aria-label': 'Cancel this turn', text: '✕ Cancel',
+        onclick: resetBuilder })]));
+    var entry = reach.byPosition[builder.position];
+    var shipText = plural(entry.steps, 'step') + ' to ' + C.positionName(builder.position);
+    if (builder.slot) {
+      var id = game.display[builder.slot[0]][builder.slot[1]];
+      var options = reach.bySlot[builder.slot[0] + ',' + builder.slot[1]] || [];
+      box.appendChild(el('div', { class: 'picked-tile' }, [
+        C.tileSvg(tiles[id], 0, { class: 'tile-svg thumb' }),
+        el('div', {}, [el('strong', { text: C.describeMeaning(tiles[id]) }),
+          el('div', { class: 'hint', text: 'display ' + C.cellName(builder.slot)
+            + (options.length > 1 ? '' : ' · ship ' + shipText) })])
+      ]));
+      if (options.length > 1) {
+        var choices = el('div', { class: 'options', role: 'group', 'aria-label': 'Where the ship stops' },
+          [el('span', { class: 'options-label', text: 'Ship:' })]);
+        options.forEach(function (o) {
+          var on = o.position === builder.position;
+          choices.appendChild(el('button', { type: 'button', class: 'option' + (on ? ' on' : ''),
+            'aria-pressed': on ? 'true' : 'false', title: C.positionName(o.position),
+            text: plural(o.steps, 'step') + ' · ' + (o.cost ? plural(o.cost, 'shell') : 'free'),
+            onclick: function () { C.hooks.laneTap(o.position); } }));
+        });
+        box.appendChild(choices);
+      }
+    } else {
+      box.appendChild(el('p', { class: 'ship-line' }, ['Ship: ', el('strong', { text: shipText }),
+        entry.move_cost ? ' (' + plural(entry.move_cost, 'shell') + ')' : ' (free)']));
+    }
+    // The action.
+    var hasTiles = player.board.some(function (row) {
+      return row.some(function (c) { return c && typeof c === 'object'; });
+    });
+    var buttons = [];
+    function actionButton(action, label, enabled) {
+      var on = builder.action === action;
+      buttons.push(el('button', { type: 'button', class: 'option' + (on ? ' on' : ''), disabled: !enabled,
+        'aria-pressed': on ? 'true' : 'false', 'data-action': action, text: label,
+        onclick: function () { choose(action); } }));
+    }
+    if (builder.slot) {
+      actionButton('board', 'Lay on the board', true);
+      actionButton('storage', 'Into storage', !player.storage);
+    } else {
+      actionButton('pass', 'Pass', true);
+      actionButton('stored', 'Lay the stored tile', !!player.storage);
+      actionButton('discard', 'Remove a tile', hasTiles);
+    }
+    box.appendChild(el('div', { class: 'options' }, buttons));
+    var a = builder.action;
+    if ((a === 'board' || a === 'stored' || a === 'discard') && !builder.cell) {
+      box.appendChild(step('2', a === 'discard' ? ' Tap the tile to remove on ' + who.name + '’s board.'
+        : ' Tap an empty field on ' + who.name + '’s board (dashed).'));
+    }
+    if ((a === 'board' || a === 'stored') && builder.cell && builder.preview && builder.preview.rotations.length) {
+      var tileId = a === 'board' ? game.display[builder.slot[0]][builder.slot[1]] : player.storage;
+      var single = builder.preview.rotations.length === 1;
+      var turns = el('div', { class: 'rotations', role: 'group', 'aria-label': 'How the tile lies' },
+        [el('span', { class: 'options-label', text: single ? 'Palms point to the owner:' : 'Turned:' })]);
+      builder.preview.rotations.forEach(function (rotation) {
+        var on = rotation === builder.rotation;
+        turns.appendChild(el('button', { type: 'button', class: 'rotation' + (on ? ' on' : ''),
+          'aria-pressed': on ? 'true' : 'false', 'data-rotation': rotation, title: 'turned ' + rotation + '°',
+          onclick: function () { builder.rotation = rotation; requestPreview(); } },
+          [C.tileSvg(tiles[tileId], rotation, { class: 'tile-svg mini' }), el('span', { text: rotation + '°' })]));
+      });
+      box.appendChild(turns);
+    }
+    // Rarely needed: the tile that refilled the display, the player ship afterwards.
+    var extras = [];
+    if ((a === 'board' || a === 'storage') && game.stack_left > 0) {
+      var drawn = el('select', { id: 'b-drawn', onchange: function (e) { builder.drawn = e.target.value; requestPreview(); } },
+        [el('option', { value: '', text: 'the companion draws one' })]);
+      Object.keys(tiles).forEach(function (tileKey) {
+        drawn.appendChild(el('option', { value: tileKey, selected: builder.drawn === tileKey,
+          text: tileKey + ' — ' + C.describeMeaning(tiles[tileKey]) }));
+      });
+      extras.push(el('label', { class: 'extra' }, ['Tile drawn to refill the display', drawn]));
+    }
+    if (game.variant === 'advanced' && a && a !== 'pass') {
+      var shipTo = el('select', { id: 'b-shipto', onchange: function (e) { builder.shipTo = e.target.value; requestPreview(); } },
+        [el('option', { value: '', text: 'stays where it is' })]);
+      player.board.forEach(function (row, r) {
+        row.forEach(function (c, col) {
+          if ((c && typeof c === 'object') || sameCell(builder.cell, [r, col])) {
+            shipTo.appendChild(el('option', { value: r + ',' + col, selected: builder.shipTo === r + ',' + col,
+              text: C.cellName([r, col]) }));
+          }
+        });
+      });
+      extras.push(el('label', { class: 'extra' }, [who.name + '’s ship afterwards', shipTo]));
+    }
+    if (extras.length) {
+      var details = el('details', { class: 'more', open: !!(builder.drawn || builder.shipTo) },
+        [el('summary', { text: game.variant === 'advanced' ? 'Drawn tile, player ship' : 'Drawn tile' })].concat(extras));
+      box.appendChild(details);
+    }
+    // The verdict before confirming.
+    if (builder.error) box.appendChild(el('p', { class: 'preview bad', role: 'alert', text: builder.error }));
+    if (builder.preview) {
+      var p = builder.preview;
+      var cost = p.cost ? 'Costs ' + plural(p.cost, 'shell') : 'Free';
+      if (p.gained) cost += ', gains ' + plural(p.gained, 'shell');
+      box.appendChild(el('div', { class: 'preview good' }, [
+        el('strong', { text: cost + '. ' }), el('span', { text: p.text + '.' })
+      ]));
+    }
+    var ready = builder.preview && !builder.error && !builder.busy;
+    box.appendChild(el('div', { class: 'actions' }, [
+      el('button', { type: 'button', class: 'primary', id: 'b-confirm', disabled: !ready,
+        text: builder.busy ? 'Saving…' : 'Confirm the turn', onclick: confirmTurn })
+    ]));
+  }
+
+  // ------------------------------------------------------------------ new game
+
+  function playerRow(player, index) {
+    var colours = Object.keys(C.state().web.colours);
+    var seat = el('select', { class: 'ng-seat', 'aria-label': 'Seat' });
+    for (var s = 1; s <= 5; s++) seat.appendChild(el('option', { value: s, selected: s === player.seat, text: 'seat ' + s }));
+    var colour = el('select', { class: 'ng-colour', 'aria-label': 'Colour' });
+    colours.forEach(function (c) { colour.appendChild(el('option', { value: c, selected: c === player.colour, text: c })); });
+    return el('div', { class: 'ng-player' }, [
+      el('input', { class: 'ng-name', type: 'text', maxlength: 24, required: true, value: player.name,
+        placeholder: 'Player ' + (index + 1), 'aria-label': 'Name of player ' + (index + 1), oninput: updateStartOptions }),
+      seat, colour,
+      el('button', { type: 'button', class: 'quiet small', text: '✕', 'aria-label': 'Remove this player',
+        onclick: function (e) { e.target.closest('.ng-player').remove(); updateStartOptions(); } })
+    ]);
+  }
+
+  function fillNewGame() {
+    var state = C.state();
+    var box = clear(byId('ng-players'));
+    var colours = Object.keys(state.web.colours);
+    var players = state.game ? state.game.players.map(function (p) {
+      return { name: p.name, seat: p.seat, colour: p.colour };
+    }) : [{ name: '', seat: 1, colour: colours[0] }, { name: '', seat: 2, colour: colours[1] }];
+    players.forEach(function (p, i) { box.appendChild(playerRow(p, i)); });
+    var ship = clear(byId('ng-ship'));
+    for (var p = 0; p < 16; p++) ship.appendChild(el('option', { value: p, text: C.positionName(p) }));
+    if (state.game) {
+      byId('ng-variant').value = state.game.variant;
+      byId('ng-side').value = state.game.side;
+      byId('ng-matching').value = state.game.matching;
+    }
+    var camera = byId('ng-camera');
+    camera.checked = !!state.web.camera_read;
+    camera.disabled = !state.web.camera_read;
+    byId('ng-camera-hint').hidden = !!state.web.camera_read;
+    updateStartOptions();
+  }
+
+  function updateStartOptions() {
+    var select = byId('ng-start');
+    var before = select.value;
+    clear(select);
+    Array.prototype.forEach.call(document.querySelectorAll('#ng-players .ng-name'), function (input, i) {
+      select.appendChild(el('option', { value: i, text: input.value || 'Player ' + (i + 1) }));
+    });
+    // Until the host picks one, the start player is the last: the first listed begins.
+    if (select.dataset.touched && before && before < select.options.length) select.value = before;
+    else if (select.options.length) select.value = String(select.options.length - 1);
+  }
+
+  byId('ng-start').addEventListener('change', function (e) { e.target.dataset.touched = '1'; });
+
+  byId('ng-add').addEventListener('click', function () {
+    var rows = document.querySelectorAll('#ng-players .ng-player');
+    if (rows.length >= 5) { C.toast('Māori is played by at most 5 players.', 'error'); return; }
+    var used = Array.prototype.map.call(document.querySelectorAll('.ng-seat'), function (s) { return Number(s.value); });
+    var usedColours = Array.prototype.map.call(document.querySelectorAll('.ng-colour'), function (s) { return s.value; });
+    var seat = [1, 2, 3, 4, 5].filter(function (s) { return used.indexOf(s) < 0; })[0] || 1;
+    var colour = Object.keys(C.state().web.colours).filter(function (c) { return usedColours.indexOf(c) < 0; })[0];
+    byId('ng-players').appendChild(playerRow({ name: '', seat: seat, colour: colour }, rows.length));
+    updateStartOptions();
+  });
+
+  byId('newgame-panel').addEventListener('submit', function (event) {
+    event.preventDefault();
+    var players = Array.prototype.map.call(document.querySelectorAll('#ng-players .ng-player'), function (row) {
+      return {
+        name: row.querySelector('.ng-name').value,
+        seat: Number(row.querySelector('.ng-seat').value),
+        colour: row.querySelector('.ng-colour').value
+      };
+    });
+    act('/api/game', {
+      players: players,
+      start_player: Number(byId('ng-start').value),
+      ship: Number(byId('ng-ship').value),
+      variant: byId('ng-variant').value,
+      side: byId('ng-side').value,
+      matching: byId('ng-matching').value,
+      use_camera: byId('ng-camera').checked
+    }, 'New game started.').then(function () {
+      byId('newgame-panel').hidden = true;
+      resetBuilder();
+      window.scrollTo({ top: 0, behavior: 'smooth' });
+    }, function () {});
+  });
+
+  // ------------------------------------------------------------------ corrections
+
+  function fillCorrect() {
+    var state = C.state();
+    var area = byId('cc-area');
+    var before = area.value;
+    clear(area);
+    area.appendChild(el('option', { value: 'display', text: 'the display' }));
+    (state.game ? state.game.players : []).forEach(function (p) {
+      area.appendChild(el('option', { value: String(p.seat), text: p.name + '’s board (seat ' + p.seat + ')' }));
+    });
+    if (before) area.value = before;
+    fillRowsCols();
+    var tile = byId('cc-tile');
+    if (!tile.options.length) {
+      tile.appendChild(el('option', { value: ':empty', text: 'nothing (empty)' }));
+      tile.appendChild(el('option', { value: ':unknown', text: 'cannot tell (unknown)' }));
+      Object.keys(state.tiles).forEach(function (id) {
+        tile.appendChild(el('option', { value: id, text: id + ' — ' + C.describeMeaning(state.tiles[id]) }));
+      });
+    }
+    drawCorrectPreview();
+  }
+
+  function fillRowsCols() {
+    var state = C.state();
+    var rows = 4, cols = 4;
+    if (byId('cc-area').value !== 'display' && state.game) {
+      rows = state.game.layout.rows;
+      cols = state.game.layout.cols;
+    }
+    [['cc-row', rows], ['cc-col', cols]].forEach(function (pair) {
+      var select = byId(pair[0]);
+      var before = select.value;
+      clear(select);
+      for (var i = 0; i < pair[1]; i++) select.appendChild(el('option', { value: i, text: String(i + 1) }));
+      if (before && Number(before) < pair[1]) select.value = before;
+    });
+  }
+
+  function drawCorrectPreview() {
+    var box = clear(byId('cc-preview'));
+    var id = byId('cc-tile').value;
+    if (id && id.charAt(0) !== ':') {
+      box.appendChild(C.tileSvg(C.state().tiles[id], Number(byId('cc-rotation').value), { class: 'tile-svg thumb' }));
+    }
+  }
+
+  byId('cc-area').addEventListener('change', fillRowsCols);
+  byId('cc-tile').addEventListener('change', drawCorrectPreview);
+  byId('cc-rotation').addEventListener('change', drawCorrectPreview);
+  byId('correct-panel').addEventListener('submit', function (event) {
+    event.preventDefault();
+    var area = byId('cc-area').value;
+    var tile = byId('cc-tile').value;
+    var cell = tile === ':empty' ? { empty: true } : tile === ':unknown' ? { unknown: true }
+      : { tile: tile, rotation: Number(byId('cc-rotation').value) };
+    post('/api/correct', {
+      area: area === 'display' ? 'display' : Number(area),
+      row: Number(byId('cc-row').value),
+      col: Number(byId('cc-col').value),
+      cell: cell
+    }).then(function (data) {
+      C.toast(data.verdict === 'accepted' ? 'Corrected: the turn is recorded.'
+        : 'Corrected. ' + (data.reason || ''), data.verdict === 'accepted' ? 'ok' : 'error');
+      return C.refresh();
+    }).catch(function (error) { C.toast(error.message, 'error'); });
+  });
+
+  // ------------------------------------------------------------------ after each render
+
+  C.hooks.afterRender.push(function (state) {
+    var host = !!(state.you && state.you.host);
+    if (host && state.you.csrf) csrf = state.you.csrf;
+    byId('login').hidden = host;
+    byId('host-tools').hidden = !host;
+    byId('btn-undo').disabled = !(state.game && state.game.can_undo);
+    if (host && !state.game && !shownSetup) {
+      shownSetup = true;
+      byId('newgame-panel').hidden = false;
+      fillNewGame();
+    }
+    var turn = state.game ? state.game.turn_number + ':' + state.game.to_move : null;
+    if (turn !== lastTurn) {
+      lastTurn = turn;
+      if (builder.position !== null) {  // the game moved on under the builder: start afresh
+        builder = fresh();
+        C.ui.selectedSlot = null;
+        C.render();
+        return;
+      }
+    }
+    renderBuilder(state);
+  });
+
+  C.render();
+})();
