@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from companion.actions import Matching, Turn, Variant, action_to_json
 from companion.catalogue import Catalogue, default_catalogue
@@ -25,6 +25,8 @@ from companion.rules import TurnRecord, at
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable, Verdict, infer_turn
 
 LOG_KEPT = 500
+#: What the indicator LEDs show.
+Status = Literal["idle", "ready", "reading", "problem", "over"]
 
 
 class Phase(StrEnum):
@@ -160,7 +162,7 @@ class Session:
             return Phase.CONFIRM if self.question else Phase.PLAYING
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         """For the indicator LEDs: idle, ready, reading, problem or over."""
         with self._lock:
             if self.reading:

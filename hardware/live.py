@@ -1,0 +1,234 @@
+"""The live table: button presses become reads of a still table, and reads become turns.
+
+`LiveTable.step()` does one round of the loop: it feeds the motion gate with the camera's
+small preview, keeps the page's camera status and snapshot fresh, feeds the systemd watchdog
+while frames arrive, and handles the button events queued by gpiozero's threads. After "turn
+done" it waits until the table has been still long enough (hands gone), takes a full frame,
+reads it and hands the read to the Session, which records the turn, refuses it or asks the
+host. Buttons pressed at the wrong time (during a read, twice, during setup or while a
+question is open) get one sentence in the move log and a beep, never a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import cv2
+import numpy as np
+
+from companion.errors import CompanionError, IllegalMove
+from companion.reading import TableRead
+from companion.session import Phase, Session
+from companion.tracker import Accepted, Doubtful, Refused, Unreadable
+from hardware.buttons import ButtonHeld, TurnDone, UndoPressed
+from hardware.camera import CameraSource
+from hardware.indicators import NullIndicators, StatusIndicators
+from hardware.systemd import Notifier
+
+log = logging.getLogger(__name__)
+
+Reader = Callable[[np.ndarray], TableRead]
+
+
+class StillnessGate(Protocol):
+    """The motion gate as the loop uses it."""
+
+    def feed(self, image: np.ndarray, at: float) -> bool:
+        """Take a small grey frame; True once the table has been still long enough."""
+        ...
+
+    def reset(self) -> None:
+        """Forget what was seen (a new wait starts)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSettings:
+    preview_interval_s: float = 0.1
+    snapshot_interval_s: float = 1.0
+    settle_timeout_s: float = 20.0
+    snapshot_width: int = 960
+    snapshot_quality: int = 80
+
+
+class LiveTable:
+    """Buttons, camera, motion gate and reader around one Session."""
+
+    def __init__(
+        self,
+        session: Session,
+        camera: CameraSource,
+        reader: Reader,
+        gate: StillnessGate,
+        *,
+        events: queue.Queue[object] | None = None,
+        indicators: StatusIndicators | None = None,
+        notifier: Notifier | None = None,
+        settings: LiveSettings | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.session = session
+        self.camera = camera
+        self.reader = reader
+        self.gate = gate
+        self.events: queue.Queue[object] = events if events is not None else queue.Queue()
+        self.indicators = indicators or NullIndicators()
+        self.notifier = notifier or Notifier("")
+        self.settings = settings or LiveSettings()
+        self.clock = clock
+        self.waiting_since: float | None = None
+        self.reads = 0
+        self._last_preview = -1e9
+        self._last_snapshot = -1e9
+        self._last_camera: tuple[str, str] | None = None
+        self.still = False
+
+    # ------------------------------------------------------------ the loop
+
+    def run(self, stop: threading.Event) -> None:
+        """Loop until `stop` is set."""
+        while not stop.is_set():
+            self.step(block=self.settings.preview_interval_s)
+
+    def step(self, block: float = 0.0) -> None:
+        """One round: camera and gate, then at most the events queued so far."""
+        now = self.clock()
+        if now - self._last_preview >= self.settings.preview_interval_s:
+            self._last_preview = now
+            self._watch_camera(now)
+        try:
+            event = self.events.get(timeout=block) if block else self.events.get_nowait()
+        except queue.Empty:
+            event = None
+        if event is not None:
+            self._handle(event)
+        if self.waiting_since is not None:
+            self._maybe_read(self.clock())
+        self.indicators.show(self.session.status)
+
+    def _watch_camera(self, now: float) -> None:
+        frame = self.camera.preview()
+        status = self.camera.status
+        if status.state == "none":
+            self.notifier.watchdog()  # no camera: manual play; nothing to be stuck on
+        camera = ("ok" if status.ok else status.state, status.message)
+        snapshot = None
+        if frame is not None:
+            self.notifier.watchdog()
+            self.still = self.gate.feed(frame.image, frame.at)
+            if now - self._last_snapshot >= self.settings.snapshot_interval_s:
+                self._last_snapshot = now
+                snapshot = self._jpeg(frame.image)
+        if camera != self._last_camera or snapshot is not None:
+            self._last_camera = camera
+            state = "lost" if camera[0] in ("lost", "closed") else camera[0]
+            message = "Camera ready." if state == "ok" else camera[1]
+            self.session.set_camera(state, message, snapshot=snapshot)
+
+    def _jpeg(self, image: np.ndarray) -> bytes | None:
+        width = self.settings.snapshot_width
+        if image.shape[1] > width:
+            height = round(image.shape[0] * width / image.shape[1])
+            image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
+        ok, data = cv2.imencode(
+            ".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, self.settings.snapshot_quality]
+        )
+        return data.tobytes() if ok else None
+
+    # ------------------------------------------------------------ buttons
+
+    def _handle(self, event: object) -> None:
+        if isinstance(event, TurnDone):
+            self._turn_done(event)
+        elif isinstance(event, UndoPressed):
+            self._undo()
+        elif isinstance(event, ButtonHeld):
+            pass  # a long press means nothing more than the press itself
+
+    def _turn_done(self, event: TurnDone) -> None:
+        session = self.session
+        if self.waiting_since is not None or session.reading:
+            session.note("note", "Already reading the table: one press is enough.")
+            return
+        if not self.camera.status.ok:
+            session.note("refused", "The camera is not working: enter the turn on the host page.")
+            self.indicators.refused()
+            return
+        phase = session.phase
+        if phase is Phase.CONFIRM:
+            session.note("refused", "Answer the question on the host page first.")
+            self.indicators.refused()
+            return
+        if phase is Phase.OVER:
+            session.note("note", "The game is over: start a new one on the host page.")
+            return
+        if event.seat is not None and phase is Phase.PLAYING and session.game is not None:
+            mover = session.game.state.mover
+            if event.seat != mover.seat:
+                session.note(
+                    "refused",
+                    f"It is {mover.name}'s turn (seat {mover.seat}), not seat {event.seat}'s.",
+                )
+                self.indicators.refused()
+                return
+        self.waiting_since = self.clock()
+        self.gate.reset()
+        self.still = False
+        session.set_reading(True)
+
+    def _undo(self) -> None:
+        try:
+            self.session.undo()
+            self.indicators.accepted()
+        except IllegalMove as exc:
+            self.session.note("refused", exc.message)
+            self.indicators.refused()
+
+    # ------------------------------------------------------------ reading
+
+    def _maybe_read(self, now: float) -> None:
+        assert self.waiting_since is not None
+        if not self.still:
+            if now - self.waiting_since > self.settings.settle_timeout_s:
+                self.waiting_since = None
+                self.session.set_reading(False)
+                self.session.note(
+                    "refused", "The table did not keep still: press again when hands are away."
+                )
+                self.indicators.refused()
+            return
+        self.waiting_since = None
+        self.read_now()
+
+    def read_now(self) -> None:
+        """Take a full frame, read it and judge it (the gate already said the table is still)."""
+        session = self.session
+        frame = self.camera.capture()
+        if frame is None:
+            session.set_reading(False)
+            session.note("refused", f"No picture of the table: {self.camera.status.message}")
+            self.indicators.refused()
+            return
+        try:
+            read = self.reader(frame.image)
+        except CompanionError as exc:
+            session.set_reading(False)
+            session.note("unreadable", exc.message)
+            self.indicators.refused()
+            return
+        self.reads += 1
+        snapshot = self._jpeg(frame.image)
+        session.set_camera("ok", "Camera ready.", snapshot=snapshot)
+        verdict = session.observe(read)
+        if isinstance(verdict, Accepted):
+            self.indicators.accepted()
+        elif isinstance(verdict, Refused | Unreadable):
+            self.indicators.refused()
+        elif isinstance(verdict, Doubtful):
+            self.indicators.show("problem")

@@ -1,0 +1,196 @@
+"""The live loop end to end against fake devices: gpiozero's MockFactory buttons, a camera
+that films a scripted table, a gate that says when the table is still."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from gpiozero.pins.mock import MockFactory
+
+from companion.actions import TakeToBoard, Turn
+from companion.game import Seat
+from companion.reading import TableRead
+from companion.session import Phase, Question, Session
+from companion.state import GameState
+from companion.tracker import read_of_state
+from hardware.buttons import TableButtons, TurnDone, UndoPressed
+from hardware.camera import CameraStatus, Frame
+from hardware.config import ButtonConfig
+from hardware.live import LiveSettings, LiveTable
+from tests.companion.conftest import PLAIN_DISPLAY
+
+
+class FakeCamera:
+    def __init__(self) -> None:
+        self.ok = True
+        self.captures = 0
+
+    def open(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def preview(self) -> Frame | None:
+        return Frame(np.zeros((18, 32), np.uint8), 0.0) if self.ok else None
+
+    def capture(self) -> Frame | None:
+        self.captures += 1
+        return Frame(np.zeros((36, 64, 3), np.uint8), 0.0) if self.ok else None
+
+    @property
+    def status(self) -> CameraStatus:
+        if self.ok:
+            return CameraStatus("ok", "frames arrive", 0.0)
+        return CameraStatus("lost", "the camera sends no frames (cable?)", None)
+
+
+class CountingGate:
+    """Still after `needed` frames since the last reset."""
+
+    def __init__(self, needed: int = 3) -> None:
+        self.needed = needed
+        self.seen = 0
+
+    def feed(self, image: np.ndarray, at: float) -> bool:
+        self.seen += 1
+        return self.seen >= self.needed
+
+    def reset(self) -> None:
+        self.seen = 0
+
+
+class Table:
+    """The physical table the fake camera films: a game state the test changes by hand."""
+
+    def __init__(self, state: GameState) -> None:
+        self.state = state
+
+    def read(self, image: np.ndarray) -> TableRead:
+        return read_of_state(self.state)
+
+
+@dataclass
+class Rig:
+    live: LiveTable
+    table: Table
+    camera: FakeCamera
+    factory: MockFactory
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    session = Session(clock=lambda: 0.0)
+    session.start_game(
+        [Seat("Red", 1), Seat("Blue", 2)], start_player=1, ship=15, display=PLAIN_DISPLAY, seed=1
+    )
+    assert session.game is not None
+    table = Table(session.game.state.copy())
+    camera = FakeCamera()
+    factory = MockFactory()
+    clock = iter(range(10**6))
+    live = LiveTable(
+        session,
+        camera,
+        table.read,
+        CountingGate(),
+        settings=LiveSettings(preview_interval_s=0, settle_timeout_s=50),
+        clock=lambda: float(next(clock)),
+    )
+    yield Rig(live, table, camera, factory)
+    factory.reset()
+
+
+def play_on_table(live: LiveTable, table: Table, turn: Turn) -> None:
+    assert live.session.game is not None
+    live.session.game.rules.apply(table.state, turn)
+
+
+def press(factory: MockFactory, pin: int) -> None:
+    factory.pin(pin).drive_low()
+    factory.pin(pin).drive_high()
+
+
+def run(live: LiveTable, rounds: int = 10) -> None:
+    for _ in range(rounds):
+        live.step()
+
+
+def test_a_button_press_reads_the_still_table_and_records_the_turn(rig: Rig) -> None:
+    live, table, factory = rig.live, rig.table, rig.factory
+    with TableButtons(ButtonConfig(), live.events, pin_factory=factory):
+        play_on_table(live, table, Turn(1, TakeToBoard((0, 0), (1, 1))))
+        press(factory, 17)
+        live.step()
+        assert live.session.reading, "the page shows that the table is being read"
+        run(live)
+    game = live.session.game
+    assert game is not None and len(game.records) == 1
+    assert game.state.players[0].board[1][1] is not None
+    assert not live.session.reading and live.reads == 1
+
+
+def test_a_second_press_during_the_read_is_one_sentence(rig: Rig) -> None:
+    live = rig.live
+    live.events.put(TurnDone(None, 0.0))
+    live.events.put(TurnDone(None, 0.0))
+    live.step()
+    live.step()
+    assert (
+        live.session.view()["log"][-1]["text"] == "Already reading the table: one press is enough."
+    )
+    run(live)
+    assert live.reads == 1
+
+
+def test_a_press_for_the_wrong_seat_is_refused(rig: Rig) -> None:
+    live = rig.live
+    live.events.put(TurnDone(2, 0.0))
+    run(live, 3)
+    assert live.session.view()["log"][-1]["text"] == "It is Red's turn (seat 1), not seat 2's."
+    assert live.reads == 0
+
+
+def test_with_the_camera_lost_the_page_says_so_and_a_press_is_refused(rig: Rig) -> None:
+    live, camera = rig.live, rig.camera
+    camera.ok = False
+    live.events.put(TurnDone(None, 0.0))
+    run(live, 3)
+    view = live.session.view()
+    assert view["camera"]["status"] == "lost"
+    assert view["log"][-1]["text"] == "The camera is not working: enter the turn on the host page."
+    camera.ok = True
+    run(live, 2)
+    assert live.session.view()["camera"]["status"] == "ok"
+
+
+def test_the_undo_button_takes_back_the_last_turn(rig: Rig) -> None:
+    live = rig.live
+    play_on_table(live, rig.table, Turn(2, TakeToBoard((0, 1), (0, 0))))
+    live.events.put(TurnDone(None, 0.0))
+    run(live)
+    live.events.put(UndoPressed(0.0))
+    run(live, 2)
+    assert live.session.game is not None and live.session.game.records == []
+    live.events.put(UndoPressed(0.0))
+    run(live, 2)
+    assert live.session.view()["log"][-1]["text"] == "There is no turn to undo."
+
+
+def test_a_table_that_never_keeps_still_times_out(rig: Rig) -> None:
+    live = rig.live
+    live.gate = CountingGate(needed=10**9)
+    live.events.put(TurnDone(None, 0.0))
+    run(live, 80)
+    assert live.session.view()["log"][-1]["text"].startswith("The table did not keep still")
+    assert not live.session.reading
+
+
+def test_a_press_while_a_question_is_open_asks_for_the_answer(rig: Rig) -> None:
+    live = rig.live
+    live.session.question = Question("Which turn was it?", (), None)
+    assert live.session.phase is Phase.CONFIRM
+    live.events.put(TurnDone(None, 0.0))
+    run(live, 2)
+    assert live.session.view()["log"][-1]["text"] == "Answer the question on the host page first."
