@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from companion.actions import Matching, Turn, Variant, action_to_json
 from companion.catalogue import Catalogue, default_catalogue
-from companion.errors import IllegalMove
+from companion.errors import CompanionError, IllegalMove
 from companion.game import Game, Seat, new_game, score_state
+from companion.journal import Journal
 from companion.reading import CellRead, TableRead
 from companion.rules import TurnRecord, at
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable, Verdict, infer_turn
@@ -113,10 +114,15 @@ class Session:
     """One table's live game; every public method is thread-safe."""
 
     def __init__(
-        self, catalogue: Catalogue | None = None, *, clock: Callable[[], float] = time.time
+        self,
+        catalogue: Catalogue | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        journal: Journal | None = None,
     ) -> None:
         self.catalogue = catalogue or default_catalogue()
         self.clock = clock
+        self.journal = journal
         self.game: Game | None = None
         self.question: Question | None = None
         self.last_read: TableRead | None = None
@@ -138,7 +144,45 @@ class Session:
 
     def _note(self, kind: str, text: str, player: str | None = None) -> None:
         self._seq += 1
-        self._log.append(LogEntry(self._seq, self.clock(), kind, text, player))
+        entry = LogEntry(self._seq, self.clock(), kind, text, player)
+        self._log.append(entry)
+        if self.journal is not None and self.game is not None:
+            self._store({"type": "log", "entry": entry.to_json()})
+
+    def _store(self, event: dict[str, Any]) -> None:
+        """Put an event on disk before it is shown; a failure is one sentence."""
+        assert self.journal is not None
+        try:
+            self.journal.append(event)
+        except OSError as exc:
+            raise CompanionError(f"The game could not be saved ({exc.strerror or exc}).") from None
+
+    @classmethod
+    def resume(cls, journal: Journal, catalogue: Catalogue | None = None, **kwargs: Any) -> Session:
+        """The session saved in `journal`, at its last confirmed turn (or a fresh one)."""
+        session = cls(catalogue, journal=journal, **kwargs)
+        events = journal.load()
+        if not events:
+            return session
+        source = str(journal.current_path())
+        game_events = [e for e in events if e.get("type") in ("setup", "turn", "undo")]
+        game = Game.replay(game_events, source)
+        session.catalogue = game.state.catalogue if catalogue is None else catalogue
+        session.game = game
+        for event in events:
+            if event.get("type") == "log":
+                entry = event.get("entry", {})
+                session._seq += 1
+                session._log.append(
+                    LogEntry(
+                        session._seq,
+                        float(entry.get("at", 0.0)),
+                        str(entry.get("kind", "note")),
+                        str(entry.get("text", "")),
+                        entry.get("player"),
+                    )
+                )
+        return session
 
     def subscribe(self) -> Subscription:
         """A new subscriber; its first wait() returns at once with the current version."""
@@ -206,7 +250,15 @@ class Session:
             seed=seed,
         )
         with self._lock:
-            self.game = Game(state)
+            game = Game(state)
+            if self.journal is not None:
+                try:
+                    self.journal.start(game.events[0])
+                except OSError as exc:
+                    raise CompanionError(
+                        f"The new game could not be saved ({exc.strerror or exc})."
+                    ) from None
+            self.game = game
             self.question = None
             self._log.clear()
             names = ", ".join(p.name for p in state.players)
@@ -218,6 +270,14 @@ class Session:
         with self._lock:
             game = self._require_game()
             record = game.push(turn)
+            if self.journal is not None:
+                try:
+                    self._store(game.events[-1])
+                except CompanionError:
+                    game.pop()
+                    game.events.pop()
+                    game.events.pop()
+                    raise
             self.question = None
             self._note("turn", record.describe(), record.name)
             if record.final_round_started and not game.over:
@@ -236,7 +296,16 @@ class Session:
     def undo(self) -> TurnRecord:
         """Take back the last turn."""
         with self._lock:
-            record = self._require_game().pop()
+            game = self._require_game()
+            record = game.pop()
+            if self.journal is not None:
+                try:
+                    self._store(game.events[-1])
+                except CompanionError:
+                    game.events.pop()
+                    game.push(record.turn)
+                    game.events.pop()
+                    raise
             self.question = None
             self._note("undo", f"Undone: {record.describe()}", record.name)
             self._bump()

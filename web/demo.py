@@ -1,0 +1,406 @@
+"""`companion demo`: a whole synthetic game through the real pipeline.
+
+Simulated players (companion.bots.GreedyPlayer) play on a simulated table: each lays their
+tile on the table, their hands move over it for a moment, then they press "turn done". The
+synthetic camera renders the table (vision.render), the motion gate waits for a still table,
+the recogniser reads the frame, the tracker works out the turn, the rules check it and the
+Session records it, and every phone page follows live. When a read is doubtful the simulated
+host answers the question by looking at the table (it knows the truth); when it is
+unreadable, the player clears the table and presses again; a refused read (a misread of a
+legal turn) is entered by hand, as a host would. The summary at the end counts each case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from companion.actions import Turn, Variant
+from companion.bots import GreedyPlayer
+from companion.errors import CompanionError, DataError
+from companion.game import Seat, new_game, score_state
+from companion.gamefile import dump_game
+from companion.reading import TableRead
+from companion.session import Session
+from companion.state import GameState
+from companion.tracker import Accepted, Doubtful, Refused, Verdict
+
+NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine")
+COLOURS = ("red", "blue", "yellow", "green", "purple")
+
+
+@dataclass
+class Tally:
+    """How each turn reached the record."""
+
+    read: int = 0
+    confirmed: int = 0
+    reread: int = 0
+    by_hand: int = 0
+    mismatched: int = 0
+    setup_corrections: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        turns = self.read + self.confirmed + self.by_hand
+        return (
+            f"{turns} turns in {self.seconds:.0f} s: {self.read} read by the camera, "
+            f"{self.confirmed} confirmed by the host, {self.by_hand} entered by hand; "
+            f"{self.reread} presses repeated after an unreadable table"
+        )
+
+
+def pack_for_demo(style: str, cache: Path) -> Path:
+    """A procedurally drawn pack, made once and kept in `cache`."""
+    from vision.artpacks import write_art_pack
+
+    target = cache / f"pack-{style}"
+    if not (target / "pack.toml").exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        write_art_pack(target, style)
+    return target
+
+
+def default_cache() -> Path:
+    return Path.home() / ".cache" / "maori-companion"
+
+
+class Demo:
+    """One demo game: the simulated table, the pipeline around a Session, the players."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from hardware.camera import SyntheticSource
+        from hardware.config import CameraConfig
+        from hardware.live import LiveSettings, LiveTable
+        from vision.pack import load_pack
+
+        self.args = args
+        self.rng = random.Random(args.seed)
+        cache = Path(args.cache) if args.cache else default_cache()
+        self.pack = load_pack(args.pack or pack_for_demo(args.style, cache))
+        catalogue = self.pack.catalogue
+        seats = [Seat(NAMES[i], i + 1, COLOURS[i]) for i in range(args.players)]
+        self.world: GameState = new_game(
+            seats,
+            seed=args.seed,
+            ship=self.rng.randrange(16),
+            side=args.side,
+            variant=args.variant,
+            catalogue=catalogue,
+        )
+        self.seats = seats
+        self.session = Session(catalogue)
+        self.tally = Tally()
+        self.hands = 0
+        self.frame_seed = args.seed
+        self.sim_time = 0.0
+        self.camera_spec = self._camera()
+        self.camera = SyntheticSource(
+            self._render, config=CameraConfig(kind="synthetic"), clock=self._clock
+        )
+        self.camera.open()
+        self.live = LiveTable(
+            self.session,
+            self.camera,
+            self._read,
+            _gate(self._clock, fast=args.headless),
+            settings=LiveSettings(preview_interval_s=0.0 if args.headless else 0.1),
+            clock=self._clock,
+        )
+        self.bot = GreedyPlayer(random.Random(args.seed))
+
+    # -------------------------------------------------------------- the table
+
+    def _clock(self) -> float:
+        return self.sim_time if self.args.headless else time.monotonic()
+
+    def _camera(self) -> Any:
+        from vision.render import CameraSpec
+
+        return CameraSpec.overhead(roll_deg=self.rng.uniform(0, 360))
+
+    def _render(self) -> np.ndarray:
+        from vision.render import Effects, render_table
+        from vision.table_scene import scene_for_state
+
+        self.frame_seed += 1
+        scene = scene_for_state(
+            self.world,
+            table_seed=self.args.seed,
+            hands=self.hands,
+            rng=np.random.default_rng(self.frame_seed),
+        )
+        rendered = render_table(
+            scene,
+            self.pack,
+            self.camera_spec,
+            Effects.easy(),
+            np.random.default_rng(self.frame_seed),
+        )
+        image: np.ndarray = rendered.image
+        return image
+
+    def _read(self, image: np.ndarray) -> TableRead:
+        from vision.read import read_table
+
+        return read_table(image, self.pack, side=self.args.side)
+
+    def _wait(self, seconds: float) -> None:
+        """Let time pass while the live loop runs (simulated time when headless)."""
+        end = self._clock() + seconds
+        while self._clock() < end:
+            if self.args.headless:
+                self.sim_time += 0.1
+                self.live.step()
+            else:
+                self.live.step(block=0.05)
+
+    # -------------------------------------------------------------- the game
+
+    def setup(self) -> None:
+        """Read the first display through the camera; the host names the players."""
+        self._press_and_read(None)
+        read = self.session.last_read
+        display: list[list[str | None]] = []
+        for r in range(4):
+            row: list[str | None] = []
+            for c in range(4):
+                seen = read.display[r][c] if read else None
+                truth = self.world.display[r][c]
+                tile = seen.tile if seen is not None and not seen.empty else None
+                if tile != truth:
+                    self.tally.setup_corrections += 1  # the host types the tile in
+                row.append(truth)
+            display.append(row)
+        ship = read.ship if read and read.ship is not None else self.world.ship
+        if ship != self.world.ship:
+            self.tally.setup_corrections += 1
+            ship = self.world.ship
+        self.session.start_game(
+            self.seats,
+            start_player=self.world.start_player,
+            ship=ship,
+            side=self.args.side,
+            variant=self.args.variant,
+            display=display,
+            seed=self.args.seed + 1,
+        )
+
+    def _press_and_read(self, seat: int | None) -> Verdict | None:
+        from hardware.buttons import TurnDone
+
+        verdicts: list[Verdict] = []
+        self.session.listeners.on_verdict.append(verdicts.append)
+        try:
+            before = self.live.reads
+            self.live.events.put(TurnDone(seat, self._clock()))
+            deadline = self._clock() + 60
+            while self.live.reads == before and self._clock() < deadline:
+                self._wait(0.1)
+                if not self.session.reading and self.live.waiting_since is None:
+                    break
+        finally:
+            self.session.listeners.on_verdict.remove(verdicts.append)
+        return verdicts[-1] if verdicts else None
+
+    def play_turn(self) -> None:
+        from companion.rules import rules_for
+
+        rules = rules_for(self.world.variant, self.world.matching)
+        mover = self.world.mover
+        turn = self.bot.choose(rules, self.world)
+        # The player lays the tile: hands over the table, then away.
+        self.hands = 1
+        self.camera.set_motion(True)
+        record = rules.apply(self.world, turn)
+        self._wait(self.args.pace * 0.6)
+        self.hands = 0
+        self.camera.set_motion(False)
+        self._wait(self.args.pace * 0.4)
+        truth = record.turn
+        for _attempt in range(3):
+            verdict = self._press_and_read(mover.seat)
+            if self._resolve(verdict, truth):
+                break
+            self.tally.reread += 1
+        else:
+            self._by_hand(truth, "the table stayed unreadable")
+        self._check_against_world()
+
+    def _resolve(self, verdict: Verdict | None, truth: Turn) -> bool:
+        """The simulated host's part; True once the turn is recorded."""
+        session = self.session
+        if isinstance(verdict, Accepted):
+            self.tally.read += 1
+            return True
+        if isinstance(verdict, Doubtful):
+            outcome = _outcome_of(session, truth)
+            for index, candidate in enumerate(verdict.candidates):
+                if _outcome_of(session, candidate) == outcome:
+                    session.confirm(index)
+                    self.tally.confirmed += 1
+                    return True
+            session.dismiss()
+            self._by_hand(truth, "no offered turn matched the table")
+            return True
+        if isinstance(verdict, Refused):
+            self._by_hand(truth, verdict.reason)
+            return True
+        return False  # unreadable or nothing: clear the table and press again
+
+    def _by_hand(self, truth: Turn, why: str) -> None:
+        self.session.play(truth)
+        self.tally.by_hand += 1
+        self.tally.notes.append(why)
+
+    def _check_against_world(self) -> None:
+        game = self.session.game
+        assert game is not None
+        if game.state.players != self.world.players or game.state.display != self.world.display:
+            self.tally.mismatched += 1
+
+    def run(self) -> GameState:
+        start = time.monotonic()
+        self.setup()
+        while not self.world.over:
+            self.play_turn()
+        self.tally.seconds = time.monotonic() - start
+        game = self.session.game
+        assert game is not None
+        return game.state
+
+
+def _outcome_of(session: Session, turn: Turn) -> Any:
+    game = session.game
+    assert game is not None
+    state = game.state.copy()
+    try:
+        game.rules.apply(state, turn)
+    except CompanionError:
+        return None
+    return (state.players, state.display, state.ship)
+
+
+def _gate(clock: Any, *, fast: bool) -> Any:
+    from vision.motion import MotionGate
+
+    return MotionGate.for_demo(fast=fast)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--players",
+        type=int,
+        default=4,
+        choices=range(2, 6),
+        metavar="2-5",
+        help="how many simulated players (4)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="makes the game repeatable (1)")
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="no web server: play to the end and print the final scores",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the final scores as `companion score --json` does",
+    )
+    parser.add_argument(
+        "--save-game",
+        metavar="FILE",
+        help="write the final boards in the `companion score` input format",
+    )
+    parser.add_argument("--state-dir", metavar="DIR", help="keep the game in DIR")
+    parser.add_argument(
+        "--pace", type=float, default=None, help="seconds per turn (3 with the page, 0.6 headless)"
+    )
+    parser.add_argument("--pack", metavar="DIR", help="a tile pack (default: a drawn one)")
+    parser.add_argument("--style", default="lagoon", help="art style of the drawn pack (lagoon)")
+    parser.add_argument("--side", choices=("front", "atoll"), default="front")
+    parser.add_argument("--variant", choices=[v.value for v in Variant], default="base")
+    parser.add_argument("--port", type=int, default=8080, help="web port (8080)")
+    parser.add_argument("--cache", metavar="DIR", help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.side == "atoll" and args.players > 4:
+        raise DataError("--players", "the atoll side is played by at most 4 players")
+    if args.pace is None:
+        args.pace = 0.6 if args.headless else 3.0
+    save = Path(args.save_game) if args.save_game else None
+    demo = Demo(args)
+    server = None
+    if not args.headless:
+        server = _start_server(demo.session, args)
+    try:
+        final_state = demo.run()
+    except KeyboardInterrupt:
+        if server is not None:
+            server.close()
+        return 130
+    final = score_state(final_state)
+    if save is not None:
+        _write_game(save, final_state)
+    if args.json:
+        print(json.dumps(final.to_json(), indent=2))
+    else:
+        from companion.cli_score import render_table
+
+        print(render_table(final))
+        print(demo.tally.summary())
+    if server is not None:
+        print("The game is over; the page stays up until Ctrl-C.", file=sys.stderr)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.close()
+    return 0
+
+
+def _start_server(session: Session, args: argparse.Namespace) -> Any:
+    from web.app import create_app
+    from web.serve import Server, announce
+    from web.settings import WebSettings
+
+    settings = WebSettings(port=args.port)
+    app = create_app(session, settings)
+    server = Server(app, app.config["WEB_SETTINGS"])
+    announce(
+        server,
+        app.config["WEB_SETTINGS"].pin if app.config.get("PIN_GENERATED") else None,
+        sys.stdout,
+    )
+    threading.Thread(target=server.run, name="web", daemon=True).start()
+    return server
+
+
+def _write_game(path: Path, state: GameState) -> None:
+    from companion.scoring import PlayerBoard
+
+    players = [
+        PlayerBoard(
+            p.name,
+            p.shells,
+            state.board_meanings(p),
+            None if p.storage is None else state.catalogue.meaning(p.storage),
+        )
+        for p in state.players
+    ]
+    data = dump_game(state.layout, players, state.side)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
