@@ -20,6 +20,8 @@ from companion.errors import CompanionError
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("score", "companion.cli_score", "score a finished game file"),
     ("pack", "vision.pack_cli", "draw a synthetic tile pack or check one"),
+    ("demo", "web.demo", "play a whole synthetic game through the real pipeline"),
+    ("run", "web.service", "the table service: camera, buttons and phone pages"),
     (
         "bench",
         "companion.cli_bench",

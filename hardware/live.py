@@ -115,12 +115,14 @@ class LiveTable:
     def _watch_camera(self, now: float) -> None:
         frame = self.camera.preview()
         status = self.camera.status
-        if status.state == "none":
-            self.notifier.watchdog()  # no camera: manual play; nothing to be stuck on
+        # The loop is alive when the camera answered: with a frame, or promptly saying it is
+        # lost or absent (the page says so and taps keep working). A camera call that hangs
+        # stops the feeding, and systemd restarts the service.
+        if frame is not None or status.state in ("none", "lost"):
+            self.notifier.watchdog()
         camera = ("ok" if status.ok else status.state, status.message)
         snapshot = None
         if frame is not None:
-            self.notifier.watchdog()
             self.still = self.gate.feed(frame.image, frame.at)
             if now - self._last_snapshot >= self.settings.snapshot_interval_s:
                 self._last_snapshot = now

@@ -53,11 +53,15 @@ class Tally:
 
     def summary(self) -> str:
         turns = self.read + self.confirmed + self.by_hand
-        return (
+        lines = [
             f"{turns} turns in {self.seconds:.0f} s: {self.read} read by the camera, "
             f"{self.confirmed} confirmed by the host, {self.by_hand} entered by hand; "
             f"{self.reread} presses repeated after an unreadable table"
-        )
+        ]
+        lines += [f"  entered by hand: {why}" for why in self.notes]
+        if self.mismatched:
+            lines.append(f"  {self.mismatched} turns recorded differently from the table!")
+        return "\n".join(lines)
 
 
 def pack_for_demo(style: str, cache: Path) -> Path:
@@ -151,7 +155,7 @@ class Demo:
         return image
 
     def _read(self, image: np.ndarray) -> TableRead:
-        from vision.read import read_table
+        from vision.reader import read_table
 
         return read_table(image, self.pack, side=self.args.side)
 
@@ -292,9 +296,10 @@ def _outcome_of(session: Session, turn: Turn) -> Any:
 
 
 def _gate(clock: Any, *, fast: bool) -> Any:
-    from vision.motion import MotionGate
+    from vision.config import MotionConfig
+    from vision.stillness import StillnessGate
 
-    return MotionGate.for_demo(fast=fast)
+    return StillnessGate(MotionConfig(still_seconds=0.3 if fast else 1.0))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

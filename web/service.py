@@ -1,0 +1,185 @@
+"""`companion run`: the Pi service — camera, buttons, lights, the phone pages, the saved game.
+
+Configured by one TOML file (see systemd/companion.toml for every key):
+
+    [table]       pack (a tile pack directory), side, state_dir
+    [web]         host, port, pin, name, ...      (web.settings.WebSettings)
+    [camera]      kind, size, preview_size, ...    (hardware.config.CameraConfig)
+    [buttons]     turn_done, undo, ...             (hardware.config.ButtonConfig)
+    [indicators]  ready, reading, problem, buzzer  (hardware.config.IndicatorConfig)
+
+The game in `state_dir` is resumed at its last confirmed turn. Without GPIO (a laptop) the
+buttons and lights are left out and the page still works; without a pack or a camera, turns
+are entered by taps. systemd hears READY=1 once the pages are served, and WATCHDOG=1 from the
+live loop while it is alive: while frames arrive, or while it keeps reporting a lost camera.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from companion.catalogue import read_toml
+from companion.errors import DataError
+from companion.journal import Journal
+from companion.session import Session
+
+log = logging.getLogger("companion.run")
+TABLES = ("table", "web", "camera", "buttons", "indicators")
+DEFAULT_STATE_DIR = Path("/var/lib/maori-companion")
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    """The [table] section."""
+
+    pack: Path | None = None
+    side: str = "front"
+    state_dir: Path = DEFAULT_STATE_DIR
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str) -> TableSettings:
+        table = data.get("table", {})
+        if not isinstance(table, Mapping):
+            raise DataError(source, "[table] must be a table")
+        unknown = set(table) - {"pack", "side", "state_dir"}
+        if unknown:
+            raise DataError(source, f"[table] has an unknown key {sorted(unknown)[0]!r}")
+        side = table.get("side", "front")
+        if side not in ("front", "atoll"):
+            raise DataError(source, f'table.side must be "front" or "atoll", not {side!r}')
+        base = Path(source).parent
+        pack = table.get("pack")
+        state = table.get("state_dir", str(DEFAULT_STATE_DIR))
+        for key, value in (("pack", pack), ("state_dir", state)):
+            if value is not None and not isinstance(value, str):
+                raise DataError(source, f"table.{key} must be a path")
+        return cls(
+            pack=None if pack is None else base / pack,
+            side=side,
+            state_dir=base / state,
+        )
+
+
+def load_config(path: Path) -> dict[str, Any]:
+    """Read the service's TOML file; unknown tables are an error (a typo would be ignored)."""
+    data = read_toml(path)
+    unknown = set(data) - set(TABLES)
+    if unknown:
+        raise DataError(str(path), f"unknown table [{sorted(unknown)[0]}]; use {', '.join(TABLES)}")
+    return data
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, metavar="FILE", help="the service's TOML file")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+
+
+def run(args: argparse.Namespace) -> int:
+    from hardware.buttons import TableButtons
+    from hardware.camera import NoCamera, open_camera
+    from hardware.config import GpioUnavailable, HardwareConfig
+    from hardware.indicators import Indicators, NullIndicators
+    from hardware.live import LiveTable
+    from hardware.systemd import Notifier
+    from web.app import create_app
+    from web.serve import Server, announce
+    from web.settings import WebSettings
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    path = Path(args.config)
+    data = load_config(path)
+    source = str(path)
+    table = TableSettings.from_mapping(data, source)
+    hardware = HardwareConfig.from_mapping(data, source)
+    web_settings = WebSettings.from_mapping(data, source)
+
+    pack = None
+    catalogue = None
+    if table.pack is not None:
+        from vision.pack import load_pack
+
+        pack = load_pack(table.pack)
+        catalogue = pack.catalogue
+    session = Session.resume(Journal(table.state_dir), catalogue)
+    if session.game is not None:
+        log.info("resumed the saved game at turn %d", session.game.state.turn_number)
+
+    events: queue.Queue[object] = queue.Queue()
+    if pack is None:
+        camera: Any = NoCamera()
+        session.set_camera(
+            "none", "No tile pack yet: teach the box (companion teach), or play by taps."
+        )
+    else:
+        camera = open_camera(hardware.camera)
+    try:
+        buttons: Any = TableButtons(hardware.buttons, events)
+    except GpioUnavailable as exc:
+        log.warning("no buttons: %s", exc.message)
+        buttons = None
+    try:
+        indicators: Any = Indicators(hardware.indicators)
+    except GpioUnavailable as exc:
+        log.warning("no indicator lights: %s", exc.message)
+        indicators = NullIndicators()
+
+    def reader(image: Any) -> Any:
+        from vision.read import read_table
+
+        assert pack is not None
+        return read_table(image, pack, side=table.side)
+
+    from vision.motion import MotionGate
+
+    notifier = Notifier()
+    live = LiveTable(
+        session,
+        camera,
+        reader,
+        MotionGate(),
+        events=events,
+        indicators=indicators,
+        notifier=notifier,
+    )
+    app = create_app(session, web_settings)
+    server = Server(app, app.config["WEB_SETTINGS"])
+    stop = threading.Event()
+
+    def shutdown(*_: object) -> None:
+        stop.set()
+        threading.Thread(target=server.close, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, shutdown)
+    loop = threading.Thread(target=live.run, args=(stop,), name="live", daemon=True)
+    loop.start()
+    generated = app.config["WEB_SETTINGS"].pin if app.config.get("PIN_GENERATED") else None
+    announce(server, generated, sys.stdout)
+    notifier.ready(f"Serving the phone pages on port {server.port}")
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        notifier.stopping()
+        stop.set()
+        server.close()
+        loop.join(timeout=5)
+        camera.close()
+        if buttons is not None:
+            buttons.close()
+        indicators.close()
+        if session.journal is not None:
+            session.journal.close()
+    return 0
