@@ -103,7 +103,18 @@ class Demo:
             catalogue=catalogue,
         )
         self.seats = seats
-        self.session = Session(catalogue)
+        if args.state_dir:
+            from companion.journal import Journal
+            from companion.rules import rules_for
+
+            self.session = Session.resume(Journal(args.state_dir), catalogue)
+            if self.session.game is not None:
+                # The table is as the saved game left it: replay its turns on the world.
+                rules = rules_for(self.world.variant, self.world.matching)
+                for record in self.session.game.records:
+                    rules.apply(self.world, record.turn)
+        else:
+            self.session = Session(catalogue)
         self.tally = Tally()
         self.hands = 0
         self.frame_seed = args.seed
@@ -121,7 +132,6 @@ class Demo:
             settings=LiveSettings(preview_interval_s=0.0 if args.headless else 0.1),
             clock=self._clock,
         )
-        self.bot = GreedyPlayer(random.Random(args.seed))
 
     # -------------------------------------------------------------- the table
 
@@ -222,7 +232,9 @@ class Demo:
 
         rules = rules_for(self.world.variant, self.world.matching)
         mover = self.world.mover
-        turn = self.bot.choose(rules, self.world)
+        # A fresh generator per turn: a resumed game chooses exactly as an unbroken one.
+        bot = GreedyPlayer(random.Random(self.args.seed * 100_003 + self.world.turn_number))
+        turn = bot.choose(rules, self.world)
         # The player lays the tile: hands over the table, then away.
         self.hands = 1
         self.camera.set_motion(True)
@@ -275,7 +287,8 @@ class Demo:
 
     def run(self) -> GameState:
         start = time.monotonic()
-        self.setup()
+        if self.session.game is None:
+            self.setup()
         while not self.world.over:
             self.play_turn()
         self.tally.seconds = time.monotonic() - start
