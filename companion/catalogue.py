@@ -23,6 +23,13 @@ MAP_CELLS = {".": "playable", "a": "atoll", "#": "blocked"}
 Cell = tuple[int, int]
 
 
+def shown(text: str) -> str:
+    """`text` as it may appear inside a one-line message: as is when every character is
+    printable, else quoted with escapes (a newline or a terminal escape code in a name or a
+    key must not break the message over lines or reach the terminal)."""
+    return text if text.isprintable() else repr(text)
+
+
 @dataclass(frozen=True, slots=True)
 class TileType:
     """One kind of tile in the box: its upright meaning, how many copies, its picture."""
@@ -224,7 +231,9 @@ def parse_catalogue(
         raise DataError(source, "[board] must hold [board.front] and optionally [board.atoll]")
     for side, table in board_tables.items():
         if side not in BOARD_SIDES:
-            raise DataError(source, f"[board.{side}] is not a board side; use front or atoll")
+            raise DataError(
+                source, f"[board.{shown(side)}] is not a board side; use front or atoll"
+            )
         boards[side] = parse_layout(table, side, source)
     ship = data.get("ship")
     ship_image: str | None = None
@@ -252,6 +261,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise DataError(str(path), "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise DataError(str(path), f"is not valid TOML ({exc})") from None
+    except ValueError:  # an integer of thousands of digits (Python's int limit)
+        raise DataError(str(path), "is not valid TOML (a number is too long)") from None
+    except RecursionError:
+        raise DataError(str(path), "is not valid TOML (arrays or tables nested too deep)") from None
 
 
 @cache

@@ -19,9 +19,12 @@ from companion.errors import CompanionError
 #: read, kit, teach, bench, demo, run.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("score", "companion.cli_score", "score a finished game file"),
+    ("read", "vision.read_cli", "read one photo of the table: display, ship, seats"),
     ("pack", "vision.pack_cli", "draw a synthetic tile pack or check one"),
     ("demo", "web.demo", "play a whole synthetic game through the real pipeline"),
     ("run", "web.service", "the table service: camera, buttons and phone pages"),
+    ("kit", "vision.kit_cli", "write the printable table kit: display mat, seat markers, guide"),
+    ("teach", "vision.teach_cli", "teach the camera your own box: build a tile pack from pictures"),
     (
         "bench",
         "companion.cli_bench",

@@ -12,6 +12,7 @@ import importlib
 #: (name, module, one-line help)
 BENCHES: tuple[tuple[str, str, str], ...] = (
     ("rules", "companion.bench", "random 4-player games per second and legal-move enumeration"),
+    ("live", "web.bench_live", "button press to Server-Sent Event at the phones"),
 )
 
 

@@ -17,12 +17,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from companion.catalogue import BOARD_SIDES, BoardLayout, default_boards, parse_layout
+from companion.catalogue import BOARD_SIDES, BoardLayout, default_boards, parse_layout, shown
 from companion.errors import DataError
 from companion.scoring import PlayerBoard
 from companion.tiles import Kind, Meaning
 
 MAX_PLAYERS = 5
+#: A game file is a few KB; anything far larger is not one (and /dev/zero never ends).
+MAX_FILE_BYTES = 4 * 1024 * 1024
 TOP_KEYS = ("board_side", "layout", "players")
 #: Optional top-level keys: a misspelling of one of these would change the result silently.
 OPTIONAL_KEYS = ("board_side", "layout")
@@ -51,13 +53,17 @@ def read_json(path: str | Path) -> Any:
     """Read a JSON file; any problem becomes a DataError naming the file."""
     source = str(path)
     try:
-        raw = Path(path).read_bytes()
+        with Path(path).open("rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise DataError(source, "no such file") from None
     except IsADirectoryError:
         raise DataError(source, "is a directory, not a file") from None
     except OSError as exc:
         raise DataError(source, f"cannot be read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        limit = MAX_FILE_BYTES // (1024 * 1024)
+        raise DataError(source, f"is larger than {limit} MB; a game file is a few KB of JSON")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -70,6 +76,10 @@ def read_json(path: str | Path) -> Any:
         raise DataError(
             source, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except ValueError:  # an integer of thousands of digits (Python's int limit)
+        raise DataError(source, "is not valid JSON (a number is too long)") from None
+    except RecursionError:
+        raise DataError(source, "is not valid JSON (lists or objects nested too deep)") from None
 
 
 def _check_top_keys(data: Mapping[str, Any], source: str) -> None:
@@ -137,7 +147,7 @@ def _player(data: Any, index: int, layout: BoardLayout, source: str) -> PlayerBo
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise DataError(source, f"{who} needs a name (a non-empty string)")
-    who = f"{who} ({name})"
+    who = f"{who} ({shown(name)})"
     if "shells" not in data:
         raise DataError(source, f"{who} needs shells, the number of wooden shells held")
     shells = data["shells"]

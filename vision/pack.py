@@ -17,6 +17,7 @@ Pictures, as loaded:
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -30,6 +31,9 @@ from companion.errors import DataError
 
 PACK_FILE = "pack.toml"
 MIN_PICTURE_PX = 128
+#: The most pixels a picture may have (a 50 MP photo): a small file that declares a huge
+#: picture would otherwise take gigabytes to decode on the Pi.
+MAX_PICTURE_PIXELS = 50_000_000
 #: How far off square a tile picture may be (fraction of its side) before it is refused.
 SQUARE_TOLERANCE = 0.02
 #: How far a board picture's aspect may differ from cols:rows (fraction).
@@ -66,6 +70,8 @@ def _safe_path(root: Path, relative: str, what: str, source: str) -> Path:
     """Resolve a picture path from pack.toml, refusing anything outside the pack directory."""
     if not relative.strip():
         raise PackError(source, f"{what} has an empty image path")
+    if not relative.isprintable():
+        raise PackError(source, f"{what} image {relative!r} has a control character in its path")
     if (
         PurePosixPath(relative).is_absolute()
         or PureWindowsPath(relative).is_absolute()
@@ -92,6 +98,33 @@ def _jpeg_complete(data: bytes) -> bool:
     return b"\xff\xd9" in data[-1024:]
 
 
+#: JPEG start-of-frame markers (they carry the picture's size); not DHT, JPG or DAC.
+_JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _declared_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) as a PNG or JPEG file's header declares it; None for other files."""
+    if data.startswith(_PNG_SIGNATURE) and data[12:16] == b"IHDR" and len(data) >= 24:
+        width, height = struct.unpack(">II", data[16:24])
+        return int(width), int(height)
+    if not data.startswith(b"\xff\xd8"):
+        return None
+    i = 2
+    while i + 9 <= len(data) and data[i] == 0xFF:
+        marker = data[i + 1]
+        if marker == 0xFF:  # a fill byte before the marker
+            i += 1
+        elif marker in _JPEG_SOF:
+            height, width = struct.unpack(">HH", data[i + 5 : i + 9])
+            return int(width), int(height)
+        elif marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
+            i += 2
+        else:
+            i += 2 + int.from_bytes(data[i + 2 : i + 4], "big")
+    return None
+
+
 def _read_picture(path: Path, what: str) -> np.ndarray:
     """Decode a picture file as 8-bit, keeping its channels; one sentence on any problem."""
     source = str(path)
@@ -103,9 +136,19 @@ def _read_picture(path: Path, what: str) -> np.ndarray:
         raise PackError(source, f"{what} picture is a directory, not a picture file") from None
     except OSError as exc:
         raise PackError(source, f"{what} picture cannot be read ({exc.strerror or exc})") from None
+    size = _declared_size(data)
+    if size is not None and size[0] * size[1] > MAX_PICTURE_PIXELS:
+        raise PackError(
+            source,
+            f"{what} picture says it is {size[0]} x {size[1]} px; "
+            f"a pack picture has at most {MAX_PICTURE_PIXELS // 1_000_000} million pixels",
+        )
     image = None
     if data:
-        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+        try:
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+        except cv2.error:  # e.g. a header declaring more pixels than OpenCV allows
+            image = None
     if image is None or image.size == 0:
         raise PackError(
             source, f"{what} picture is not a readable image (empty, damaged or not a picture)"

@@ -9,6 +9,7 @@ with the session's CSRF token. Every /api error is JSON {"error": one sentence}:
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import time
@@ -75,11 +76,18 @@ def _body() -> dict[str, Any]:
     """The JSON object of a POST (an empty body counts as {})."""
     if not request.get_data(cache=True):
         return {}
-    data = request.get_json(force=True, silent=True)
+    try:
+        data = request.get_json(force=True, silent=True)
+    except RecursionError:  # "[[[[..." nested deeper than Python's json can follow
+        data = None
     if data is None:
         raise ApiError(400, "The request body is not valid JSON.")
     if not isinstance(data, dict):
         raise ApiError(400, "The request body must be a JSON object.")
+    try:  # "\ud800" escapes parse to text that cannot be encoded, compared or printed
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "The request body holds text that is not valid Unicode.") from None
     return data
 
 
@@ -127,11 +135,14 @@ def create_app(
         settings.login_attempts_total,
         settings.login_window_s,
     )
+    # Tests move the limiter's clock through here (it is monotonic, the logins' is wall time).
+    app.extensions["companion_login_limiter"] = limiter
+    logins = auth.HostLogins(lifetime_s, clock)
     slots = StreamSlots(settings.sse_max_clients)
     app.extensions["companion_streams"] = slots
 
     def host() -> bool:
-        return auth.is_host(clock(), lifetime_s)
+        return logins.is_host()
 
     def require_host() -> None:
         if not host():
@@ -227,14 +238,14 @@ def create_app(
             log.warning("a wrong host PIN was tried from %s", client)
             raise ApiError(401, "That is not the host PIN.")
         limiter.succeeded(client)
-        auth.log_in(clock())
+        logins.log_in()
         log.info("the host logged in from %s", client)
         return jsonify({"ok": True, "csrf": auth.csrf_token()})
 
     @app.post("/api/logout")
     def api_logout() -> Response:
         require_host()
-        auth.log_out()
+        logins.log_out()
         return jsonify({"ok": True})
 
     @app.post("/api/game")

@@ -2,7 +2,8 @@
 
 Guests only read. A host logs in with the PIN (compared in constant time); the login lives in
 Flask's signed session cookie (HttpOnly, SameSite=Strict) and expires after
-`WebSettings.session_minutes`. Every state-changing request is a POST carrying the session's
+`WebSettings.session_minutes`; logging out ends it on the server too (`HostLogins`), so a
+copied cookie dies with it. Every state-changing request is a POST carrying the session's
 CSRF token in the X-CSRF-Token header. Wrong PIN guesses are limited per client address and in
 all. Neither the PIN nor a token is ever written to a log line or a URL.
 """
@@ -15,20 +16,21 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 from flask import session
 
 CSRF_HEADER = "X-CSRF-Token"
 _CSRF_KEY = "csrf"
 _HOST_KEY = "host_since"
+_LOGIN_KEY = "login"
 
 
 def pin_matches(given: object, pin: str) -> bool:
     """True when `given` is the PIN; constant time for strings of any content."""
     if not isinstance(given, str):
         return False
-    return hmac.compare_digest(given.strip().encode(), pin.encode())
+    # surrogatepass: a lone surrogate is just another wrong PIN, not an encoding error
+    return hmac.compare_digest(given.strip().encode("utf-8", "surrogatepass"), pin.encode())
 
 
 def csrf_token() -> str:
@@ -48,25 +50,61 @@ def csrf_ok(sent: str | None) -> bool:
     return hmac.compare_digest(sent.encode(), token.encode())
 
 
-def log_in(now: float) -> None:
-    """Mark this browser session as the host's, with a fresh CSRF token."""
-    session.clear()
-    session.permanent = True
-    session[_HOST_KEY] = now
-    session[_CSRF_KEY] = secrets.token_urlsafe(32)
+class HostLogins:
+    """The host logins of one app. A login lives in the signed session cookie with its own id
+    and start time; logging out also ends that id here, so a copy of the cookie taken before
+    the logout (or before a fresh login in the same browser) no longer makes anybody the host.
+    Ended ids are kept until their login would have expired anyway."""
+
+    def __init__(self, lifetime_s: float, clock: Callable[[], float]) -> None:
+        self.lifetime_s = lifetime_s
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._ended: dict[str, float] = {}  # login id -> when it would have expired
+
+    def _end_current(self, now: float) -> None:
+        login, since = session.get(_LOGIN_KEY), _login_time(session.get(_HOST_KEY))
+        if not isinstance(login, str) or since is None:
+            return
+        with self._lock:
+            self._ended = {k: t for k, t in self._ended.items() if t > now}
+            self._ended[login] = since + self.lifetime_s
+
+    def log_in(self) -> None:
+        """Mark this browser session as the host's, with a fresh login id and CSRF token."""
+        now = self.clock()
+        self._end_current(now)
+        session.clear()
+        session.permanent = True
+        session[_HOST_KEY] = now
+        session[_LOGIN_KEY] = secrets.token_urlsafe(16)
+        session[_CSRF_KEY] = secrets.token_urlsafe(32)
+
+    def log_out(self) -> None:
+        """End this browser session's host login for good; it keeps a fresh CSRF token."""
+        self._end_current(self.clock())
+        session.pop(_HOST_KEY, None)
+        session.pop(_LOGIN_KEY, None)
+        session[_CSRF_KEY] = secrets.token_urlsafe(32)
+
+    def is_host(self) -> bool:
+        """True while this browser session holds a host login that is younger than the
+        lifetime and was not logged out."""
+        since = _login_time(session.get(_HOST_KEY))
+        login = session.get(_LOGIN_KEY)
+        if since is None or not isinstance(login, str):
+            return False
+        with self._lock:
+            if login in self._ended:
+                return False
+        return 0 <= self.clock() - since < self.lifetime_s
 
 
-def log_out() -> None:
-    session.pop(_HOST_KEY, None)
-    session[_CSRF_KEY] = secrets.token_urlsafe(32)
-
-
-def is_host(now: float, lifetime_s: float) -> bool:
-    """True while this browser session holds a host login younger than `lifetime_s`."""
-    since: Any = session.get(_HOST_KEY)
-    if isinstance(since, bool) or not isinstance(since, int | float):
-        return False
-    return 0 <= now - since < lifetime_s
+def _login_time(value: object) -> float | None:
+    """The start time a session cookie holds, None when it holds none."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
 
 
 class LoginLimiter:

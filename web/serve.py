@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from flask import Flask
 from waitress.channel import HTTPChannel
 
+from web.app import MAX_BODY_BYTES
 from web.settings import WebSettings
 from web.sse import StreamSlots
 
@@ -99,6 +100,8 @@ class Server:
             threads=self.settings.threads,
             connection_limit=CONNECTION_LIMIT,
             ident="maori-companion",
+            # Refuse big bodies before waitress spools them to disk (Flask refuses > 64 KiB).
+            max_request_body_size=MAX_BODY_BYTES,
             clear_untrusted_proxy_headers=True,
             asyncore_use_poll=True,  # poll(): no FD_SETSIZE limit, and safe to close under
         )
