@@ -8,7 +8,9 @@ imported only when its subcommand runs, so `companion --help` stays light (no Op
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -79,6 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except CompanionError as exc:
         return _fail(exc.message)
+    except BrokenPipeError:
+        # The reader went away (`companion score x --json | head`): nothing left to say.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stop the flush at exit failing
+        return 0
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(f"{where}{exc.strerror or exc}")
