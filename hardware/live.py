@@ -21,6 +21,7 @@ from typing import Protocol
 
 import cv2
 import numpy as np
+from numpy.typing import NDArray
 
 from companion.errors import CompanionError, IllegalMove
 from companion.reading import TableRead
@@ -39,8 +40,8 @@ Reader = Callable[[np.ndarray], TableRead]
 class StillnessGate(Protocol):
     """The motion gate as the loop uses it."""
 
-    def feed(self, image: np.ndarray, at: float) -> bool:
-        """Take a small grey frame; True once the table has been still long enough."""
+    def feed(self, frame: NDArray[np.uint8], at: float, /) -> object:
+        """Take a small grey frame; truthy once the table has been still long enough."""
         ...
 
     def reset(self) -> None:
@@ -123,7 +124,7 @@ class LiveTable:
         camera = ("ok" if status.ok else status.state, status.message)
         snapshot = None
         if frame is not None:
-            self.still = self.gate.feed(frame.image, frame.at)
+            self.still = bool(self.gate.feed(frame.image, frame.at))
             if now - self._last_snapshot >= self.settings.snapshot_interval_s:
                 self._last_snapshot = now
                 snapshot = self._jpeg(frame.image)

@@ -42,7 +42,7 @@ class CellConfig:
     descriptor_grid: int = 8
     # ... computed at shifts of up to this many px (at half the matching scale) each way.
     descriptor_shift_px: int = 4
-    shortlist: int = 8
+    shortlist: int = 5
     # A tile is named when its correlation is at least this ...
     min_score: float = 0.45
     # ... beats the best match meaning something else by at least this much ...
@@ -50,8 +50,10 @@ class CellConfig:
     # ... and, where the two differ, looks like it rather than the rival by this much
     # (+1: exactly like it; -1: exactly like the rival).
     min_evidence: float = 0.35
-    # Rivals checked by evidence.
+    # Rivals checked by evidence: the best of the short list, and each candidate's nearest
+    # look-alikes meaning something else (found when the pack is learned).
     rivals: int = 4
+    lookalikes: int = 3
     # Occlusion: residual (sum over the 3 standardised channels) averaged over a window of
     # this many px above which a place does not look like the tile; a square with more than
     # `max_occluded` of such places is unknown (covered or glared out).
@@ -63,8 +65,15 @@ class CellConfig:
     full_evidence: float = 0.9
     # Empty surfaces (the display mat, a storage slot): grey spread and colour saturation
     # of the tile's square at most these (0..255).
-    empty_max_std: float = 14.0
+    empty_max_std: float = 12.0
     empty_max_saturation: float = 50.0
+    # ... and its channels within this share of their mean of each other (paper is grey;
+    # a washed-out tile keeps a tint).
+    empty_max_tint: float = 0.12
+    # A square with more than `max_glare` of its pixels at `glare_level` or brighter is
+    # glared out: never called empty.
+    glare_level: int = 250
+    max_glare: float = 0.02
     # An empty board cell: chromaticity within this of the board picture's, and a grey
     # spread within this factor of the picture's (plus empty_max_std).
     board_max_chroma: float = 0.035
@@ -163,6 +172,13 @@ class TileModel:
         self.templates = templates
         self.coarse = coarse
         self.descriptors = np.stack(descriptors)
+        # For each (type, rotation), the look-alikes that mean something else: whatever the
+        # short list holds, a name is only given when the crop beats these too.
+        similarity = self.descriptors @ self.descriptors.T
+        self.lookalikes: list[list[int]] = []
+        for i, row in enumerate(similarity):
+            others = [int(j) for j in np.argsort(-row) if classes[int(j)] != classes[i]]
+            self.lookalikes.append(others[: config.lookalikes])
         self.boards = {
             side: cv2.resize(
                 picture[:, :, :3],
@@ -194,9 +210,10 @@ class TileModel:
 
     @staticmethod
     def _describe(normalised: Float, grid: int) -> Float:
-        # Standardise the square itself: a crop's own standardisation includes its margin.
-        square = _normalise(normalised, floor=0.05)
-        d = cv2.resize(square, (grid, grid), interpolation=cv2.INTER_AREA).reshape(-1)
+        # Standardise the grid itself: a crop's own standardisation includes its margin.
+        small = cv2.resize(normalised, (grid, grid), interpolation=cv2.INTER_AREA).reshape(-1, 3)
+        small = (small - small.mean(axis=0)) / np.maximum(small.std(axis=0), 0.05)
+        d = small.reshape(-1)
         return np.asarray(d / max(float(np.linalg.norm(d)), 1e-6), np.float32)
 
     @property
@@ -229,7 +246,7 @@ class TileModel:
         cm, cp = m // 2, self.coarse_px
         # Describe the square at a few shifts: the tile may lie a few mm off its cell.
         reach = min(cm, cfg.descriptor_shift_px)
-        steps = range(-reach, reach + 1, max(1, reach // 2)) if reach else range(1)
+        steps = range(-reach, reach + 1, max(1, reach)) if reach else range(1)
         descs = np.stack(
             [
                 self._describe(
@@ -272,6 +289,8 @@ class TileModel:
         x, y = x0 + loc[0], y0 + loc[1]
         patch = _normalise(norm[y : y + tp, x : x + tp], floor=0.05)
         rivals = [i for _, i, _ in coarse if classes[i] != classes[k]][: cfg.rivals]
+        if k < len(self.lookalikes):
+            rivals += [i for i in self.lookalikes[k] if i not in rivals]
         rival = max((_correlation(patch, templates[i]) for i in rivals), default=-1.0)
         evidence = min((_evidence(patch, templates[k], templates[i]) for i in rivals), default=1.0)
         key = None if classes[k] == EMPTY_CLASS else self.keys[k]
@@ -330,11 +349,16 @@ class TileModel:
     def _looks_empty(self, square: Image, board: Image | None) -> bool:
         cfg = self.config
         grey = cv2.cvtColor(square, cv2.COLOR_BGR2GRAY)
+        if float((square.max(axis=2) >= cfg.glare_level).mean()) > cfg.max_glare:
+            return False  # washed out: whatever lies there cannot be seen
         if board is None:
             hsv = cv2.cvtColor(square, cv2.COLOR_BGR2HSV)
+            means = square.reshape(-1, 3).astype(np.float32).mean(axis=0)
+            tint = float((means.max() - means.min()) / max(float(means.mean()), 1.0))
             return bool(
                 float(grey.std()) <= cfg.empty_max_std
                 and float(hsv[:, :, 1].mean()) <= cfg.empty_max_saturation
+                and tint <= cfg.empty_max_tint
             )
         if board.shape[:2] != square.shape[:2]:
             board = np.asarray(cv2.resize(board, (square.shape[1], square.shape[0])), np.uint8)
@@ -368,3 +392,14 @@ class TileModel:
             return None, 0.0
         confidence = min(1.0, 0.5 + 0.5 * (first / max(second, 0.01) - cfg.ship_ratio) / 4)
         return int(order[0]), round(confidence, 4)
+
+
+def read_cells(crops: list[Image], model: TileModel, refs: list[Image | None]) -> list[CellRead]:
+    """Read many crops (vision.read's contract: `refs` are the empty board picture cut like
+    each crop, None for the display mat and the storage slots)."""
+    m, tp = model.margin_px, model.tile_px
+    out = []
+    for crop_image, ref in zip(crops, refs, strict=True):
+        board = None if ref is None else ref[m : m + tp, m : m + tp]
+        out.append(model.read_cell(crop_image, board=board))
+    return out

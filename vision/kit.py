@@ -21,6 +21,10 @@ BOARD_MARKER_OFFSET_MM = 4.0
 STORAGE_OFFSET_MM = 10.0
 SEATS = (1, 2, 3, 4, 5)
 SHIP_POSITIONS = 16
+#: The camera (table-kit.md): height above the table, tilt off vertical, least resolution.
+CAMERA_HEIGHT_MM = (600.0, 1600.0)
+CAMERA_TILT_MAX_DEG = 25.0
+MIN_PX_PER_MM = 1.5
 
 
 def marker_corners(centre: Point, side: float = MARKER_MM) -> tuple[Point, Point, Point, Point]:

@@ -58,9 +58,9 @@ class Phone(threading.Thread):
 def measure(phones: int, presses: int, still: float, seed: int, cache: Path) -> dict[str, Any]:
     from vision.config import MotionConfig
     from vision.pack import load_pack
-    from vision.reader import read_table
+    from vision.motion import MotionGate
+    from vision.read import read_table
     from vision.render import CameraSpec, Effects, render_table
-    from vision.stillness import StillnessGate
     from vision.table_scene import scene_for_state
     from web.app import create_app
     from web.demo import pack_for_demo
@@ -88,7 +88,7 @@ def measure(phones: int, presses: int, still: float, seed: int, cache: Path) -> 
         session,
         camera,
         lambda image: read_table(image, pack),
-        StillnessGate(MotionConfig(still_seconds=still)),
+        MotionGate(MotionConfig(still_seconds=still)),
         settings=LiveSettings(preview_interval_s=0.05),
     )
     app = create_app(session, WebSettings(host="127.0.0.1", port=0, pin="0000", advertise=False))

@@ -165,7 +165,7 @@ class Demo:
         return image
 
     def _read(self, image: np.ndarray) -> TableRead:
-        from vision.reader import read_table
+        from vision.read import read_table
 
         return read_table(image, self.pack, side=self.args.side)
 
@@ -310,9 +310,9 @@ def _outcome_of(session: Session, turn: Turn) -> Any:
 
 def _gate(clock: Any, *, fast: bool) -> Any:
     from vision.config import MotionConfig
-    from vision.stillness import StillnessGate
+    from vision.motion import MotionGate
 
-    return StillnessGate(MotionConfig(still_seconds=0.3 if fast else 1.0))
+    return MotionGate(MotionConfig(still_seconds=0.3 if fast else 1.0))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

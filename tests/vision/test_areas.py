@@ -1,0 +1,266 @@
+"""Placing the display and the seats: at any angle, with markers missing, wrong or doubled."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.catalogue import default_boards
+from tests.vision.handmade import (
+    Frame,
+    Scene,
+    camera_homography,
+    draw,
+    project,
+    seat_default,
+)
+from vision import kit
+from vision.areas import (
+    DISPLAY,
+    AreaPose,
+    BoardNotFound,
+    DisplayNotFound,
+    area_pixel,
+    cell_crop,
+    crop_visible,
+    display_area,
+    locate_all,
+    locate_display,
+    locate_seat,
+    picture_crop,
+    storage_crop,
+)
+from vision.config import AreaConfig
+from vision.markers import detect_markers
+from vision.pack import Pack
+from vision.render import CameraSpec, Effects, render_table
+from vision.scene import random_scene
+
+FRONT = default_boards()["front"]
+ATOLL = default_boards()["atoll"]
+
+
+def _grey(frame: Frame) -> np.ndarray:
+    return np.asarray(cv2.cvtColor(frame.image, cv2.COLOR_BGR2GRAY), np.uint8)
+
+
+def _cells(pose: AreaPose) -> list[tuple[float, float]]:
+    geo = pose.geometry
+    rows, cols = (4, 4) if isinstance(geo, kit.DisplayGeometry) else (geo.rows, geo.cols)
+    return [geo.cell_centre(r, c) for r in range(rows) for c in range(cols)]
+
+
+def cell_error_mm(pose: AreaPose, truth: np.ndarray) -> float:
+    """The largest distance (mm on the table) between where the pose and the truth put a cell
+    centre."""
+    cells = _cells(pose)
+    gap = np.linalg.norm(pose.project(cells) - project(truth, cells), axis=1)
+    return float(gap.max() / pose.px_per_mm())
+
+
+def _locate(frame: Frame, layout=FRONT, config: AreaConfig | None = None):
+    grey = _grey(frame)
+    return locate_all(detect_markers(grey), 45.0, layout, config, gray=grey)
+
+
+ALL_SEATS = {s: seat_default(s) for s in (1, 2, 3, 4)}
+
+
+@pytest.mark.parametrize("roll", [0.0, 37.0, 90.0, 180.0, 263.0])
+def test_every_area_is_placed_at_any_in_plane_angle(roll: float) -> None:
+    scene = Scene(seats={1: seat_default(1), 2: seat_default(2)})
+    frame = draw(scene, camera_homography(roll_deg=roll, px_per_mm=1.6), noise=2.0)
+    display, seats, warnings = _locate(frame)
+    assert display is not None and sorted(seats) == [1, 2]
+    assert warnings == []
+    for pose in (display, *seats.values()):
+        assert cell_error_mm(pose, frame.truth[pose.area]) < 0.3
+
+
+def test_a_tilted_camera_and_misplaced_stickers_still_place_the_display_within_1_mm() -> None:
+    scene = Scene(seats=ALL_SEATS, sticker_mm=3.0, sticker_deg=2.0, seed=4)
+    camera = camera_homography(tilt_deg=25, tilt_towards_deg=120, roll_deg=20, px_per_mm=1.4,
+                               height_mm=900)
+    frame = draw(scene, camera, blur_sigma=0.7, noise=2.0)
+    display, seats, _ = _locate(frame)
+    assert display is not None and display.method == "lane"
+    assert cell_error_mm(display, frame.truth[DISPLAY]) < 1.0
+    # Seats rest on their own stickers (3 mm off at most) and the display's table plane.
+    for seat, pose in seats.items():
+        assert cell_error_mm(pose, frame.truth[seat]) < 3.0
+
+
+def test_without_the_lane_outline_the_markers_still_place_the_display() -> None:
+    scene = Scene(seats={3: seat_default(3)}, sticker_mm=3.0, sticker_deg=2.0, seed=2)
+    frame = draw(scene, camera_homography(px_per_mm=1.8))
+    display, _, _ = _locate(frame, config=AreaConfig(lane_refine=False))
+    assert display is not None and display.method == "joint"
+    assert cell_error_mm(display, frame.truth[DISPLAY]) < 3.0
+
+
+def test_the_camera_upside_down_changes_nothing_but_the_picture() -> None:
+    scene = Scene(seats={1: seat_default(1), 3: seat_default(3)})
+    frame = draw(scene, camera_homography(roll_deg=8.0, px_per_mm=1.6))
+    turned = np.ascontiguousarray(np.rot90(frame.image, 2))
+    h, w = turned.shape[:2]
+    flip = np.array([[-1.0, 0, w - 1], [0, -1.0, h - 1], [0, 0, 1]])
+    display, seats, _ = _locate(Frame(turned, {}, {}))
+    assert display is not None
+    assert cell_error_mm(display, flip @ frame.truth[DISPLAY]) < 0.3
+    assert cell_error_mm(seats[3], flip @ frame.truth[3]) < 0.3
+
+
+def test_a_seat_with_one_marker_hidden_is_placed_with_a_warning() -> None:
+    scene = Scene(seats={3: seat_default(3)}, hidden=frozenset({14}))
+    frame = draw(scene, camera_homography())
+    _, seats, warnings = _locate(frame)
+    assert seats[3].markers_seen == (12, 13, 15)
+    assert cell_error_mm(seats[3], frame.truth[3]) < 0.5
+    assert warnings == ["seat 3: 3 of 4 markers seen (missing 14)"]
+
+
+def test_two_markers_still_place_an_area_but_warn() -> None:
+    scene = Scene(seats={4: seat_default(4)}, hidden=frozenset({16, 18}))
+    frame = draw(scene, camera_homography())
+    _, seats, warnings = _locate(frame)
+    assert cell_error_mm(seats[4], frame.truth[4]) < 1.0
+    assert "seat 4: 2 of 4 markers seen (missing 16, 18)" in warnings
+
+
+def test_one_marker_does_not_place_an_area() -> None:
+    scene = Scene(seats={4: seat_default(4)}, hidden=frozenset({16, 17, 18}))
+    _, seats, warnings = _locate(draw(scene, camera_homography()))
+    assert 4 not in seats
+    assert any(w.startswith("seat 4: only 1 of 4 markers seen") for w in warnings)
+
+
+def test_two_seats_without_the_display() -> None:
+    scene = Scene(display=None, seats={1: seat_default(1), 2: seat_default(2)})
+    frame = draw(scene, camera_homography(roll_deg=130.0))
+    display, seats, warnings = _locate(frame)
+    assert display is None and sorted(seats) == [1, 2]
+    assert "display: none of its markers seen" in warnings
+    assert cell_error_mm(seats[2], frame.truth[2]) < 0.3
+
+
+def test_a_wrong_sticker_is_left_out_with_a_warning() -> None:
+    # Seat 1's north-east place carries marker 6 (its south-east id): a misprinted kit.
+    scene = Scene(seats={1: seat_default(1)}, hidden=frozenset({5, 6}),
+                  wrong_stickers=((6, 1, 5),))
+    frame = draw(scene, camera_homography())
+    _, seats, warnings = _locate(frame)
+    assert 1 not in seats or cell_error_mm(seats[1], frame.truth[1]) < 1.0
+    assert any(w.startswith("seat 1:") for w in warnings)
+
+
+def test_one_stray_marker_among_four_is_dropped_and_the_rest_fit() -> None:
+    # Seat 3's south-west sticker (15) was stuck 60 mm north of its place.
+    seat_x, seat_y, _ = seat_default(3)  # turned 90°: area (x, y) lies at table (-y, x)
+    stray = (seat_x - (113.0 - 60.0), seat_y - 113.0, 90.0)
+    scene = Scene(seats={3: seat_default(3)}, hidden=frozenset({15}),
+                  extra_markers=((15, *stray),))
+    frame = draw(scene, camera_homography())
+    _, seats, warnings = _locate(frame)
+    assert seats[3].markers_seen == (12, 13, 14)
+    assert cell_error_mm(seats[3], frame.truth[3]) < 0.5
+    assert any("marker 15 is not where the others put it" in w for w in warnings)
+
+
+def test_a_spare_copy_of_a_sticker_elsewhere_is_not_used() -> None:
+    scene = Scene(seats={3: seat_default(3)}, extra_markers=((13, 420.0, 250.0, 30.0),))
+    frame = draw(scene, camera_homography(px_per_mm=1.5))
+    _, seats, warnings = _locate(frame)
+    assert cell_error_mm(seats[3], frame.truth[3]) < 0.3
+    assert any("marker 13 is seen more than once" in w for w in warnings)
+
+
+def test_a_mat_printed_for_another_tile_size_gives_a_warning_not_garbage() -> None:
+    frame = draw(Scene(display=(0.0, 0.0, 0.0)), camera_homography())
+    grey = _grey(frame)
+    display, _, warnings = locate_all(detect_markers(grey), 25.0, FRONT, gray=grey)
+    assert display is None
+    assert any(w.startswith("display: markers 0, 1, 2, 3 do not fit") for w in warnings)
+
+
+def test_locating_one_area_names_what_is_missing() -> None:
+    with pytest.raises(DisplayNotFound, match="display"):
+        locate_display({}, kit.DisplayGeometry())
+    frame = draw(Scene(seats={2: seat_default(2)}, hidden=frozenset({9, 10, 11})),
+                 camera_homography())
+    with pytest.raises(BoardNotFound, match="seat 2: only 1 of 4"):
+        locate_seat(detect_markers(_grey(frame)), kit.SeatGeometry(2))
+
+
+def test_the_atoll_side_places_its_larger_board() -> None:
+    scene = Scene(display=None, seats={2: seat_default(2)}, rows=5, cols=5)
+    frame = draw(scene, camera_homography())
+    _, seats, _ = _locate(frame, layout=ATOLL)
+    assert (seats[2].geometry.rows, seats[2].geometry.cols) == (5, 5)
+    assert cell_error_mm(seats[2], frame.truth[2]) < 0.3
+
+
+# -- crops --------------------------------------------------------------------------------
+
+
+def _pattern(size_mm: float, ppm: float) -> np.ndarray:
+    """An upright picture of an area: a smooth colour ramp with a black block to the north."""
+    n = round(size_mm * ppm)
+    v, u = np.mgrid[0:n, 0:n].astype(np.float32)
+    img = np.stack([u / n * 200 + 30, v / n * 200 + 30, np.full_like(u, 120)], axis=2)
+    img[: n // 5, 2 * n // 5 : 3 * n // 5] = 0
+    return img.astype(np.uint8)
+
+
+def test_a_crop_is_north_up_and_centred_on_the_point_asked_for() -> None:
+    """A picture of the area, photographed turned and tilted, comes back as it was."""
+    picture = _pattern(300.0, 4.0)
+    extent = (300.0, 300.0)
+    camera = camera_homography(tilt_deg=20, roll_deg=215.0, px_per_mm=2.5, size=(1600, 1200))
+    # Picture pixel -> area mm -> image: photograph the picture straight with the truth.
+    to_mm = np.array([[0.25, 0, -150 + 0.125], [0, 0.25, -150 + 0.125], [0, 0, 1]])
+    photo = cv2.warpPerspective(picture, camera @ to_mm, (1600, 1200), flags=cv2.INTER_AREA)
+    pose = AreaPose(DISPLAY, camera, (0, 1, 2, 3), 0.0, kit.DisplayGeometry())
+    for centre in ((0.0, 0.0), (-60.0, 35.0), (40.0, -110.0)):
+        crop = cell_crop(photo, pose, centre, 57.0, 2.0)
+        reference = picture_crop(picture, extent, centre, 57.0, 2.0)
+        assert crop.shape == reference.shape == (114, 114, 3)
+        inner = (slice(4, -4), slice(4, -4))
+        assert np.abs(crop[inner].astype(int) - reference[inner].astype(int)).mean() < 6
+
+
+def test_the_crops_have_the_documented_sizes() -> None:
+    frame = draw(Scene(seats={1: seat_default(1)}), camera_homography())
+    display, seats, _ = _locate(frame)
+    assert display is not None
+    assert display_area(frame.image, display, 2.0).shape == (532, 532, 3)
+    assert storage_crop(frame.image, seats[1], 2.0).shape == (118, 118, 3)
+    u, v = area_pixel((0.0, 0.0), (0.0, 0.0), 266.0, 2.0)
+    assert (u, v) == pytest.approx((265.5, 265.5))
+
+
+def test_a_crop_outside_the_frame_is_not_visible() -> None:
+    frame = draw(Scene(seats={1: seat_default(1)}), camera_homography())
+    display, _, _ = _locate(frame)
+    assert display is not None
+    assert crop_visible(frame.image.shape, display, (0.0, 0.0), 53.0)
+    assert not crop_visible(frame.image.shape, display, (2000.0, 0.0), 53.0)
+
+
+# -- rendered tables ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("roll", [0.0, 75.0, 160.0, 290.0])
+def test_rendered_tables_at_any_angle_tilted_25_degrees(pack_lagoon: Pack, roll: float) -> None:
+    rng = np.random.default_rng(int(roll))
+    scene = random_scene(pack_lagoon.catalogue, rng, n_seats=4, difficulty="easy")
+    camera = CameraSpec(height_mm=1100, tilt_deg=25, tilt_towards_deg=roll / 2, roll_deg=roll)
+    rendered = render_table(scene, pack_lagoon, camera, Effects.easy(), rng)
+    grey = np.asarray(cv2.cvtColor(rendered.image, cv2.COLOR_BGR2GRAY), np.uint8)
+    display, seats, _ = locate_all(detect_markers(grey), 45.0, FRONT, gray=grey)
+    assert display is not None and display.method == "lane"
+    assert cell_error_mm(display, rendered.homographies[DISPLAY]) < 1.0
+    assert sorted(seats) == sorted(s.seat for s in scene.seats)
+    # A seat rests on its four stickers (each up to 3 mm / 2° off) and the table plane.
+    for seat, pose in seats.items():
+        assert cell_error_mm(pose, rendered.homographies[seat]) < 3.0

@@ -1,0 +1,67 @@
+"""`companion bench vision`: how a read is judged against the renderer's truth, and the CLI."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from companion.catalogue import default_catalogue
+from companion.cli import main
+from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
+from vision.bench import Tally, report, same_answer, score_read
+from vision.scene import DISPLAY
+
+
+def test_the_same_rotated_meaning_is_the_same_answer() -> None:
+    cat = default_catalogue()
+    # An end piece reaching north, turned a quarter, is the east-reaching one upright.
+    assert same_answer(CellRead("end-n-palm1", 90), CellRead("end-e-palm1", 0), cat)
+    # A single island means the same whichever way it lies.
+    assert same_answer(CellRead("single-palm2", 270), CellRead("single-palm2", 0), cat)
+    assert not same_answer(CellRead("end-n-palm1", 0), CellRead("end-e-palm1", 0), cat)
+    assert not same_answer(CellRead("water", 0), EMPTY, cat)
+    assert same_answer(EMPTY, EMPTY, cat)
+    assert not same_answer(CellRead("no-such-tile", 0), CellRead("water", 0), cat)
+
+
+def _table(cells: list[list[CellRead]], ship: int | None, storage: CellRead) -> TableRead:
+    grid = tuple(tuple(row) for row in cells)
+    seat_cells = tuple(tuple(EMPTY for _ in range(4)) for _ in range(4))
+    return TableRead(grid, ship, {1: SeatRead(seat_cells, storage)})
+
+
+def test_a_read_is_counted_cell_by_cell() -> None:
+    cat = default_catalogue()
+    water = CellRead("water", 0)
+    truth = _table([[water] * 4 for _ in range(4)], 3, EMPTY)
+    read_cells = [[water] * 4 for _ in range(4)]
+    read_cells[0][0] = CellRead("water-boat", 0)  # wrong, visible
+    read_cells[0][1] = UNKNOWN  # abstained
+    read_cells[1][1] = CellRead("volcano", 0)  # wrong but covered
+    read_cells[2][2] = UNKNOWN  # covered, unknown: as it should be
+    read = _table(read_cells, 3, EMPTY)
+    rendered = SimpleNamespace(
+        truth=truth, covered=frozenset({(DISPLAY, 1, 1), (DISPLAY, 2, 2)}), ship_covered=False
+    )
+    scene = SimpleNamespace(ship=3)
+    tally = Tally()
+    score_read(read, cast(Any, rendered), cast(Any, scene), cat, tally)
+    assert (tally.visible, tally.wrong, tally.abstained) == (16 + 16 + 1 - 2, 1, 1)
+    assert (tally.covered, tally.covered_wrong) == (2, 1)
+    assert (tally.ship_scenes, tally.ship_right, tally.perfect) == (1, 1, 0)
+    text = report([("pack", {"easy": tally})], "companion bench vision")
+    assert "wrong cells        1" in text
+    assert "covered, wrong     1" in text
+
+
+def test_the_bench_command_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "vision", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--scenes" in out and "--pack-style" in out
+
+
+def test_the_bench_refuses_no_scenes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "vision", "--scenes", "0"]) == 2
+    assert "at least 1" in capsys.readouterr().err

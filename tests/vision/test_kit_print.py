@@ -1,0 +1,192 @@
+"""The printable kit: markers where vision.kit says, a true scale bar, a clean active area."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from vision import kit
+from vision.kit_print import (
+    PRINT_DPI,
+    kit_files,
+    mat_layout,
+    mat_page,
+    render_png,
+    write_kit,
+)
+
+PX_PER_MM = PRINT_DPI / 25.4
+A3_PT = (841.89, 1190.55)
+A4_PT = (595.28, 841.89)
+
+
+@pytest.fixture(scope="module")
+def kit_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("kit") / "kit"
+    write_kit(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def mat_png(kit_dir: Path) -> np.ndarray:
+    image = cv2.imread(str(kit_dir / f"display-mat-{PRINT_DPI}dpi.png"), cv2.IMREAD_GRAYSCALE)
+    assert image is not None
+    return np.asarray(image)
+
+
+def _detect(image: np.ndarray) -> dict[int, np.ndarray]:
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, kit.MARKER_DICT))
+    detector = cv2.aruco.ArucoDetector(dictionary, cv2.aruco.DetectorParameters())
+    corners, ids, _ = detector.detectMarkers(image)
+    assert ids is not None, "no marker found"
+    return {int(i): c.reshape(4, 2) for i, c in zip(ids.ravel(), corners, strict=True)}
+
+
+def _to_mm(px: np.ndarray) -> np.ndarray:
+    # OpenCV puts pixel centres on whole numbers; the page's edge is at -0.5 px.
+    return (px + 0.5) / PX_PER_MM
+
+
+def _check_mat_markers(image: np.ndarray, tile_mm: float) -> None:
+    found = _detect(image)
+    geo = kit.DisplayGeometry(tile_mm)
+    layout = mat_layout(tile_mm)
+    assert set(found) == {0, 1, 2, 3}
+    for marker_id, centre in geo.marker_centres().items():
+        expected = np.array([layout.to_page(p) for p in kit.marker_corners(centre)])
+        error = np.hypot(*(_to_mm(found[marker_id]) - expected).T)
+        assert error.max() < 0.5, f"marker {marker_id} is {error.max():.2f} mm off"
+
+
+def test_mat_markers_sit_where_the_kit_says(mat_png: np.ndarray) -> None:
+    _check_mat_markers(mat_png, 45.0)
+    # The four markers span the mat's true size, whatever the page layout says.
+    found = _detect(mat_png)
+    span = _to_mm(found[1][1])[0] - _to_mm(found[0][0])[0]
+    assert span == pytest.approx(2 * kit.DisplayGeometry(45.0).half_extent - 2 * 2.5, abs=0.5)
+
+
+def test_mat_for_smaller_tiles_keeps_markers_right() -> None:
+    _check_mat_markers(render_png(mat_page(38.0)), 38.0)
+
+
+def test_scale_bar_measures_100_mm(mat_png: np.ndarray) -> None:
+    layout = mat_layout(45.0)
+    below = round((layout.origin[1] + kit.DisplayGeometry(45.0).half_extent + 3) * PX_PER_MM)
+    runs = []
+    for row in mat_png[below:] < 100:
+        padded = np.concatenate([[0], row.astype(np.int8), [0]])
+        edges = np.flatnonzero(np.diff(padded))
+        if len(edges):
+            runs.append(int((edges[1::2] - edges[::2]).max()))
+    bar = [r for r in runs if r > 50 * PX_PER_MM]  # the rows across the bar
+    assert len(bar) >= 2 * PX_PER_MM, "no scale bar below the mat"
+    assert max(bar) / PX_PER_MM == pytest.approx(100.0, abs=0.2)
+    assert min(bar) / PX_PER_MM == pytest.approx(100.0, abs=0.2)
+
+
+def test_active_area_holds_only_thin_light_outlines_and_markers(mat_png: np.ndarray) -> None:
+    geo = kit.DisplayGeometry(45.0)
+    layout = mat_layout(45.0)
+    ox, oy = layout.origin
+    h = geo.half_extent
+    x0, y0 = round((ox - h) * PX_PER_MM), round((oy - h) * PX_PER_MM)
+    x1, y1 = round((ox + h) * PX_PER_MM), round((oy + h) * PX_PER_MM)
+    area = mat_png[y0:y1, x0:x1].astype(int)
+    ys, xs = np.mgrid[y0:y1, x0:x1]
+    mm_x, mm_y = (xs + 0.5) / PX_PER_MM - ox, (ys + 0.5) / PX_PER_MM - oy
+    on_marker = np.zeros(area.shape, bool)
+    quiet = np.zeros(area.shape, bool)
+    for cx, cy in geo.marker_centres().values():
+        dx = np.maximum(np.abs(mm_x - cx) - kit.MARKER_MM / 2, 0)
+        dy = np.maximum(np.abs(mm_y - cy) - kit.MARKER_MM / 2, 0)
+        on_marker |= (dx < 0.2) & (dy < 0.2)
+        quiet |= (np.hypot(dx, dy) < kit.MARKER_MARGIN_MM) & ~((dx < 0.2) & (dy < 0.2))
+    rest = area[~on_marker]
+    assert rest.min() >= 150, "something dark is printed inside the active area"
+    assert area[quiet].min() == 255, "a marker has less than 5 mm of white around it"
+    # Outlines are at most 0.5 mm thick: nothing survives an erosion 0.6 mm wide.
+    ink = ((area < 250) & ~on_marker).astype(np.uint8)
+    k = round(0.6 * PX_PER_MM)
+    assert cv2.erode(ink, np.ones((k, k), np.uint8)).sum() == 0
+    # ... and they are there: every cell's north edge and the lane's inner edge.
+    for r in range(4):
+        for c in range(4):
+            cx, cy = geo.cell_centre(r, c)
+            px = round((ox + cx) * PX_PER_MM)
+            py = round((oy + cy - 45.0 / 2) * PX_PER_MM)
+            assert mat_png[py - 3:py + 4, px].min() < 220, f"cell ({r}, {c}) has no outline"
+    py = round((oy - geo.lane_inner) * PX_PER_MM)
+    assert mat_png[py - 3:py + 4, round(ox * PX_PER_MM)].min() < 220
+
+
+def _media_boxes(path: Path) -> list[tuple[float, float]]:
+    data = path.read_bytes()
+    assert data.startswith(b"%PDF-")
+    boxes = re.findall(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", data)
+    return [(float(w), float(h)) for w, h in boxes]
+
+
+def test_pdfs_are_one_page_on_the_right_paper(kit_dir: Path) -> None:
+    expected = {"display-mat-A3.pdf": A3_PT, "setup-guide-A4.pdf": A4_PT}
+    expected |= {f"seat-{s}-markers-A4.pdf": A4_PT for s in kit.SEATS}
+    for name, size in expected.items():
+        boxes = _media_boxes(kit_dir / name)
+        assert len(boxes) == 1, name
+        assert boxes[0] == pytest.approx(size, abs=0.1), name
+
+
+def test_seat_sheets_carry_their_four_upright_markers(kit_dir: Path) -> None:
+    for seat in kit.SEATS:
+        image = cv2.imread(str(kit_dir / f"seat-{seat}-markers-{PRINT_DPI}dpi.png"), 0)
+        found = _detect(image)
+        geo = kit.SeatGeometry(seat)
+        assert set(found) == set(geo.marker_ids), f"seat {seat}"
+        for marker_id, corners in found.items():
+            side = np.hypot(*(corners[1] - corners[0])) / PX_PER_MM
+            assert side == pytest.approx(kit.MARKER_MM, abs=0.3)
+            # Upright: the first corner is the top-left one on the sheet.
+            assert np.argmin(corners.sum(axis=1)) == 0, f"marker {marker_id} is turned"
+            x0, y0 = corners.min(axis=0).round().astype(int)
+            x1, y1 = corners.max(axis=0).round().astype(int)
+            m = round(kit.MARKER_MARGIN_MM * PX_PER_MM)
+            ring = image[y0 - m:y1 + m, x0 - m:x1 + m].copy()
+            ring[m - 2:-m + 2, m - 2:-m + 2] = 255
+            assert ring.min() == 255, f"marker {marker_id} lacks its white surround"
+
+
+def test_readme_lists_every_file(kit_dir: Path) -> None:
+    names = sorted(p.name for p in kit_dir.iterdir())
+    assert names == sorted(f.name for f in kit_files())
+    readme = (kit_dir / "README.txt").read_text()
+    for name in names:
+        assert name in readme
+
+
+def test_refused_tile_size_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["kit", "--out", str(tmp_path / "kit"), "--tile-mm", "60"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1
+    assert "A3" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_kit_never_overwrites_other_files_and_replaces_an_old_kit(tmp_path: Path) -> None:
+    out = tmp_path / "kit"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert main(["kit", "--out", str(out)]) == 2
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    (out / "notes.txt").unlink()
+    (out / "README.txt").write_text("an old kit")
+    assert main(["kit", "--out", str(out)]) == 0
+    assert "Tile side 45 mm" in (out / "README.txt").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kit"]  # no temporary left behind

@@ -1,0 +1,138 @@
+"""Reading a whole frame: the formats.md object, what is unseen reported, bad frames refused."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.vision.handmade import Scene, camera_homography, draw, seat_default
+from vision.config import ReadConfig, VisionConfig
+from vision.pack import Pack
+from vision.read import BadFrame, TableNotFound, locate_table, read_table, read_table_view
+from vision.render import Effects, Rendered, random_camera, render_table
+from vision.scene import random_scene
+
+
+def _render(pack: Pack, seed: int, *, seats: int = 3, side: str = "front") -> Rendered:
+    rng = np.random.default_rng(seed)
+    scene = random_scene(pack.catalogue, rng, n_seats=seats, side=side, difficulty="easy")
+    return render_table(scene, pack, random_camera(rng, scene, pack), Effects.easy(), rng)
+
+
+@pytest.fixture(scope="module")
+def rendered(pack_lagoon: Pack) -> Rendered:
+    return _render(pack_lagoon, 7)
+
+
+@pytest.mark.parametrize("value", [0, 255])
+def test_a_frame_without_the_kit_is_a_named_error(pack_lagoon: Pack, value: int) -> None:
+    with pytest.raises(TableNotFound, match="no markers of the table kit"):
+        read_table(np.full((900, 1600, 3), value, np.uint8), pack_lagoon)
+
+
+@pytest.mark.parametrize(
+    ("frame", "problem"),
+    [
+        (np.zeros((900, 1600, 3), np.float32), "8-bit"),
+        (np.zeros((9, 900, 1600, 3), np.uint8), "grey or colour"),
+        (np.zeros((120, 90, 3), np.uint8), "too small"),
+        ([[0, 1], [2, 3]], "image array"),
+    ],
+)
+def test_a_frame_that_is_no_picture_is_refused(pack_lagoon: Pack, frame, problem: str) -> None:
+    with pytest.raises(BadFrame, match=problem):
+        read_table(frame, pack_lagoon)
+
+
+def test_a_frame_larger_than_allowed_is_refused_before_any_work(pack_lagoon: Pack) -> None:
+    config = VisionConfig(read=ReadConfig(max_pixels=1_000_000))
+    with pytest.raises(BadFrame, match="larger than 1 megapixels"):
+        read_table(np.zeros((1000, 1001), np.uint8), pack_lagoon, config=config)
+
+
+def test_a_table_reads_into_the_formats_md_object(pack_lagoon: Pack, rendered: Rendered) -> None:
+    table, view = read_table_view(rendered.image, pack_lagoon)
+    data = table.to_json()
+    assert set(data) == {"display", "seats", "warnings"}
+    assert len(data["display"]["cells"]) == 4
+    assert all(len(row) == 4 for row in data["display"]["cells"])
+    assert sorted(table.seats) == sorted(rendered.truth.seats)
+    for seat in table.seats.values():
+        assert len(seat.cells) == 4 and all(len(row) == 4 for row in seat.cells)
+        assert seat.storage is not None
+    # Every cell the recogniser names is what lies there (unknown is allowed, wrong is not).
+    truth = rendered.truth
+    named = wrong = 0
+    pairs = [(table.display[r][c], truth.display[r][c]) for r in range(4) for c in range(4)]
+    for s, seat in table.seats.items():
+        pairs += [
+            (seat.cells[r][c], truth.seats[s].cells[r][c]) for r in range(4) for c in range(4)
+        ]
+    for got, want in pairs:
+        assert got is not None and want is not None
+        if got.tile is not None:
+            named += 1
+            meaning = pack_lagoon.catalogue.meaning
+            same = want.tile is not None and meaning(got.tile) == meaning(want.tile)
+            wrong += not (same and got.rotation == want.rotation)
+    assert named >= len(pairs) // 3
+    assert wrong <= 1
+    assert table.ship in (None, truth.ship)  # never a wrong lane position
+    assert view.display is not None and view.display.method == "lane"
+    assert set(view.timings) == {"grey", "markers", "areas", "crops", "cells", "ship"}
+
+
+def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_read(
+    pack_lagoon: Pack, rendered: Rendered
+) -> None:
+    image = rendered.image.copy()
+    for marker_id in (0, 1, 2):  # a hand over three of the display's four markers
+        corners = rendered.marker_corners[marker_id]
+        centre = corners.mean(axis=0)
+        grown = centre + 1.6 * (corners - centre)
+        cv2.fillConvexPoly(image, np.round(grown).astype(np.int32), (90, 120, 170))
+    table = read_table(image, pack_lagoon)
+    assert all(cell.unknown for row in table.display for cell in row)
+    assert table.ship is None
+    assert "display: not located; its cells are unknown and the ship unread" in table.warnings
+    assert any(w.startswith("display: only 1 of 4 markers seen") for w in table.warnings)
+    assert sorted(table.seats) == sorted(rendered.truth.seats)
+
+
+def test_cells_outside_the_picture_are_unknown(pack_lagoon: Pack) -> None:
+    scene = Scene(display=None, seats={3: seat_default(3)})
+    frame = draw(scene, camera_homography(px_per_mm=1.8))
+    view = locate_table(frame.image, 45.0, pack_lagoon.catalogue.board("front"))
+    # Cut the picture through seat 3's board (its west half stays).
+    centre = view.seats[3].project([(0.0, 0.0)])[0]
+    cut = np.ascontiguousarray(frame.image[:, : int(centre[0]) + 10])
+    table = read_table(cut, pack_lagoon)
+    seat = table.seats[3]
+    unknown = sum(cell is not None and cell.unknown for row in seat.cells for cell in row)
+    assert unknown >= 6
+    assert any(w.startswith("seat 3: not wholly in the picture") for w in table.warnings)
+
+
+def test_the_atoll_side_leaves_its_unplayable_corners_null(pack_lagoon: Pack) -> None:
+    rendered = _render(pack_lagoon, 11, seats=2, side="atoll")
+    table = read_table(rendered.image, pack_lagoon, side="atoll")
+    layout = pack_lagoon.catalogue.board("atoll")
+    for seat in table.seats.values():
+        for r, row in enumerate(seat.cells):
+            for c, cell in enumerate(row):
+                assert (cell is None) == (not layout.playable((r, c)))
+    data = table.to_json()
+    first = data["seats"][str(min(table.seats))]["cells"]
+    assert first[0][0] is None
+
+
+def test_a_grey_frame_reads_like_a_colour_one_for_its_places(
+    pack_lagoon: Pack, rendered: Rendered
+) -> None:
+    grey = np.asarray(cv2.cvtColor(rendered.image, cv2.COLOR_BGR2GRAY), np.uint8)
+    layout = pack_lagoon.catalogue.board("front")
+    a = locate_table(grey, pack_lagoon.tile_mm, layout)
+    b = locate_table(rendered.image, pack_lagoon.tile_mm, layout)
+    assert set(a.poses) == set(b.poses)
+    assert np.allclose(a.poses["display"].homography, b.poses["display"].homography)

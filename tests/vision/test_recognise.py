@@ -1,0 +1,312 @@
+"""Reading one cell: tile pictures laid in a cell the way a camera sees them, and whole tables.
+
+The crops are made here from the pack's own pictures (turned, a few mm off, a few degrees
+askew, blurred, noisy, under uneven and coloured light, with glare) so each property is
+tested on its own; the last test reads rendered tables drawn with a pack the recogniser was
+not tuned on.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from companion.catalogue import Catalogue
+from companion.reading import CellRead
+from vision import kit
+from vision.areas import picture_crop, tile_crop_mm
+from vision.config import PX_PER_MM
+from vision.pack import Pack, load_pack
+from vision.recognise import match_cells, read_cell, read_cells
+from vision.tilemodel import TileModel, learn_pack
+
+Image = NDArray[np.uint8]
+MAT = (244, 247, 248)
+
+
+def _matrix(dx: float, dy: float, degrees: float, scale: float = 1.0) -> NDArray[np.float64]:
+    a = math.radians(degrees)
+    c, s = math.cos(a) * scale, math.sin(a) * scale
+    return np.array([[c, -s, dx], [s, c, dy], [0.0, 0.0, 1.0]])
+
+
+def lay_tile(
+    picture: Image | None,
+    *,
+    tile_mm: float = 45.0,
+    rotation: int = 0,
+    offset: tuple[float, float] = (0.0, 0.0),
+    turn: float = 0.0,
+    background: Image | None = None,
+    ppm: float = PX_PER_MM,
+) -> NDArray[np.float32]:
+    """A cell crop (vision.areas' contract) with `picture` lying in it, before any camera:
+    turned `rotation` + `turn` degrees clockwise, `offset` mm off the cell's centre, with a
+    thin dark cardboard edge; on white mat paper unless a background is given."""
+    size = tile_crop_mm(tile_mm)
+    n = round(size * ppm)
+    s = size / n
+    crop_to_mm = _matrix(-size / 2 + s / 2, -size / 2 + s / 2, 0.0, s)
+    img = (np.full((n, n, 3), MAT, np.float32) if background is None
+           else background.astype(np.float32))
+    if picture is None:
+        return img
+    place = _matrix(offset[0], offset[1], rotation + turn)
+    to_crop = np.linalg.inv(crop_to_mm) @ place
+    half = tile_mm / 2 + 0.5
+    corners = np.array([[-half, -half, 1], [half, -half, 1], [half, half, 1], [-half, half, 1]])
+    edge = (corners @ to_crop.T)[:, :2]
+    cv2.fillPoly(img, [np.round(edge * 16).astype(np.int32)], (70, 85, 95), cv2.LINE_AA, 4)
+    side = picture.shape[0]
+    p = tile_mm / side
+    pic_to_mm = _matrix(p / 2 - tile_mm / 2, p / 2 - tile_mm / 2, 0.0, p)
+    m = (to_crop @ pic_to_mm)[:2]
+    # Shrink the picture first (as a lens would), then place it.
+    pic = cv2.resize(picture, None, fx=ppm * p, fy=ppm * p, interpolation=cv2.INTER_AREA)
+    m = m @ np.diag([side / pic.shape[1], side / pic.shape[0], 1.0])
+    warped = cv2.warpAffine(pic.astype(np.float32), m, (n, n), flags=cv2.INTER_LINEAR)
+    cover = cv2.warpAffine(np.ones(pic.shape[:2], np.float32), m, (n, n), flags=cv2.INTER_LINEAR)
+    return img * (1 - cover[:, :, None]) + warped * cover[:, :, None]
+
+
+def photograph(
+    img: NDArray[np.float32],
+    rng: np.random.Generator,
+    *,
+    blur: float = 0.6,
+    noise: float = 2.0,
+    gain: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    gradient: float = 0.0,
+    glare: float = 0.0,
+) -> Image:
+    """Camera effects: uneven coloured light, glare towards white, blur, sensor noise."""
+    n = img.shape[0]
+    yy, xx = np.mgrid[0:n, 0:n] / n - 0.5
+    light = 1.0 + gradient * (0.8 * xx + 0.6 * yy)
+    out = img * light[:, :, None] * np.array(gain, np.float32)
+    if glare > 0:
+        # A glare spot is broad: a lamp's reflection spans several cells.
+        g = glare * np.exp(-((xx - 0.3) ** 2 + (yy + 0.2) ** 2) / (2 * 0.8**2))
+        out = 255 - (255 - out) * (1 - g[:, :, None])
+    if blur > 0:
+        out = cv2.GaussianBlur(out, (0, 0), blur)
+    out = out + rng.normal(0.0, noise, out.shape)
+    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+
+
+def same_meaning(read: CellRead, tile: str, rotation: int, catalogue: Catalogue) -> bool:
+    if read.tile is None:
+        return False
+    return catalogue.meaning(read.tile).rotated(read.rotation) == catalogue.meaning(
+        tile
+    ).rotated(rotation)
+
+
+@pytest.fixture(scope="module")
+def models(pack_lagoon: Pack, pack_ink: Pack) -> dict[str, tuple[Pack, TileModel]]:
+    return {
+        "lagoon": (pack_lagoon, learn_pack(pack_lagoon, PX_PER_MM)),
+        "ink": (pack_ink, learn_pack(pack_ink, PX_PER_MM)),
+    }
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_every_rotation_offset_and_turn_is_read(
+    style: str, models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    pack, model = models[style]
+    rng = np.random.default_rng(3)
+    ids = list(pack.tiles)
+    crops, truth = [], []
+    for i in range(48):
+        tile = ids[(i * 7) % len(ids)]
+        rotation = (0, 90, 180, 270)[i % 4]
+        offset = tuple(rng.uniform(-4.0, 4.0, 2))
+        turn = float(rng.uniform(-5.0, 5.0))
+        laid = lay_tile(pack.tiles[tile], rotation=rotation, offset=offset, turn=turn)  # type: ignore[arg-type]
+        crops.append(photograph(laid, rng))
+        truth.append((tile, rotation))
+    reads = read_cells(crops, model)
+    pairs = list(zip(reads, truth, strict=True))
+    right = sum(same_meaning(r, t, rot, pack.catalogue) for r, (t, rot) in pairs)
+    wrong = [(t, rot, r) for r, (t, rot) in pairs
+             if not r.unknown and not same_meaning(r, t, rot, pack.catalogue)]
+    assert wrong == []
+    assert right >= 46  # at most a rare doubt, never a wrong answer
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_uneven_coloured_light_blur_and_noise(
+    style: str, models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    pack, model = models[style]
+    rng = np.random.default_rng(5)
+    ids = list(pack.tiles)
+    crops, truth = [], []
+    for i in range(24):
+        tile = ids[(i * 11) % len(ids)]
+        rotation = (0, 90, 180, 270)[(i // 3) % 4]
+        laid = lay_tile(pack.tiles[tile], rotation=rotation, offset=(1.5, -2.0), turn=-3.0)
+        crops.append(photograph(laid, rng, blur=1.2, noise=5.0, gain=(0.8, 0.95, 1.1),
+                                gradient=0.5, glare=0.3))
+        truth.append((tile, rotation))
+    reads = read_cells(crops, model)
+    assert all(r.unknown or same_meaning(r, t, rot, pack.catalogue)
+               for r, (t, rot) in zip(reads, truth, strict=False))
+    assert sum(not r.unknown for r in reads) >= 21
+
+
+def test_a_read_names_the_type_and_turn_with_a_confidence(
+    models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    pack, model = models["lagoon"]
+    rng = np.random.default_rng(8)
+    laid = lay_tile(pack.tiles["end-n-palm1-hut"], rotation=90, offset=(-2.0, 1.0), turn=2.0)
+    read = read_cell(photograph(laid, rng), model)
+    assert same_meaning(read, "end-n-palm1-hut", 90, pack.catalogue)
+    assert 0.5 <= read.confidence <= 1.0
+
+
+def _hand(img: NDArray[np.float32], centre: tuple[float, float], radius: float) -> None:
+    skin = (150.0, 175.0, 225.0)
+    cv2.circle(img, (round(centre[0]), round(centre[1])), round(radius), skin, -1, cv2.LINE_AA)
+    for k in range(4):  # fingers
+        x = centre[0] - radius * 0.6 + k * radius * 0.4
+        cv2.ellipse(img, (round(x), round(centre[1] - radius * 1.2)),
+                    (round(radius * 0.15), round(radius * 0.6)), 0, 0, 360, skin, -1)
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_covered_cells_are_unknown_never_guessed(
+    style: str, models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    pack, model = models[style]
+    rng = np.random.default_rng(9)
+    crops = []
+    for i, tile in enumerate(["end-s-palm2", "single-palm1-hut", "middle-ew-palm1", "water-boat"]):
+        laid = lay_tile(pack.tiles[tile], rotation=90 * i, offset=(1.0, 1.0))
+        n = laid.shape[0]
+        if i == 0:  # a hand over most of the tile
+            _hand(laid, (n * 0.5, n * 0.6), n * 0.35)
+        elif i == 1:  # a cup: rim and coffee
+            cv2.circle(laid, (n // 2, n // 2), int(n * 0.48), (200, 200, 200), -1)
+            cv2.circle(laid, (n // 2, n // 2), int(n * 0.4), (30, 50, 80), -1)
+        elif i == 2:  # an arm across it
+            cv2.rectangle(laid, (0, int(n * 0.2)), (n, int(n * 0.75)), (95, 130, 185), -1)
+        crops.append(photograph(laid, rng, glare=0.97 if i == 3 else 0.0))
+    for read in read_cells(crops, model):
+        assert read.unknown
+
+
+def test_empty_display_and_storage_cells_are_empty(
+    models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    _pack, model = models["lagoon"]
+    rng = np.random.default_rng(10)
+    mat = lay_tile(None)
+    n = mat.shape[0]
+    # The mat's thin grey cell outline (the tile's square) around the nominal centre.
+    half = 45.0 / 2 * PX_PER_MM
+    c = (n - 1) / 2
+    cv2.rectangle(mat, (round(c - half), round(c - half)), (round(c + half), round(c + half)),
+                  (185, 185, 185), 1, cv2.LINE_AA)
+    crops = [photograph(mat, rng), photograph(mat, rng, gain=(0.85, 0.95, 1.05), gradient=0.4)]
+    assert all(r.empty for r in read_cells(crops, model))
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_empty_board_cells_are_empty_and_tiles_on_the_board_are_read(
+    style: str, models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    pack, model = models[style]
+    rng = np.random.default_rng(11)
+    layout = pack.catalogue.board("front")
+    geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
+    extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
+    size = tile_crop_mm(pack.tile_mm)
+    crops, refs, truth = [], [], []
+    for r, c in [(0, 0), (1, 2), (2, 1), (3, 3)]:
+        ref = picture_crop(pack.boards["front"], extent, geo.cell_centre(r, c), size, PX_PER_MM)
+        crops.append(photograph(ref.astype(np.float32), rng, gain=(0.9, 0.95, 1.05)))
+        refs.append(ref)
+        truth.append(None)
+        tile = ("water", "end-e-palm1", "water-boat", "middle-ns-palm2")[r]
+        laid = lay_tile(pack.tiles[tile], rotation=90 * c, offset=(1.0, -1.5), turn=2.0,
+                        background=ref)
+        crops.append(photograph(laid, rng))
+        refs.append(ref)
+        truth.append((tile, 90 * c))
+    for read, want in zip(read_cells(crops, model, refs), truth, strict=True):
+        if want is None:
+            assert read.empty
+        else:
+            assert read.unknown or same_meaning(read, want[0], want[1], pack.catalogue)
+            assert not read.empty
+
+
+def test_symmetric_pictures_accept_any_look_alike_turn(
+    pack_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # Drawn art is never symmetric: every candidate is only its own twin.
+    model = learn_pack(load_pack(pack_dirs["lagoon"]), PX_PER_MM)
+    assert np.array_equal(model.twins, np.eye(model.candidates, dtype=bool))
+    # Candidates meaning the same thing share a group: a single island reads the same turned.
+    k0 = model.ids.index("single-palm1")
+    assert len({int(model.groups[k0 + r]) for r in range(4)}) == 1
+    # A box whose plain water tile is a symmetric picture: its four turns look alike, so
+    # they are twins (any of them is a right answer), and it still reads.
+    root = tmp_path / "box"
+    shutil.copytree(pack_dirs["lagoon"], root)
+    water = np.full((128, 128, 3), (200, 170, 40), np.uint8)
+    cv2.circle(water, (63 * 16 + 8, 63 * 16 + 8), 40 * 16, (230, 220, 160), 6, cv2.LINE_AA, 4)
+    cv2.imwrite(str(root / "tiles" / "water.png"), water)
+    pack = load_pack(root)
+    model = learn_pack(pack, PX_PER_MM)
+    k = model.ids.index("water")
+    assert model.twins[k : k + 4, k : k + 4].all()
+    rng = np.random.default_rng(13)
+    read = read_cell(photograph(lay_tile(pack.tiles["water"], rotation=90), rng), model)
+    assert read.tile == "water"
+
+
+def test_bad_crops_are_refused_with_one_sentence(models: dict[str, tuple[Pack, TileModel]]) -> None:
+    _pack, model = models["lagoon"]
+    with pytest.raises(ValueError, match="square"):
+        read_cell(np.zeros((100, 80, 3), np.uint8), model)
+    with pytest.raises(ValueError, match="colour"):
+        read_cell(np.zeros((114, 114), np.uint8), model)
+    with pytest.raises(ValueError, match="too small"):
+        read_cell(np.zeros((40, 40, 3), np.uint8), model)
+
+
+def test_the_model_is_learnt_once_per_pack(pack_ink: Pack) -> None:
+    assert learn_pack(pack_ink, PX_PER_MM) is learn_pack(pack_ink, PX_PER_MM)
+
+
+def test_figures_behind_a_read(models: dict[str, tuple[Pack, TileModel]]) -> None:
+    pack, model = models["ink"]
+    rng = np.random.default_rng(12)
+    laid = lay_tile(pack.tiles["water-shell"], rotation=180, offset=(-3.0, 2.0), turn=-4.0)
+    (match,) = match_cells([photograph(laid, rng)], model)
+    assert match.reason == "tile"
+    assert match.fit > 0.8
+    assert match.rival is not None and model.groups[match.rival] != model.groups[match.best]
+
+
+@pytest.mark.slow
+def test_tables_drawn_with_an_unseen_pack_are_read_to_the_easy_targets(
+    pack_random: Pack,
+) -> None:
+    from vision.bench import bench_pack
+
+    easy = bench_pack(pack_random, scenes=2, seed=4, seats=4, difficulties=("easy",))["easy"]
+    assert easy.visible > 100
+    assert easy.wrong == 0
+    assert easy.abstained <= 0.01 * easy.visible
+    assert easy.ship_right == easy.ship_scenes

@@ -1,0 +1,129 @@
+"""Finding the explorer ship in the ship lane: every position, any heading, a ship not there."""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from vision import kit
+from vision.config import ShipConfig
+from vision.pack import Pack
+from vision.ship import locate_ship, read_ship
+from vision.tilemodel import learn_pack
+
+PPM = 2.0
+SHIP_MM = 42.0
+
+
+def mat(geo: kit.DisplayGeometry) -> NDArray[np.float32]:
+    """The display mat's active area at PPM px/mm: white paper, thin grey outlines."""
+    n = round(2 * geo.half_extent * PPM)
+    img = np.full((n, n, 3), (244, 247, 248), np.float32)
+    c = (n - 1) / 2
+    for half in (geo.lane_inner, geo.half_extent - 0.5):
+        h = half * PPM
+        cv2.rectangle(img, (round(c - h), round(c - h)), (round(c + h), round(c + h)),
+                      (185, 185, 185), 1, cv2.LINE_AA)
+    return img
+
+
+def put_ship(img: NDArray[np.float32], ship: NDArray[np.uint8], geo: kit.DisplayGeometry,
+             position: int, heading: float, offset: tuple[float, float]) -> None:
+    """Lay the ship's picture (BGRA or BGR on white) at a lane position, turned `heading`
+    degrees clockwise, `offset` mm off the nominal centre."""
+    h, w = ship.shape[:2]
+    scale = SHIP_MM / max(h, w) * PPM
+    cx, cy = geo.ship_centre(position)
+    n = img.shape[0]
+    u = (cx + offset[0] + geo.half_extent) * PPM - 0.5
+    v = (cy + offset[1] + geo.half_extent) * PPM - 0.5
+    m = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), -heading, scale)
+    m[:, 2] += (u - (w - 1) / 2, v - (h - 1) / 2)
+    colour = ship[:, :, :3].astype(np.float32)
+    alpha = (ship[:, :, 3] if ship.shape[2] == 4 else np.full((h, w), 255, np.uint8)).astype(
+        np.float32
+    ) / 255.0
+    warped = cv2.warpAffine(colour, m, (n, n), flags=cv2.INTER_AREA)
+    cover = cv2.warpAffine(alpha, m, (n, n), flags=cv2.INTER_LINEAR)[:, :, None]
+    img[:] = img * (1 - cover) + warped * cover
+
+
+def camera(
+    img: NDArray[np.float32], rng: np.random.Generator, gain: float = 1.0
+) -> NDArray[np.uint8]:
+    out = cv2.GaussianBlur(img * gain, (0, 0), 0.8) + rng.normal(0, 3.0, img.shape)
+    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_the_ship_is_found_at_every_position(
+    style: str, pack_lagoon: Pack, pack_ink: Pack
+) -> None:
+    pack = pack_lagoon if style == "lagoon" else pack_ink
+    geo = kit.DisplayGeometry(pack.tile_mm)
+    rng = np.random.default_rng(1)
+    for position in range(kit.SHIP_POSITIONS):
+        area = mat(geo)
+        # Sailing clockwise along the lane, give or take; up to 6 mm off its place.
+        along = ((position // 4) + 1) % 4 * 90.0
+        heading = along + float(rng.uniform(-10, 10)) + (180.0 if position % 3 == 0 else 0.0)
+        offset = (float(rng.uniform(-5, 5)), float(rng.uniform(-5, 5)))
+        put_ship(area, pack.ship, geo, position, heading, offset)
+        sighting = locate_ship(camera(area, rng, gain=float(rng.uniform(0.85, 1.0))),
+                               pack.ship, geo)
+        assert sighting.position == position, (position, sighting)
+
+
+def test_read_ship_gives_the_position_and_a_confidence(pack_lagoon: Pack) -> None:
+    geo = kit.DisplayGeometry(pack_lagoon.tile_mm)
+    model = learn_pack(pack_lagoon, PPM)
+    area = mat(geo)
+    put_ship(area, pack_lagoon.ship, geo, 9, 270.0, (0.0, 2.0))
+    position, confidence = read_ship(camera(area, np.random.default_rng(2)), model, geo)
+    assert position == 9
+    assert 0.5 <= confidence <= 1.0
+
+
+def test_no_ship_in_the_lane_is_none(pack_lagoon: Pack) -> None:
+    geo = kit.DisplayGeometry(pack_lagoon.tile_mm)
+    sighting = locate_ship(camera(mat(geo), np.random.default_rng(3)), pack_lagoon.ship, geo)
+    assert sighting.position is None
+
+
+def test_a_hand_in_the_lane_is_not_taken_for_the_ship(pack_lagoon: Pack) -> None:
+    geo = kit.DisplayGeometry(pack_lagoon.tile_mm)
+    area = mat(geo)
+    n = area.shape[0]
+    # A hand reaching over the east side of the lane, no ship anywhere.
+    cx, cy = geo.ship_centre(5)
+    u, v = ((cx + geo.half_extent) * PPM, (cy + geo.half_extent) * PPM)
+    cv2.ellipse(area, (round(u), round(v)), (round(22 * PPM), round(30 * PPM)), 20, 0, 360,
+                (150, 175, 225), -1)
+    cv2.rectangle(area, (round(u), round(v - 25 * PPM)), (n, round(v + 25 * PPM)),
+                  (150, 175, 225), -1)
+    sighting = locate_ship(camera(area, np.random.default_rng(4)), pack_lagoon.ship, geo)
+    assert sighting.position is None
+
+
+def test_a_ship_twice_as_ambiguous_is_none(pack_lagoon: Pack) -> None:
+    """Two ships in the lane (a second box's, say): no position is clearly the ship's."""
+    geo = kit.DisplayGeometry(pack_lagoon.tile_mm)
+    area = mat(geo)
+    put_ship(area, pack_lagoon.ship, geo, 2, 90.0, (0.0, 0.0))
+    put_ship(area, pack_lagoon.ship, geo, 10, 270.0, (0.0, 0.0))
+    sighting = locate_ship(camera(area, np.random.default_rng(5)), pack_lagoon.ship, geo)
+    assert sighting.position is None
+    assert sighting.score > ShipConfig().min_score
+
+
+def test_the_heading_along_the_lane_is_found_whatever_the_picture_turns() -> None:
+    from vision.ship import _heading
+
+    ink = np.zeros((40, 60), np.float32)
+    cv2.ellipse(ink, (30, 20), (25, 6), 0, 0, 360, 1.0, -1)
+    # A long axis along x: the upright ship picture must turn by 90 degrees.
+    assert math.isclose(_heading(ink) % 180.0, 90.0, abs_tol=2.0)

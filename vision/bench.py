@@ -1,0 +1,307 @@
+"""How well and how fast the table is read: rendered scenes, read back, compared with truth.
+
+`run_bench` draws a tile pack in an art style the recogniser was not tuned on (it was tuned
+on "lagoon"; the default here is "ink" and a "random" pack whose seed depends on the run's
+seed), renders easy and hard scenes of a 5-seat table (vision.scene, vision.render), reads
+each frame with the whole pipeline (vision.read.read_table: markers, poses, crops, cells,
+ship) and counts, per difficulty:
+
+- wrong cells: a tile, its rotation (by meaning: equal rotated meanings are the same answer)
+  or empty, answered wrongly on a cell the camera can see;
+- abstentions: unknown on a cell the camera can see;
+- covered cells (hidden by at least 30 %, renderer's truth) answered wrongly: must be 0;
+- scenes read perfectly (every visible cell right, the ship right when it is not covered);
+- the ship: right / not seen / wrong, over scenes where it is not covered;
+- time: the whole read of a 2880 x 1620 frame beside the time to decode that frame's JPEG,
+  measured in the same run, in the same process.
+
+`--true-poses` reads the cells through the renderer's exact homographies instead of the
+markers: it measures the recogniser alone.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.catalogue import Catalogue
+from companion.reading import CellRead, SeatRead, TableRead
+from vision import kit
+from vision.areas import AreaPose, cell_crop, picture_crop, storage_size_mm, tile_crop_mm
+from vision.config import VisionConfig
+from vision.pack import Pack, load_pack
+from vision.render import CameraSpec, Effects, Rendered, random_camera, render_table
+from vision.scene import DISPLAY, STORAGE_ROW, CellKey, TableScene, random_scene
+
+#: Difficulties benchmarked: (name, effects, the camera's largest tilt off vertical).
+DIFFICULTIES: tuple[tuple[str, Callable[[], Effects], float], ...] = (
+    ("easy", Effects.easy, 10.0),
+    ("hard", Effects.hard, kit.CAMERA_TILT_MAX_DEG),
+)
+#: Quality of the JPEG whose decode the read is compared with (a camera's usual).
+DECODE_QUALITY = 90
+
+
+@dataclass
+class Tally:
+    """What one difficulty's scenes came to."""
+
+    scenes: int = 0
+    perfect: int = 0
+    visible: int = 0
+    wrong: int = 0
+    abstained: int = 0
+    covered: int = 0
+    covered_wrong: int = 0
+    ship_scenes: int = 0
+    ship_right: int = 0
+    ship_missed: int = 0
+    ship_wrong: int = 0
+    read_ms: list[float] = field(default_factory=list)
+    decode_ms: list[float] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+
+    def line(self, name: str) -> str:
+        """One paragraph of figures for this difficulty."""
+        def pct(n: int, d: int) -> str:
+            return f"{100.0 * n / d:.2f} %" if d else "-"
+
+        read = statistics.median(self.read_ms) if self.read_ms else float("nan")
+        decode = statistics.median(self.decode_ms) if self.decode_ms else float("nan")
+        return "\n".join(
+            [
+                f"{name}: {self.scenes} scenes, {self.visible} visible cells, "
+                f"{self.covered} covered",
+                f"  wrong cells        {self.wrong} ({pct(self.wrong, self.visible)})",
+                f"  abstained          {self.abstained} ({pct(self.abstained, self.visible)})",
+                f"  covered, wrong     {self.covered_wrong}",
+                f"  scenes perfect     {self.perfect} / {self.scenes}",
+                f"  ship right         {self.ship_right} / {self.ship_scenes} "
+                f"({pct(self.ship_right, self.ship_scenes)}), not seen {self.ship_missed}, "
+                f"wrong {self.ship_wrong}",
+                f"  read (median)      {read:.0f} ms; JPEG decode {decode:.1f} ms; "
+                f"ratio {read / decode:.1f}x",
+            ]
+        )
+
+
+def same_answer(read: CellRead, truth: CellRead, catalogue: Catalogue) -> bool:
+    """True when a read names what truly lies there (equal rotated meanings are equal)."""
+    if truth.empty or read.empty:
+        return truth.empty and read.empty
+    if read.tile is None or truth.tile is None:
+        return False
+    if read.tile not in catalogue:
+        return False
+    seen = catalogue.meaning(read.tile).rotated(read.rotation)
+    return seen == catalogue.meaning(truth.tile).rotated(truth.rotation)
+
+
+def _cells(table: TableRead) -> Iterator[tuple[CellKey, CellRead | None]]:
+    for r, row in enumerate(table.display):
+        for c, cell in enumerate(row):
+            yield (DISPLAY, r, c), cell
+    for seat, seat_read in table.seats.items():
+        for r, row in enumerate(seat_read.cells):
+            for c, cell in enumerate(row):
+                yield (seat, r, c), cell
+        yield (seat, STORAGE_ROW, 0), seat_read.storage
+
+
+def score_read(
+    read: TableRead, rendered: Rendered, scene: TableScene, catalogue: Catalogue, tally: Tally
+) -> None:
+    """Add one frame's read, judged against the renderer's truth, to the tally."""
+    got = dict(_cells(read))
+    perfect = True
+    for key, truth in _cells(rendered.truth):
+        if truth is None:
+            continue
+        cell = got.get(key)
+        answer = cell if cell is not None else CellRead()
+        if key in rendered.covered:
+            tally.covered += 1
+            if not answer.unknown and not same_answer(answer, truth, catalogue):
+                tally.covered_wrong += 1
+                tally.examples.append(f"covered {key}: {truth.to_json()} read {answer.to_json()}")
+            continue
+        tally.visible += 1
+        if answer.unknown:
+            tally.abstained += 1
+            perfect = False
+        elif not same_answer(answer, truth, catalogue):
+            tally.wrong += 1
+            perfect = False
+            tally.examples.append(f"wrong {key}: {truth.to_json()} read {answer.to_json()}")
+    if scene.ship is not None and not rendered.ship_covered:
+        tally.ship_scenes += 1
+        if read.ship == scene.ship:
+            tally.ship_right += 1
+        elif read.ship is None:
+            tally.ship_missed += 1
+            perfect = False
+        else:
+            tally.ship_wrong += 1
+            perfect = False
+    tally.scenes += 1
+    tally.perfect += int(perfect)
+
+
+def decode_ms(image: np.ndarray[Any, Any], repeats: int = 3) -> float:
+    """The fastest of a few decodes of the frame as a camera JPEG, in ms."""
+    ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, DECODE_QUALITY])
+    if not ok:
+        raise RuntimeError("the frame could not be encoded as JPEG")
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        cv2.imdecode(data, cv2.IMREAD_COLOR)
+        best = min(best, time.perf_counter() - start)
+    return 1000.0 * best
+
+
+def read_with_true_poses(
+    rendered: Rendered, scene: TableScene, pack: Pack, config: VisionConfig
+) -> TableRead:
+    """Read the frame's cells and ship through the renderer's exact homographies."""
+    from vision.recognise import read_cells
+    from vision.ship import read_ship_in_frame
+    from vision.tilemodel import learn_pack
+
+    tile_mm = pack.tile_mm
+    ppm = config.crops.px_per_mm
+    size = tile_crop_mm(tile_mm, config.crops.crop_margin_mm)
+    model = learn_pack(pack, ppm, config.cells)
+    geo = kit.DisplayGeometry(tile_mm)
+    display = AreaPose(DISPLAY, rendered.homographies[DISPLAY], (0, 1, 2, 3), 0.0, geo)
+    crops = [cell_crop(rendered.image, display, geo.cell_centre(r, c), size, ppm)
+             for r in range(4) for c in range(4)]
+    cells = read_cells(crops, model)
+    grid = tuple(tuple(cells[4 * r + c] for c in range(4)) for r in range(4))
+    seats: dict[int, SeatRead] = {}
+    for seat in scene.seats:
+        layout = pack.catalogue.board(seat.side)
+        sgeo = kit.SeatGeometry(seat.seat, layout.rows, layout.cols, tile_mm)
+        pose = AreaPose(seat.seat, rendered.homographies[seat.seat], (), 0.0, sgeo)
+        board = pack.boards[seat.side]
+        extent = (layout.cols * sgeo.pitch, layout.rows * sgeo.pitch)
+        where = list(layout.playable_cells)
+        crops = [cell_crop(rendered.image, pose, sgeo.cell_centre(*cell), size, ppm)
+                 for cell in where]
+        refs: list[np.ndarray[Any, Any] | None] = [
+            picture_crop(board, extent, sgeo.cell_centre(*cell), size, ppm) for cell in where
+        ]
+        crops.append(cell_crop(rendered.image, pose, sgeo.storage_centre(),
+                               storage_size_mm(sgeo, config.crops.crop_margin_mm), ppm))
+        refs.append(None)
+        reads = dict(zip([*where, (STORAGE_ROW, 0)], read_cells(crops, model, refs), strict=True))
+        seat_grid = tuple(
+            tuple(reads.get((r, c)) if layout.playable((r, c)) else None
+                  for c in range(layout.cols))
+            for r in range(layout.rows)
+        )
+        seats[seat.seat] = SeatRead(seat_grid, reads[(STORAGE_ROW, 0)])
+    ship = read_ship_in_frame(rendered.image, display, pack, config)
+    return TableRead(grid, ship, seats)
+
+
+@contextmanager
+def drawn_pack(style: str, seed: int) -> Iterator[Pack]:
+    """A freshly drawn art pack (vision.artpacks), deleted afterwards."""
+    from vision.artpacks import write_art_pack
+
+    with tempfile.TemporaryDirectory(prefix="bench-pack-") as tmp:
+        yield load_pack(write_art_pack(Path(tmp) / style, style, seed=seed))
+
+
+def bench_pack(
+    pack: Pack,
+    scenes: int,
+    seed: int,
+    *,
+    true_poses: bool = False,
+    config: VisionConfig | None = None,
+    seats: int = 5,
+    difficulties: tuple[str, ...] = ("easy", "hard"),
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Tally]:
+    """Render and read `scenes` scenes of each difficulty with one pack."""
+    from vision.read import read_table
+
+    config = config or VisionConfig()
+    tallies: dict[str, Tally] = {}
+    for name, effects, tilt in DIFFICULTIES:
+        if name not in difficulties:
+            continue
+        rng = np.random.default_rng([seed, len(name)])
+        tally = tallies.setdefault(name, Tally())
+        for i in range(scenes):
+            scene = random_scene(pack.catalogue, rng, seats, "front", name)  # type: ignore[arg-type]
+            spec: CameraSpec = random_camera(rng, scene, pack, max_tilt_deg=tilt)
+            rendered = render_table(scene, pack, spec, effects(), rng)
+            tally.decode_ms.append(decode_ms(rendered.image))
+            start = time.perf_counter()
+            if true_poses:
+                read = read_with_true_poses(rendered, scene, pack, config)
+            else:
+                read = read_table(rendered.image, pack, config=config)
+            tally.read_ms.append(1000.0 * (time.perf_counter() - start))
+            score_read(read, rendered, scene, pack.catalogue, tally)
+            if progress:
+                progress(f"{pack.name}: {name} scene {i + 1}/{scenes}")
+    return tallies
+
+
+def run_bench(
+    scenes: int = 10,
+    seed: int = 1,
+    styles: tuple[str, ...] = ("ink", "random"),
+    *,
+    true_poses: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> list[tuple[str, dict[str, Tally]]]:
+    """Benchmark every style (a random pack's seed is 1000 + the run's seed: never a pack
+    looked at while tuning)."""
+    out: list[tuple[str, dict[str, Tally]]] = []
+    for style in styles:
+        pack_seed = 1000 + seed if style == "random" else 0
+        with drawn_pack(style, pack_seed) as pack:
+            out.append((pack.name, bench_pack(pack, scenes, seed, true_poses=true_poses,
+                                              progress=progress)))
+    return out
+
+
+def report(results: list[tuple[str, dict[str, Tally]]], command: str) -> str:
+    """The figures as text (what docs/vision.md quotes)."""
+    lines = [f"$ {command}"]
+    total: dict[str, Tally] = {}
+    for pack_name, tallies in results:
+        lines.append(f"pack: {pack_name}")
+        for name, tally in tallies.items():
+            lines.append(tally.line(name))
+            merged = total.setdefault(name, Tally())
+            for f in ("scenes", "perfect", "visible", "wrong", "abstained", "covered",
+                      "covered_wrong", "ship_scenes", "ship_right", "ship_missed", "ship_wrong"):
+                setattr(merged, f, getattr(merged, f) + getattr(tally, f))
+            merged.read_ms += tally.read_ms
+            merged.decode_ms += tally.decode_ms
+            merged.examples += tally.examples
+    if len(results) > 1:
+        lines.append("all packs")
+        lines.extend(tally.line(name) for name, tally in total.items())
+    examples = [e for t in total.values() for e in t.examples] if len(results) > 1 else [
+        e for _n, ts in results for t in ts.values() for e in t.examples
+    ]
+    if examples:
+        lines.append("mistakes:")
+        lines.extend(f"  {e}" for e in examples[:20])
+    return "\n".join(lines)

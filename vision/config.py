@@ -1,0 +1,307 @@
+"""Every threshold and tunable of the vision pipeline, one frozen dataclass per stage.
+
+`VisionConfig()` is the default the companion runs with; tests and benchmarks pass their
+own. Lengths are millimetres on the table unless a name says `_px` (image pixels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# A cell crop is the tile's square plus this much on every side, so a tile up to 4 mm off
+# its cell centre (table-kit.md) still lies wholly inside its crop.
+CROP_MARGIN_MM = 6.0
+# Rectified crops are made at this scale: a 45 mm tile becomes 90 px, never fewer pixels than
+# the camera itself gives (at least 1.5 px/mm, table-kit.md).
+PX_PER_MM = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerConfig:
+    """Finding the ArUco markers (vision.markers)."""
+
+    # The detector runs on a copy whose longer side is at most this; corners are then
+    # refined on the full-resolution frame. 0 means: always detect at full resolution.
+    detect_max_side_px: int = 1440
+    # The first pass thresholds with one window size (px of that copy): quick, and enough
+    # for markers of 20-60 px. Later passes use OpenCV's range of windows.
+    fast_window_px: int = 11
+    # When the first pass finds nothing: the full range of windows, then a contrast-
+    # enhanced (CLAHE) copy, then the full-resolution frame.
+    fallback_passes: bool = True
+    clahe_clip_limit: float = 3.0
+    clahe_tile_grid: int = 8
+    # recover_markers looks for a missing marker in a window this many marker sides wide
+    # around the place the area's other markers predict for it, at full resolution.
+    recover_window_sides: float = 2.5
+    # A recovered marker must lie within this fraction of its side of the predicted place.
+    recover_max_offset: float = 0.6
+    # Markers the kit uses: 0-3 display, 4s..4s+3 seat s (s = 1..5).
+    max_marker_id: int = 23
+    # Sub-pixel corners from lines fitted to the four sides of the black square.
+    edge_refine: bool = True
+    edge_samples_per_side: int = 12
+    # Search this far (in module widths of the marker, 1 module = side / 6) across a side.
+    edge_search_modules: float = 0.5
+    # A side whose line fit leaves this much scatter (px) keeps the detector's corners.
+    edge_max_scatter_px: float = 0.8
+    # A candidate smaller than this (side in px of the full frame) is ignored.
+    min_side_px: float = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class AreaConfig:
+    """Locating the display and the seats from their markers (vision.areas)."""
+
+    # A marker whose corners lie further than this from where the others put them is a
+    # wrong sticker or a misplaced one: it is left out (stickers may sit 3 mm / 2° off).
+    max_marker_error_mm: float = 7.0
+    # Fit every area together with one table plane (all mats lie on one table) when at least
+    # two areas are seen; each area is then a turn, shift and scale on that plane.
+    joint_plane_fit: bool = True
+    # An area whose corners the one-plane model misses by more than this (rms, mm) keeps its
+    # own fit (a board propped up, a curved lens); stickers alone give about 2 mm.
+    joint_max_rms_mm: float = 3.0
+    # Standard deviation (mm) of a sticker's misplacement, weighing markers against lines.
+    sticker_sigma_mm: float = 1.5
+    # Plausibility: a located area's image scale must lie between these (px per mm) ...
+    min_px_per_mm: float = 0.8
+    max_px_per_mm: float = 40.0
+    # ... and no marker may look more than this much larger/smaller than the fit predicts.
+    max_marker_size_ratio: float = 1.35
+    # The scale may not change across one area by more than this factor (a degenerate fit).
+    max_scale_change: float = 2.0
+    # Display: refine with the printed outline of the ship lane (its inner and outer square,
+    # table-kit.md), found as thin dark lines on the paper between the stickers. Kept only
+    # when found clearly on every side and when it moves no cell centre further than
+    # lane_max_shift_mm; otherwise the markers alone.
+    lane_refine: bool = True
+    # The outer square is searched first this far either side (nothing else is printed
+    # near it); then both squares within lane_fine_search_mm (the cells' outlines lie 2 mm
+    # inside the inner square).
+    lane_search_mm: float = 6.0
+    lane_fine_search_mm: float = 1.2
+    lane_samples_per_line: int = 24
+    # Each sample averages this many parallel profiles within ± this reach along its line.
+    lane_profiles_per_sample: int = 7
+    lane_profile_reach_mm: float = 2.5
+    # Lines are sampled this far along from the middle of each side (stickers cover the ends).
+    lane_sample_reach_mm: float = 86.0
+    # A sample counts when its dip is this many times the profile's noise (MAD) and at
+    # least lane_min_dip grey levels deep, with paper on both sides (step below this share).
+    lane_min_snr: float = 4.0
+    lane_min_dip: float = 3.0
+    lane_max_step_share: float = 0.6
+    lane_min_per_side: int = 8
+    lane_min_sides: int = 3
+    lane_max_shift_mm: float = 4.0
+    # Line samples further than this from the fitted outline are outliers (mm).
+    lane_outlier_mm: float = 0.8
+    lane_line_sigma_mm: float = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class CropConfig:
+    """Rectified crops handed to the tile recogniser (vision.areas, vision.recognise)."""
+
+    px_per_mm: float = PX_PER_MM
+    crop_margin_mm: float = CROP_MARGIN_MM
+
+
+@dataclass(frozen=True, slots=True)
+class MotionConfig:
+    """The motion gate on the low-resolution grey stream (vision.motion)."""
+
+    # Frames are smoothed with a Gaussian of this sigma (px of the small frame) first.
+    blur_sigma_px: float = 1.2
+    # A pixel has changed when its grey value moved by more than this (0..255) ...
+    pixel_threshold: int = 18
+    # ... and the frame is moving when more than this fraction of its pixels changed.
+    moving_fraction: float = 0.002
+    # The table is still after this long without motion.
+    still_seconds: float = 1.0
+    # Changed pixels (against the last still frame) touching the frame's edge after motion
+    # stopped are an arm still reaching in; the gate waits, but no longer than this.
+    max_hand_wait_seconds: float = 6.0
+    # changed_areas: an area changed when more than this many mm² of it changed.
+    min_changed_mm2: float = 250.0
+    # Areas are compared in a rectified copy at this scale (px per mm).
+    compare_px_per_mm: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ReadConfig:
+    """Orchestration of a whole read (vision.read)."""
+
+    # Frames larger than this many pixels are refused (a decompression bomb, not a camera).
+    max_pixels: int = 50_000_000
+    # Images smaller than this on their shorter side cannot hold the kit at 1.5 px/mm.
+    min_side_px: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class VisionConfig:
+    """All stages' thresholds together."""
+
+    markers: MarkerConfig = field(default_factory=MarkerConfig)
+    areas: AreaConfig = field(default_factory=AreaConfig)
+    crops: CropConfig = field(default_factory=CropConfig)
+    motion: MotionConfig = field(default_factory=MotionConfig)
+    read: ReadConfig = field(default_factory=ReadConfig)
+    cells: CellConfig = field(default_factory=lambda: CellConfig())
+    ships: ShipConfig = field(default_factory=lambda: ShipConfig())
+
+
+@dataclass(frozen=True, slots=True)
+class CellConfig:
+    """Reading what lies in a cell (vision.tilemodel, vision.recognise).
+
+    Chosen on scenes rendered with the "lagoon" art only (docs/vision.md); measured on others.
+    """
+
+    # Working scale: a tile is matched at this many pixels a side (whatever the crop's scale).
+    tile_px: int = 48
+    # Templates (and crops) get this much Gaussian blur (px at tile_px), like a camera's.
+    template_blur_px: float = 0.7
+    # A rim this wide (mm) around the tile is left out of the match (its cut edge, a neighbour).
+    border_mm: float = 2.0
+    # Finding the tile in its crop: coarse templates of this many px a side, without a rim of
+    # coarse_border_mm; then grey templates without pose_border_mm, turned by these angles.
+    coarse_tile_px: int = 16
+    coarse_border_mm: float = 0.0
+    pose_border_mm: float = 0.0
+    pose_angles_deg: tuple[float, ...] = (-5.0, -2.5, 0.0, 2.5, 5.0)
+    # Pose templates keep detail finer than this (Gaussian sigma, px at tile_px): edges
+    # fix a place and a turn, broad areas of colour do not.
+    pose_highpass_px: float = 2.0
+    # ... along this many of the pack's main colour directions.
+    pose_colours: int = 2
+    # Fine search around the coarse place, px at tile_px each way, with the pose templates
+    # of this many of the best-ranked candidates (the best fit afterwards keeps its place).
+    pose_search_px: int = 4
+    pose_candidates: int = 3
+    # A cell where no tile is named is placed again by up to this many more candidates
+    # (the best-fitting that have not placed it yet).
+    pose_retries: int = 2
+    # A named tile whose closest rival is within this evidence, and did not place it, is
+    # placed again by that rival; the better fit stands.
+    recheck_evidence: float = 1.0
+    # Every candidate is ranked at medium_tile_px; the best `shortlist` are fitted finely.
+    medium_tile_px: int = 24
+    shortlist: int = 24
+    # Two rotations of one picture that the light model tells apart by less than this
+    # (1 - likeness) look the same: a symmetric picture, either answer is right.
+    twin_likeness: float = 0.985
+    # A tile is named when the light model with its template explains at least this share of
+    # what the light alone does not (1 = perfectly) ...
+    min_fit: float = 0.55
+    # (or leaves at most this much unexplained, grey levels rms: a plain tile under noise,
+    # as long as it explains at least min_fit_floor)
+    max_fit_rms: float = 10.0
+    min_fit_floor: float = 0.35
+    # The pattern must be seen with at least this share of its contrast (light times what
+    # glare leaves); fainter is washed out (the renderer counts 60 % glare as hidden).
+    min_gain: float = 0.3
+    # Light tints the channels alike, give or take a colour cast: the fitted gains of the
+    # channels may differ by at most this factor.
+    max_gain_spread: float = 2.0
+    # ... and, against every rival meaning something else, the evidence (+1: exactly the
+    # best, -1: exactly the rival, 0: half way) is at least this.
+    min_evidence: float = 0.55
+    # Rivals weighed by evidence (the best-fitting ones of other meanings).
+    rivals: int = 4
+    # ... and the two answers' expected fits must lie this many noise deviations apart
+    # (a washed-out or faint tile cannot be told from anything).
+    min_separation: float = 3.0
+    # Occlusion: the fitted tile is cut into blocks x blocks; a block whose residual is above
+    # occluded_ratio times the typical block's (the typical_quantile of all blocks) and
+    # above occluded_floor (grey levels², 3 channels) is hidden; more than max_hidden of the
+    # blocks hidden is a covered cell (unknown). Up to cover_passes fits find the hidden.
+    blocks: int = 6
+    occluded_ratio: float = 6.0
+    typical_quantile: float = 0.3
+    occluded_floor: float = 120.0
+    occluded_detail: float = 0.8
+    max_hidden: float = 0.45
+    cover_passes: int = 3
+    # A block is covered only if none of this many best-fitting candidates explains it.
+    cover_witnesses: int = 1
+    # Candidates refitted without the covered blocks (the closest by the first fit).
+    refit: int = 16
+    # The empty display mat or storage card: within the tile's square, what the smooth light
+    # leaves unexplained is at most this (grey levels, rms) ... (board cells: what the
+    # board picture under the light model leaves). Below empty_sure_rms (mat_sure_rms for
+    # the plain mat or card) no tile is sought;
+    # up to empty_max_rms the best tile must beat the empty look by min_evidence.
+    empty_sure_rms: float = 3.0
+    mat_sure_rms: float = 3.0
+    # The empty look is judged on the tile's square and this much more on every side (mm),
+    # so a board's printed cell outline, which a tile hides, counts.
+    empty_extra_mm: float = -2.0
+    empty_max_rms: float = 9.0
+    # With no tile named, a cell that looks empty is empty unless some tile explains more
+    # of it than the empty look by this many times the noise energy (a faint tile).
+    empty_max_excess: float = 10.0
+    # A board cell whose picture is seen with at least this share of its contrast is empty
+    # when no tile is named.
+    empty_full_gain: float = 0.6
+    # The plain mat or card must be at least this bright against the paper seen around the
+    # tile's place (that rim's paper_quantile brightness).
+    empty_min_white: float = 0.7
+    paper_quantile: float = 0.9
+    # The board picture is compared at every shift up to this many pixels (at tile_px) each
+    # way: a seat's pose may put its crops a millimetre or two off the printed cells.
+    empty_shift_px: int = 2
+    # The board picture is blurred this much (px at tile_px) to look like a camera's.
+    reference_blur_px: float = 1.0
+    # ... and its mean colour is the reference's (grey for the mat) under some light that
+    # scales and adds white to every channel alike, give or take this share of its
+    # brightness (a warm or cold cast).
+    empty_max_cast: float = 0.15
+    # A board picture whose square has a pattern of at least this rms (grey levels) must
+    # show it with at least empty_min_gain of its contrast to be empty.
+    empty_min_pattern: float = 4.0
+    empty_min_gain: float = 0.3
+    # An empty board cell: the board picture's light model explains at least this share.
+    empty_min_fit: float = 0.55
+    # Confidence reaches 1 at this evidence and this fit.
+    full_evidence: float = 0.9
+    full_fit: float = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class ShipConfig:
+    """Finding the explorer ship in the ship lane (vision.ship)."""
+
+    # The display is searched at this scale (px per mm).
+    px_per_mm: float = 0.8
+    # The paper's brightness is the brightest within this reach (mm); a pixel is "not paper"
+    # as it is darker than that by more than paper_shade (share) up to paper_shade +
+    # ink_shade, or more colourful (max - min channel over max) than paper_chroma up to
+    # paper_chroma + ink_chroma (a warm light tints the paper).
+    paper_reach_mm: float = 30.0
+    paper_shade: float = 0.12
+    ink_shade: float = 0.25
+    paper_chroma: float = 0.25
+    ink_chroma: float = 0.25
+    # Each position's window: a square this wide (mm) around the nominal ship centre; the
+    # fullest `positions_searched` are searched, if at least min_area_mm2 is not paper.
+    window_mm: float = 64.0
+    # The ship may stand this far (mm) over the lane's lines.
+    over_lines_mm: float = 6.0
+    positions_searched: int = 5
+    min_area_mm2: float = 150.0
+    max_area_mm2: float = 1400.0
+    # The ship's length is estimated from how much is not paper, kept within these bounds
+    # (mm), and tried at these factors of the estimate ...
+    min_length_mm: float = 20.0
+    max_length_mm: float = 55.0
+    length_factors: tuple[float, ...] = (0.9, 1.1)
+    # ... with the ship's picture turned in steps of this many degrees, trying headings along
+    # the long axis of what is not paper (either way) and these many degrees off it.
+    angle_step_deg: float = 7.5
+    heading_tries_deg: tuple[float, ...] = (-7.5, 0.0, 7.5)
+    # The ship is seen when its best match correlates at least this much ...
+    min_score: float = 0.5
+    # ... and beats the best match at any other position by this much.
+    min_margin: float = 0.1

@@ -1,0 +1,409 @@
+"""Reading the whole table from one frame: grey -> markers -> poses -> crops -> cells, ship.
+
+`read_table(image, pack)` is what `companion read` and the live companion call; it returns
+the `companion read --json` object (companion.reading.TableRead). Each stage is a pure
+function of its inputs and vision.config: vision.markers finds the markers, vision.areas
+places the display and the seats (and cuts the crops), vision.recognise names what lies in
+each cell (all crops in one batch) and vision.ship finds the explorer ship in the lane.
+
+What the camera cannot see is reported, never guessed: a display that cannot be placed
+reads as 16 unknown cells and no ship (with a warning) while the seats still read; a seat
+whose markers are not seen is absent; a cell outside the picture is unknown. A frame with
+no marker of the kit at all raises TableNotFound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.catalogue import BoardLayout
+from companion.errors import CompanionError
+from companion.reading import UNKNOWN, CellRead, SeatRead, TableRead
+from vision import kit
+from vision.areas import (
+    DISPLAY,
+    AreaPose,
+    area_name,
+    cell_crop,
+    crop_visible,
+    locate_all,
+    picture_crop,
+    predicted_markers,
+    storage_size_mm,
+    tile_crop_mm,
+)
+from vision.config import VisionConfig
+from vision.markers import MarkerSighting, detect_markers, recover_markers
+from vision.pack import Pack
+from vision.recognise import read_cells
+from vision.ship import read_ship_in_frame
+from vision.tilemodel import learn_pack
+
+Image = NDArray[np.uint8]
+
+
+class TableNotFound(CompanionError):
+    """Not one marker of the table kit is in the picture."""
+
+
+class BadFrame(CompanionError):
+    """The frame handed to the reader is not a picture it can read (shape, type, size)."""
+
+
+@dataclass(frozen=True)
+class TableView:
+    """Where everything is in one frame: the markers, the areas' poses and what was missed.
+
+    `timings` holds seconds per stage (grey, markers, areas, crops, cells, ship)."""
+
+    markers: dict[int, MarkerSighting]
+    display: AreaPose | None
+    seats: dict[int, AreaPose]
+    warnings: tuple[str, ...]
+    shape: tuple[int, int]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def poses(self) -> dict[Any, AreaPose]:
+        """Every located area by key ("display" or seat number)."""
+        out: dict[Any, AreaPose] = dict(self.seats)
+        if self.display is not None:
+            out[DISPLAY] = self.display
+        return out
+
+
+def check_frame(image: Any, config: VisionConfig | None = None) -> Image:
+    """The frame as an 8-bit grey or BGR array, or BadFrame saying what is wrong."""
+    config = config or VisionConfig()
+    if not isinstance(image, np.ndarray):
+        raise BadFrame(f"a frame must be an image array, not {type(image).__name__}")
+    if image.dtype != np.uint8:
+        raise BadFrame(f"a frame must hold 8-bit pixels, not {image.dtype}")
+    if image.ndim == 3 and image.shape[2] == 4:
+        image = np.ascontiguousarray(image[:, :, :3])
+    if not (image.ndim == 2 or (image.ndim == 3 and image.shape[2] in (1, 3))):
+        raise BadFrame(f"a frame must be grey or colour (rows, cols[, 3]), not shape {image.shape}")
+    height, width = image.shape[:2]
+    if height * width > config.read.max_pixels:
+        raise BadFrame(
+            f"a frame of {width} x {height} pixels is larger than "
+            f"{config.read.max_pixels // 1_000_000} megapixels"
+        )
+    if min(height, width) < config.read.min_side_px:
+        raise BadFrame(
+            f"a frame of {width} x {height} pixels is too small to show the table kit "
+            f"(at least {config.read.min_side_px} pixels a side)"
+        )
+    if image.ndim == 3 and image.shape[2] == 1:
+        image = image[:, :, 0]
+    return np.asarray(image, np.uint8)
+
+
+def locate_table(
+    image: Image,
+    tile_mm: float,
+    seat_layouts: BoardLayout | dict[int, BoardLayout],
+    config: VisionConfig | None = None,
+) -> TableView:
+    """Find the kit's markers and place every area they show (TableNotFound if none)."""
+    config = config or VisionConfig()
+    image = check_frame(image, config)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    gray: Image = (
+        image if image.ndim == 2 else np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
+    )
+    t1 = time.perf_counter()
+    markers = detect_markers(gray, config.markers)
+    t2 = time.perf_counter()
+    timings["grey"] = t1 - t0
+    timings["markers"] = t2 - t1
+    if not markers:
+        raise TableNotFound("no markers of the table kit in the picture")
+    display, seats, warnings = locate_all(
+        markers, tile_mm, seat_layouts, config.areas, gray=gray
+    )
+    # Look again, closely, where located areas say their missing markers must be.
+    predictions: dict[int, NDArray[np.float64]] = {}
+    for pose in [display, *seats.values()]:
+        if pose is not None and len(pose.markers_seen) < 4:
+            missing = [i for i in pose.geometry.marker_ids if i not in markers]
+            predictions.update(predicted_markers(pose, missing))
+    if predictions:
+        more = recover_markers(gray, markers, predictions, config.markers)
+        if len(more) > len(markers):
+            markers = more
+            display, seats, warnings = locate_all(
+                markers, tile_mm, seat_layouts, config.areas, gray=gray
+            )
+    timings["areas"] = time.perf_counter() - t2
+    shape = (int(gray.shape[0]), int(gray.shape[1]))
+    return TableView(markers, display, seats, tuple(warnings), shape, timings)
+
+
+def read_table(
+    image: Image,
+    pack: Pack,
+    *,
+    side: str = "front",
+    config: VisionConfig | None = None,
+) -> TableRead:
+    """Everything the camera can tell about the table in one BGR (or grey) frame."""
+    return read_table_view(image, pack, side=side, config=config)[0]
+
+
+def read_table_view(
+    image: Image,
+    pack: Pack,
+    *,
+    side: str = "front",
+    config: VisionConfig | None = None,
+) -> tuple[TableRead, TableView]:
+    """`read_table` and the TableView it rests on (poses for the motion gate, timings)."""
+    config = config or VisionConfig()
+    image = check_frame(image, config)
+    layout = pack.catalogue.board(side)
+    tile_mm = pack.tile_mm
+    view = locate_table(image, tile_mm, layout, config)
+    timings = dict(view.timings)
+    warnings = list(view.warnings)
+    colour: Image = (
+        image if image.ndim == 3 else np.asarray(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), np.uint8)
+    )
+
+    t0 = time.perf_counter()
+    ppm = config.crops.px_per_mm
+    margin = config.crops.crop_margin_mm
+    size = tile_crop_mm(tile_mm, margin)
+    # A tile lies up to 4 mm off its cell centre: all of that must be in the picture.
+    seen_mm = tile_mm + 8.0
+    crops: list[Image] = []
+    refs: list[Image | None] = []
+    slots: list[tuple[Any, int, int]] = []  # (area, row, col); storage is (seat, -1, 0)
+    hidden: dict[Any, list[str]] = {}
+
+    def add(pose: AreaPose, key: tuple[Any, int, int], centre: tuple[float, float],
+            crop_mm: float, ref: Image | None) -> None:
+        if not crop_visible(view.shape, pose, centre, seen_mm):
+            hidden.setdefault(key[0], []).append(
+                "storage" if key[1] < 0 else f"({key[1]}, {key[2]})"
+            )
+            return
+        crops.append(cell_crop(colour, pose, centre, crop_mm, ppm))
+        refs.append(ref)
+        slots.append(key)
+
+    if view.display is not None:
+        geo = kit.DisplayGeometry(tile_mm)
+        for r in range(4):
+            for c in range(4):
+                add(view.display, (DISPLAY, r, c), geo.cell_centre(r, c), size, None)
+    board_refs = _board_references(pack, side, layout, size, ppm)
+    for seat, pose in sorted(view.seats.items()):
+        sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
+        for r in range(layout.rows):
+            for c in range(layout.cols):
+                if layout.playable((r, c)):
+                    centre = sgeo.cell_centre(r, c)
+                    add(pose, (seat, r, c), centre, size, board_refs.get((r, c)))
+        add(pose, (seat, -1, 0), sgeo.storage_centre(), storage_size_mm(sgeo, margin), None)
+    t1 = time.perf_counter()
+    timings["crops"] = t1 - t0
+
+    reads = _cell_reader(pack, config)(crops, refs) if crops else []
+    t2 = time.perf_counter()
+    timings["cells"] = t2 - t1
+    found: dict[tuple[Any, int, int], CellRead] = dict(zip(slots, reads, strict=True))
+
+    for area, cells in hidden.items():
+        what = ", ".join(cells)
+        warnings.append(f"{area_name(area)}: not wholly in the picture, unknown: {what}")
+
+    ship: int | None = None
+    if view.display is None:
+        display_grid = tuple(tuple(UNKNOWN for _ in range(4)) for _ in range(4))
+        warnings.append("display: not located; its cells are unknown and the ship unread")
+    else:
+        display_grid = tuple(
+            tuple(found.get((DISPLAY, r, c), UNKNOWN) for c in range(4)) for r in range(4)
+        )
+        ship = _read_ship(colour, view.display, pack, config)
+        if ship is None:
+            warnings.append("display: the explorer ship is not seen clearly")
+    timings["ship"] = time.perf_counter() - t2
+
+    seats: dict[int, SeatRead] = {}
+    for seat in sorted(view.seats):
+        grid = tuple(
+            tuple(
+                found.get((seat, r, c), UNKNOWN) if layout.playable((r, c)) else None
+                for c in range(layout.cols)
+            )
+            for r in range(layout.rows)
+        )
+        seats[seat] = SeatRead(grid, found.get((seat, -1, 0), UNKNOWN))
+    table = TableRead(display_grid, ship, seats, tuple(warnings))
+    final = TableView(
+        view.markers, view.display, view.seats, tuple(warnings), view.shape, timings
+    )
+    return table, final
+
+
+_REFS: dict[tuple[int, str, float, float], tuple[Image, dict[tuple[int, int], Image]]] = {}
+
+
+def _board_references(
+    pack: Pack, side: str, layout: BoardLayout, size_mm: float, ppm: float
+) -> dict[tuple[int, int], Image]:
+    """The empty board picture cut like each cell crop (made once per picture and scale)."""
+    board = pack.boards.get(side)
+    if board is None:
+        return {}
+    key = (id(board), side, size_mm, ppm)
+    cached = _REFS.get(key)
+    if cached is not None and cached[0] is board:
+        return cached[1]
+    geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
+    extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
+    refs = {
+        cell: picture_crop(board, extent, geo.cell_centre(*cell), size_mm, ppm)
+        for cell in layout.playable_cells
+    }
+    if len(_REFS) > 8:
+        _REFS.clear()
+    _REFS[key] = (board, refs)
+    return refs
+
+
+CellReader = Callable[[list[Image], list[Image | None]], list[CellRead]]
+
+
+def _cell_reader(pack: Pack, config: VisionConfig) -> CellReader:
+    """vision.recognise's batched reader with the pack's model learned at the crops' scale."""
+    model = learn_pack(pack, config.crops.px_per_mm, config.cells)
+
+    def read(crops: list[Image], refs: list[Image | None]) -> list[CellRead]:
+        return list(read_cells(crops, model, refs))
+
+    return read
+
+
+def _read_ship(image: Image, display: AreaPose, pack: Pack, config: VisionConfig) -> int | None:
+    """The explorer ship's lane position (vision.ship), None when not seen."""
+    return read_ship_in_frame(image, display, pack, config)
+
+
+# -- benchmark: `python -m vision.read --bench` ----------------------------------------------
+
+
+def _bench(scenes: int, styles: list[str], effects_names: list[str], seed: int) -> int:
+    """Pose accuracy (cell centres, mm) of the three fits and the read's cost against the
+    frame's JPEG decode, on rendered tables."""
+    import statistics
+    import tempfile
+    from pathlib import Path
+
+    from vision.areas import locate_all
+    from vision.artpacks import write_art_pack
+    from vision.config import AreaConfig
+    from vision.pack import load_pack
+    from vision.render import Effects, random_camera, render_table
+    from vision.scene import random_scene
+
+    fits = {
+        "markers, each area alone": AreaConfig(joint_plane_fit=False, lane_refine=False),
+        "markers, one table plane": AreaConfig(lane_refine=False),
+        "+ display lane outline": AreaConfig(),
+    }
+    errors: dict[tuple[str, str, str], list[float]] = {}
+    ratios: list[float] = []
+    decodes: list[float] = []
+    stages: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for style in styles:
+            pack = load_pack(write_art_pack(Path(tmp) / style, style, seed=seed))
+            layout = pack.catalogue.board("front")
+            for effects_name in effects_names:
+                effects = Effects.hard() if effects_name == "hard" else Effects.easy()
+                for k in range(scenes):
+                    rng = np.random.default_rng(seed * 1000 + k)
+                    scene = random_scene(
+                        pack.catalogue, rng, n_seats=5,
+                        difficulty="hard" if effects_name == "hard" else "easy",
+                    )
+                    rendered = render_table(
+                        scene, pack, random_camera(rng, scene, pack), effects, rng
+                    )
+                    _, jpeg = cv2.imencode(".jpg", rendered.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+                    decode = []
+                    for _ in range(3):
+                        t = time.perf_counter()
+                        image: Image = np.asarray(cv2.imdecode(jpeg, cv2.IMREAD_COLOR), np.uint8)
+                        decode.append(time.perf_counter() - t)
+                    read_table_view(image, pack)  # the model is learned once per pack
+                    t = time.perf_counter()
+                    _, view = read_table_view(image, pack)
+                    ratios.append((time.perf_counter() - t) / min(decode))
+                    decodes.append(min(decode))
+                    for stage, seconds in view.timings.items():
+                        stages.setdefault(stage, []).append(seconds / min(decode))
+                    gray = np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
+                    for name, area_config in fits.items():
+                        display, seats, _ = locate_all(
+                            view.markers, pack.tile_mm, layout, area_config, gray=gray
+                        )
+                        for pose in [p for p in (display, *seats.values()) if p is not None]:
+                            geo = pose.geometry
+                            rows = 4 if pose.area == DISPLAY else layout.rows
+                            cols = 4 if pose.area == DISPLAY else layout.cols
+                            cells = np.array(
+                                [geo.cell_centre(r, c) for r in range(rows) for c in range(cols)]
+                            )
+                            truth = rendered.homographies[pose.area]
+                            pts = np.column_stack([cells, np.ones(len(cells))]) @ truth.T
+                            true_px = pts[:, :2] / pts[:, 2:]
+                            gap = np.linalg.norm(pose.project(cells) - true_px, axis=1)
+                            kind = "display" if pose.area == DISPLAY else "seats"
+                            key = (effects_name, kind, name)
+                            errors.setdefault(key, []).extend(gap / pose.px_per_mm())
+    print(f"{scenes} scenes x {len(styles)} packs per light; 5 seats; 2880 x 1620")
+    print("cell-centre error (mm): mean / 95th percentile / max")
+    for (effects_name, kind, name), values in sorted(errors.items()):
+        arr = np.asarray(values)
+        print(
+            f"  {effects_name:5} {kind:8} {name:26} {arr.mean():5.2f} / "
+            f"{np.percentile(arr, 95):5.2f} / {arr.max():5.2f}"
+        )
+    decode_ms = 1000 * statistics.median(decodes)
+    print(f"read time in JPEG decodes of the same frame (median; one decode {decode_ms:.0f} ms):")
+    for stage, values in stages.items():
+        median = statistics.median(values)
+        print(f"  {stage:8} {median:6.2f}  ({median * decode_ms:5.0f} ms)")
+    total = statistics.median(ratios)
+    print(f"  {'total':8} {total:6.2f}  ({total * decode_ms:5.0f} ms)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m vision.read --bench`: measure pose accuracy and the read's cost."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m vision.read")
+    parser.add_argument("--bench", action="store_true", required=True)
+    parser.add_argument("--scenes", type=int, default=6)
+    parser.add_argument("--styles", default="lagoon,random")
+    parser.add_argument("--effects", default="easy,hard")
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args(argv)
+    return _bench(args.scenes, args.styles.split(","), args.effects.split(","), args.seed)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

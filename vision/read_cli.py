@@ -1,0 +1,171 @@
+"""`companion read IMAGE --pack DIR [--side front|atoll] [--json]`: read one photo of the table.
+
+With --json it prints exactly the object of formats.md ("Reading a table"); without, a short
+summary a person can check against the table. Bad input (a missing, empty, truncated,
+enormous or non-image file, a bad pack, a picture without the kit) ends with exit status 2
+and one line naming the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.catalogue import BOARD_SIDES
+from companion.errors import DataError
+from companion.reading import CellRead, TableRead
+from vision.config import VisionConfig
+
+#: A photo file larger than this is refused before it is read (no camera writes one).
+MAX_FILE_BYTES = 200_000_000
+
+
+class FrameError(DataError):
+    """The IMAGE given to `companion read` cannot be read as a photo."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of `companion read`."""
+    parser.add_argument("image", metavar="IMAGE", help="a photo of the table (JPEG or PNG)")
+    parser.add_argument("--pack", required=True, metavar="DIR", help="the tile pack directory")
+    parser.add_argument(
+        "--side", choices=BOARD_SIDES, default="front", help="the boards' side in play (front)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the read as one JSON object (formats.md)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the photo and print what is on the table."""
+    from vision.pack import load_pack
+    from vision.read import TableNotFound, read_table
+
+    config = VisionConfig()
+    pack = load_pack(args.pack)
+    pack.catalogue.board(args.side)  # a pack without that side fails before the photo is read
+    image = read_frame(Path(args.image), config.read.max_pixels)
+    try:
+        table = read_table(image, pack, side=args.side, config=config)
+    except TableNotFound:
+        raise FrameError(args.image, f"no markers of the table kit in {args.image}") from None
+    if args.json:
+        print(json.dumps(table.to_json()))
+    else:
+        print(summary(table))
+    return 0
+
+
+def read_frame(path: Path, max_pixels: int) -> NDArray[np.uint8]:
+    """Decode a photo as BGR, checking its size before decoding; FrameError on any problem."""
+    import cv2
+    from PIL import Image, UnidentifiedImageError
+
+    from vision.pack import _declared_size  # the pack loader's header reader (PNG, JPEG)
+
+    source = str(path)
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise FrameError(source, "is a directory, not a photo")
+        if size == 0:
+            raise FrameError(source, "is empty")
+        if size > MAX_FILE_BYTES:
+            raise FrameError(source, f"is {size // 1_000_000} MB; a photo has at most "
+                             f"{MAX_FILE_BYTES // 1_000_000} MB")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise FrameError(source, "no such file") from None
+    except OSError as exc:
+        raise FrameError(source, f"cannot be read ({exc.strerror or exc})") from None
+    # The size a PNG or JPEG header declares is checked before anything is decoded.
+    declared = _declared_size(data)
+    if declared is not None and declared[0] * declared[1] > max_pixels:
+        raise FrameError(
+            source,
+            f"is {declared[0]} x {declared[1]} pixels; a photo may have at most "
+            f"{max_pixels // 1_000_000} megapixels",
+        )
+    try:
+        with warnings.catch_warnings():
+            # Pillow warns about huge pictures; the size is checked right below instead.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as picture:
+                width, height = picture.size
+                kind = picture.format or "image"
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        raise FrameError(source, "is not a picture (JPEG or PNG)") from None
+    except Image.DecompressionBombError:
+        raise FrameError(source, "declares far too many pixels for a photo") from None
+    if width * height > max_pixels:
+        raise FrameError(
+            source,
+            f"is {width} x {height} pixels; a photo may have at most "
+            f"{max_pixels // 1_000_000} megapixels",
+        )
+    if width == 0 or height == 0:
+        raise FrameError(source, "is a picture without pixels")
+    truncated = FrameError(source, f"is cut off (the {kind} file is truncated)")
+    image: NDArray[np.uint8] | None = None
+    # OpenCV is the quick decoder but says nothing of a cut-off file, so it only gets files
+    # that end as they should; Pillow decodes (and judges) the rest.
+    complete = (kind == "JPEG" and b"\xff\xd9" in data[-1024:]) or (
+        kind == "PNG" and b"IEND" in data[-32:]
+    )
+    if complete:
+        decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+        image = None if decoded is None else np.asarray(decoded, np.uint8)
+    if image is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                with Image.open(io.BytesIO(data)) as picture:
+                    picture.load()
+                    rgb = np.asarray(picture.convert("RGB"), np.uint8)
+        except (OSError, ValueError, SyntaxError):
+            raise truncated from None
+        image = np.ascontiguousarray(rgb[:, :, ::-1])
+    return image
+
+
+def _cell_text(cell: CellRead | None) -> str:
+    if cell is None:
+        return "#"
+    if cell.empty:
+        return "."
+    if cell.tile is None:
+        return "?"
+    return f"{cell.tile}@{cell.rotation}"
+
+
+def summary(table: TableRead) -> str:
+    """A short human summary: the display, the ship, each seat, the warnings."""
+    lines: list[str] = ["display (rows from north; '.' empty, '?' unknown):"]
+    cells = [[_cell_text(c) for c in row] for row in table.display]
+    widths = [max(len(row[i]) for row in cells) for i in range(4)]
+    for row in cells:
+        lines.append("  " + "  ".join(text.ljust(w) for text, w in zip(row, widths, strict=True)))
+    lines.append(f"ship: {'not seen' if table.ship is None else f'position {table.ship}'}")
+    if not table.seats:
+        lines.append("seats: none seen")
+    for seat in sorted(table.seats):
+        read = table.seats[seat]
+        flat = [c for row in read.cells for c in row if c is not None]
+        tiles = sum(1 for c in flat if c.tile is not None)
+        empty = sum(1 for c in flat if c.empty)
+        unknown = len(flat) - tiles - empty
+        storage = _cell_text(read.storage)
+        lines.append(
+            f"seat {seat}: {tiles} tiles, {empty} empty, {unknown} unknown; storage {storage}"
+        )
+        for board_row in read.cells:
+            lines.append("    " + "  ".join(_cell_text(c) for c in board_row))
+    for warning in table.warnings:
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)

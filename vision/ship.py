@@ -1,0 +1,251 @@
+"""Where the explorer ship stands in the ship lane: position 0..15 (table-kit.md) or None.
+
+The ship is taught by the pack's picture of it seen from above (formats.md); its size on the
+table is not known beforehand, nor its heading. The display's picture (north up, the mat's
+active area, any scale) is shrunk to `ShipConfig.px_per_mm`. The lane is white paper with
+thin grey lines, so at each of the 16 positions the window around the nominal ship centre is
+scored by how much of it is not paper; the fullest few are searched with the ship's picture
+laid on white (sized from how much is not paper, turned through every heading) by normalised
+cross-correlation. The position is named when the best match is good and clearly better than
+the best at any other position; otherwise None (a hand over the lane, no ship).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import overload
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from vision import kit
+from vision.areas import AreaPose, display_area
+from vision.config import ShipConfig, VisionConfig
+from vision.pack import Pack
+from vision.tilemodel import Image, TileModel
+
+Float = NDArray[np.float32]
+
+__all__ = ["ShipSighting", "locate_ship", "read_ship", "read_ship_in_frame"]
+
+
+@dataclass(frozen=True, slots=True)
+class ShipSighting:
+    """The ship's position (None when not seen), the match score and the runner-up's."""
+
+    position: int | None
+    score: float
+    runner_up: float
+    scores: tuple[float, ...]  # best match per position (0 where not searched)
+
+
+@overload
+def read_ship(
+    area: Image, model: TileModel, geometry: kit.DisplayGeometry, config: ShipConfig | None = None
+) -> tuple[int | None, float]: ...
+
+
+@overload
+def read_ship(area: Image, model: AreaPose, geometry: Pack, config: VisionConfig) -> int | None: ...
+
+
+def read_ship(
+    area: Image,
+    model: TileModel | AreaPose,
+    geometry: kit.DisplayGeometry | Pack,
+    config: ShipConfig | VisionConfig | None = None,
+) -> tuple[int | None, float] | int | None:
+    """The ship's lane position in a picture of the display area (None when not seen or
+    ambiguous) and a confidence 0..1.
+
+    `area`: the display mat's active area, north up, square, side 2 * half_extent mm, centred
+    on the display's centre (vision.areas.display_area), at any scale.
+
+    Also callable as read_ship(frame, display_pose, pack, vision_config) -> position or None,
+    the form vision.read uses (see read_ship_in_frame)."""
+    if isinstance(model, AreaPose):
+        if not isinstance(geometry, Pack) or not isinstance(config, VisionConfig):
+            raise TypeError("read_ship(frame, display_pose, pack, vision_config)")
+        return read_ship_in_frame(area, model, geometry, config)
+    if not isinstance(geometry, kit.DisplayGeometry) or isinstance(config, VisionConfig):
+        raise TypeError("read_ship(area, model, display_geometry, ship_config=None)")
+    sighting = locate_ship(area, model.ship, geometry, config)
+    if sighting.position is None:
+        return None, 0.0
+    return sighting.position, float(np.clip(sighting.score, 0.0, 1.0))
+
+
+def read_ship_in_frame(
+    frame: Image, display: AreaPose, pack: Pack, config: VisionConfig | None = None
+) -> int | None:
+    """The ship's position in a whole camera frame, given the display's pose."""
+    config = config or VisionConfig()
+    geometry = display.geometry
+    if not isinstance(geometry, kit.DisplayGeometry):
+        raise TypeError("read_ship_in_frame needs the display's pose")
+    area = display_area(frame, display, config.ships.px_per_mm)
+    return locate_ship(area, pack.ship, geometry, config.ships).position
+
+
+def _over_white(ship: Image) -> tuple[Float, Float]:
+    """The ship's picture laid on white (float BGR) and its opacity (0..1)."""
+    if ship.ndim == 3 and ship.shape[2] == 4:
+        alpha = ship[:, :, 3].astype(np.float32) / 255.0
+        colour = ship[:, :, :3].astype(np.float32)
+    else:
+        alpha = np.ones(ship.shape[:2], np.float32)
+        colour = ship.astype(np.float32).reshape(*ship.shape[:2], -1)[:, :, :3]
+    laid = colour * alpha[:, :, None] + 255.0 * (1.0 - alpha[:, :, None])
+    return laid.astype(np.float32), alpha
+
+
+@lru_cache(maxsize=1024)
+def _template(digest: bytes, ship_key: ShipKey, length_px: int, angle: float) -> Float:
+    """The ship laid on white, longer side `length_px`, turned `angle` degrees (OpenCV's
+    sense), cut to the turned ship and a pixel of white around it."""
+    ship = _SHIPS[digest]
+    laid, alpha = _over_white(ship)
+    h, w = laid.shape[:2]
+    scale = length_px / max(h, w)
+    size = (max(2, round(w * scale)), max(2, round(h * scale)))
+    laid = np.asarray(cv2.resize(laid, size, interpolation=cv2.INTER_AREA), np.float32)
+    alpha = np.asarray(cv2.resize(alpha, size, interpolation=cv2.INTER_AREA), np.float32)
+    side = math.ceil(math.hypot(*size)) | 1
+    canvas = np.full((side, side, 3), 255.0, np.float32)
+    mask = np.zeros((side, side), np.float32)
+    y0, x0 = (side - size[1]) // 2, (side - size[0]) // 2
+    canvas[y0 : y0 + size[1], x0 : x0 + size[0]] = laid
+    mask[y0 : y0 + size[1], x0 : x0 + size[0]] = alpha
+    m = cv2.getRotationMatrix2D(((side - 1) / 2, (side - 1) / 2), angle, 1.0)
+    turned = cv2.warpAffine(canvas, m, (side, side), flags=cv2.INTER_LINEAR,
+                            borderMode=cv2.BORDER_CONSTANT, borderValue=(255, 255, 255))
+    cover = cv2.warpAffine(mask, m, (side, side), flags=cv2.INTER_LINEAR)
+    rows = np.flatnonzero(cover.max(axis=1) > 0.05)
+    cols = np.flatnonzero(cover.max(axis=0) > 0.05)
+    r0, r1 = max(int(rows[0]) - 1, 0), min(int(rows[-1]) + 2, side)
+    c0, c1 = max(int(cols[0]) - 1, 0), min(int(cols[-1]) + 2, side)
+    return np.ascontiguousarray(turned[r0:r1, c0:c1], np.float32)
+
+
+ShipKey = tuple[int, ...]
+_SHIPS: dict[bytes, Image] = {}
+
+
+def _ship_digest(ship: Image) -> bytes:
+    digest = hashlib.blake2b(ship.tobytes(), digest_size=16).digest()
+    if digest not in _SHIPS:
+        if len(_SHIPS) > 16:
+            _SHIPS.clear()
+            _template.cache_clear()
+        _SHIPS[digest] = np.array(ship, copy=True)
+    return digest
+
+
+@lru_cache(maxsize=8)
+def _lane_mask(n: int, ppm: float, inner: float, outer: float, half: float) -> Float:
+    """1 on the lane band (between `inner` and `outer` mm from the centre), 0 elsewhere."""
+    t = (np.arange(n) + 0.5) / ppm - half
+    yy, xx = np.meshgrid(t, t, indexing="ij")
+    ring = np.maximum(np.abs(xx), np.abs(yy))
+    out: Float = ((ring > inner) & (ring < outer)).astype(np.float32)
+    return out
+
+
+def _heading(ink: Float) -> float:
+    """The direction (degrees, OpenCV's rotation sense, from the picture's up) of the long
+    axis of what is not paper in a window (0..180)."""
+    h, w = ink.shape
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float64)
+    total = float(ink.sum())
+    if total <= 0:
+        return 0.0
+    mx, my = float((ink * xx).sum()) / total, float((ink * yy).sum()) / total
+    cxx = float((ink * (xx - mx) ** 2).sum())
+    cyy = float((ink * (yy - my) ** 2).sum())
+    cxy = float((ink * (xx - mx) * (yy - my)).sum())
+    axis = 0.5 * math.degrees(math.atan2(2 * cxy, cxx - cyy))  # from +x, y down
+    # The ship's picture is upright (long axis along y); OpenCV turns counter-clockwise, so
+    # an axis at `axis` degrees clockwise from +x is the picture turned by -(axis - 90).
+    return (90.0 - axis) % 180.0
+
+
+def locate_ship(
+    area: Image, ship: Image, geometry: kit.DisplayGeometry, config: ShipConfig | None = None
+) -> ShipSighting:
+    """Find the ship (`ship`: its picture, BGR or BGRA) in the display area picture."""
+    cfg = config or ShipConfig()
+    if area.ndim != 3 or area.shape[2] != 3 or area.shape[0] != area.shape[1]:
+        raise ValueError(f"the display area must be a square colour picture, not {area.shape}")
+    side_mm = 2 * geometry.half_extent
+    ppm = cfg.px_per_mm
+    n = max(16, round(side_mm * ppm))
+    ppm = n / side_mm
+    small = np.asarray(cv2.resize(area, (n, n), interpolation=cv2.INTER_AREA), np.float32)
+    # The paper's local brightness (light and shadows vary across the mat): the brightest
+    # nearby, smoothed. A pixel is "not paper" by how much darker or more colourful it is.
+    grey = small.mean(axis=2)
+    brightest = small.max(axis=2)
+    reach = max(3, round(cfg.paper_reach_mm * ppm)) | 1
+    paper = cv2.dilate(grey, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (reach, reach)))
+    paper = cv2.GaussianBlur(paper, (0, 0), reach / 2)
+    darker = np.clip((1.0 - grey / np.maximum(paper, 1.0) - cfg.paper_shade) / cfg.ink_shade, 0, 1)
+    chroma = (brightest - small.min(axis=2)) / np.maximum(brightest, 1.0)
+    colour = np.clip((chroma - cfg.paper_chroma) / cfg.ink_chroma, 0.0, 1.0)
+    ink = np.maximum(darker, colour)  # how much each pixel is not paper
+
+    # Only the lane (and a little over its lines) counts: the grid's tiles are not the ship.
+    ink = ink * _lane_mask(n, ppm, geometry.lane_inner - cfg.over_lines_mm,
+                           geometry.half_extent + cfg.over_lines_mm, geometry.half_extent)
+    along, across = cfg.window_mm / 2 * ppm, (kit.LANE_MM / 2 + cfg.over_lines_mm) * ppm
+    boxes: list[tuple[int, int, int, int]] = []
+    fullness = np.zeros(kit.SHIP_POSITIONS)
+    for p in range(kit.SHIP_POSITIONS):
+        cx, cy = geometry.ship_centre(p)
+        u = (cx + geometry.half_extent) * ppm - 0.5
+        v = (cy + geometry.half_extent) * ppm - 0.5
+        hx, hy = (along, across) if (p // 4) % 2 == 0 else (across, along)
+        x0, x1 = max(0, round(u - hx)), min(n, round(u + hx) + 1)
+        y0, y1 = max(0, round(v - hy)), min(n, round(v + hy) + 1)
+        boxes.append((x0, y0, x1, y1))
+        fullness[p] = float(ink[y0:y1, x0:x1].sum()) / (ppm * ppm)  # mm² not paper
+    # A ship fills part of its window; an arm or a hand across the lane fills all of it.
+    plausible = [int(p) for p in np.argsort(-fullness)
+                 if cfg.min_area_mm2 <= fullness[p] <= cfg.max_area_mm2]
+    order = plausible[: cfg.positions_searched]
+    digest = _ship_digest(ship)
+    laid, _alpha = _over_white(ship)
+    ship_share = float(_alpha.mean())
+    scores = np.zeros(kit.SHIP_POSITIONS)
+    for p in order:
+        # The ship's size from how much of the window is not paper (its picture's share of
+        # opaque pixels gives its picture's area).
+        h, w = laid.shape[:2]
+        area_px = fullness[p] * ppm * ppm
+        length = math.sqrt(area_px / max(ship_share, 1e-3) * max(h, w) / min(h, w))
+        length = float(np.clip(length, cfg.min_length_mm * ppm, cfg.max_length_mm * ppm))
+        x0, y0, x1, y1 = boxes[p]
+        window = small[y0:y1, x0:x1]
+        heading = _heading(ink[y0:y1, x0:x1])
+        best = -1.0
+        step = cfg.angle_step_deg
+        turns = sorted({(round((heading + half + d) / step) * step) % 360.0
+                        for half in (0.0, 180.0) for d in cfg.heading_tries_deg})
+        for factor in cfg.length_factors:
+            px = max(4, 2 * round(length * factor / 2))  # even lengths: templates are reused
+            for tpl in (_template(digest, tuple(ship.shape), px, t) for t in turns):
+                if tpl.shape[0] > window.shape[0] or tpl.shape[1] > window.shape[1]:
+                    continue
+                res = cv2.matchTemplate(window, tpl, cv2.TM_CCOEFF_NORMED)
+                best = max(best, float(res.max()))
+        scores[p] = best
+    ranked = np.argsort(-scores)
+    top, second = int(ranked[0]), float(scores[ranked[1]])
+    score = float(scores[top])
+    position: int | None = top
+    if score < cfg.min_score or score - max(second, 0.0) < cfg.min_margin:
+        position = None
+    return ShipSighting(position, score, second, tuple(float(s) for s in scores))

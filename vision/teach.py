@@ -1,0 +1,938 @@
+"""Teaching a box: build a tile pack (formats.md) from camera frames of the printed kit.
+
+The player lays up to 16 tile types at a time on the display mat, one per cell, upright
+(palms to the mat's north). Each tile is found in its cell (it may lie a few millimetres
+and degrees off), cut straight from the frame through the mat's markers and stored upright;
+its meaning comes from the catalogue, the player confirming or correcting the type (and,
+for a tile laid turned, its rotation) cell by cell. Then the explorer ship alone on the mat
+and an empty board beside one seat's markers. Nothing is written until the very end, and
+then the whole pack appears at once.
+
+This module holds the logic only (`TeachSession`), so a terminal flow (vision.teach_cli)
+and a phone flow can share it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import tomli_w
+from numpy.typing import NDArray
+
+from companion.catalogue import Catalogue, TileType
+from companion.errors import CompanionError
+from companion.tiles import ROTATIONS, Meaning
+from vision import kit
+from vision.areas import (
+    AreaPose,
+    BoardNotFound,
+    DisplayNotFound,
+    crop_matrix,
+    locate_display,
+    locate_seat,
+)
+from vision.config import VisionConfig
+from vision.kit_print import swap_into_place
+from vision.markers import detect_markers
+from vision.pack import PACK_FILE
+
+Image = NDArray[np.uint8]
+Matrix = NDArray[np.float64]
+Cell = tuple[int, int]
+CELLS: tuple[Cell, ...] = tuple((r, c) for r in range(4) for c in range(4))
+
+
+@dataclass(frozen=True, slots=True)
+class TeachConfig:
+    """Tunables of teaching (lengths in mm on the table)."""
+
+    #: Side of each stored tile picture (formats.md asks for at least 128).
+    picture_px: int = 256
+    #: Scale of the rectified mat in which tiles and the ship are found.
+    work_px_per_mm: float = 4.0
+    #: A pixel is "not paper" when its colour lies this far (Euclidean, 0..441) from the
+    #: paper's colour expected there (fitted over the empty ship lane) ...
+    paper_distance: float = 45.0
+    #: ... unless it is brighter paper of the same hue within this distance (a glare spot).
+    hue_distance: float = 28.0
+    #: Where no tile edge shows against that, paper of the same hue down to this fraction of
+    #: its brightness counts as paper in shadow.
+    shadow_ratio: float = 0.5
+    #: Printed outlines (≤ 0.5 mm) vanish under an opening of this size; tiles do not.
+    line_removal_mm: float = 1.5
+    #: A cell holds a tile when this fraction of its inner square is not paper ...
+    occupied_fraction: float = 0.35
+    #: ... where the inner square is the tile square shrunk by this on every side (a tile
+    #: lying 4 mm and 5° off still covers it).
+    inner_shrink_mm: float = 8.0
+    #: The tile is searched this far beyond its nominal square, turned up to this many degrees.
+    search_margin_mm: float = 5.0
+    search_turn_deg: float = 6.0
+    search_turn_step_deg: float = 0.5
+    #: The edge fit looks this far beyond the found square and accepts a quadrilateral whose
+    #: sides differ from the tile's by at most this (a cardboard edge, a little blur).
+    outline_reach_mm: float = 2.5
+    outline_size_tolerance_mm: float = 2.5
+    #: The edge walk starts this far inside the found square's sides.
+    edge_inset_mm: float = 2.0
+    #: Among equally good placements prefer the nominal one: cost per mm off centre, as a
+    #: fraction of the tile's area.
+    off_centre_cost: float = 0.002
+    #: A found square counts only when at least this fraction of it is not paper.
+    found_min_fill: float = 0.6
+    #: A tile picture with more than this fraction of pixels at or above this level in every
+    #: channel is washed out by glare (the player is told).
+    glare_level: int = 250
+    glare_fraction: float = 0.04
+    #: The ship: the smallest plausible outline, and the paper kept around it.
+    ship_min_area_mm2: float = 120.0
+    ship_margin_mm: float = 3.0
+    #: Parts of the ship closer than this are one piece (pale bands look like paper).
+    ship_join_mm: float = 5.0
+    #: An empty board picture is stored at this scale.
+    board_px_per_mm: float = 4.0
+    #: Lane samples for the paper model: segments per side.
+    lane_segments: int = 10
+
+
+class TeachError(CompanionError):
+    """A frame or an answer cannot be used (one sentence for the player)."""
+
+
+class StepKind(StrEnum):
+    TILES = "tiles"
+    SHIP = "ship"
+    BOARD = "board"
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What the player is asked to do next."""
+
+    kind: StepKind
+    instructions: str
+    batch: int = 0  # 1-based batch number for TILES
+    plan: Mapping[Cell, str] = field(default_factory=dict)  # cell -> suggested tile id
+    side: str = ""  # board side for BOARD
+
+
+@dataclass(frozen=True, slots=True)
+class CellAnswer:
+    """A cell's tile type and how it lies: `rotation` turns the upright tile into what is seen."""
+
+    tile_id: str
+    rotation: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CellView:
+    """One display cell as seen: whether a tile lies there, its picture as laid (display north
+    up), and the type the session suggests (None: empty)."""
+
+    cell: Cell
+    occupied: bool
+    picture: Image
+    suggestion: CellAnswer | None
+    found: bool  # the tile's own edges were found (else the nominal square is used)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchView:
+    """A frame of one batch, ready for the player's answers."""
+
+    batch: int
+    cells: Mapping[Cell, CellView]
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PictureView:
+    """The ship (BGRA, paper clear) or an empty board (BGR) cut from a frame."""
+
+    kind: StepKind
+    picture: Image
+    size_mm: tuple[float, float]
+    side: str = ""
+    seat: int = 0
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    batch: int
+    taught: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"batch {self.batch}: {self.taught} of {self.total} tile types taught"
+
+
+def describe(meaning: Meaning) -> str:
+    """A short description of a tile, e.g. "end, land S, 2 palms, 1 hut"."""
+    parts = [meaning.kind.value]
+    if meaning.land:
+        parts.append(f"land {meaning.land}")
+    for name in ("palms", "huts", "shells", "boats"):
+        n = getattr(meaning, name)
+        if n:
+            parts.append(f"{n} {name if n > 1 else name[:-1]}")
+    if meaning.lei:
+        parts.append(f"lei {meaning.lei}")
+    return ", ".join(parts)
+
+
+# --- finding things on the mat ---------------------------------------------------------------
+
+
+def _bgr(frame: Image) -> Image:
+    if frame.ndim == 2:
+        return np.asarray(cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR), np.uint8)
+    if frame.ndim == 3 and frame.shape[2] == 4:
+        return np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGRA2BGR), np.uint8)
+    if frame.ndim == 3 and frame.shape[2] == 3:
+        return frame
+    raise TeachError("a frame must be a grey or colour picture")
+
+
+def _grey(frame: Image) -> Image:
+    return np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8)
+
+
+def _warp(frame: Image, m: Matrix, size: tuple[int, int]) -> Image:
+    """Warp `frame` so output pixel (u, v) shows frame point m @ (u, v, 1)."""
+    out = cv2.warpPerspective(
+        frame, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+    return np.asarray(out, np.uint8)
+
+
+def _picture_matrix(n: int, side_mm: tuple[float, float]) -> Matrix:
+    """Picture pixel (u, v) of an n-wide picture -> mm, centred on 0, for a w x h mm extent."""
+    w, h = side_mm
+    rows = round(n * h / w)
+    return np.array(
+        [[w / n, 0, -w / 2 + w / n / 2], [0, h / rows, -h / 2 + h / rows / 2], [0, 0, 1]]
+    )
+
+
+@dataclass
+class _Mat:
+    """The display located in a frame and rectified at the working scale."""
+
+    frame: Image
+    pose: AreaPose
+    geometry: kit.DisplayGeometry
+    view: Image  # the whole active area, north up
+    to_mm: Matrix  # view pixel -> display mm
+    foreground: NDArray[np.bool_]  # not paper (outlines removed)
+    foreground_loose: NDArray[np.bool_]  # not paper, shadows on paper excepted
+    px: float  # view px per mm
+
+
+def _paper_model(view: Image, to_mm: Matrix, geo: kit.DisplayGeometry, segments: int) -> Image:
+    """The paper's colour everywhere on the mat, fitted (a + bx + cy per channel) to the
+    median colours of the empty ship lane, leaving out segments that hold something."""
+    from_mm = np.linalg.inv(to_mm)
+    inner, outer = geo.lane_inner, geo.half_extent
+    mid = (inner + outer) / 2
+    half_band = (outer - inner) / 2 - 3.0
+    span = inner  # the lane beside the grid, not its marker corners
+    samples: list[tuple[float, float, NDArray[np.float64]]] = []
+    edges = np.linspace(-span, span, segments + 1)
+    for side in range(4):
+        for a, b in itertools.pairwise(edges):
+            along0, along1 = a + 1.0, b - 1.0
+            if side == 0:
+                box = (along0, -mid - half_band, along1, -mid + half_band)
+            elif side == 1:
+                box = (mid - half_band, along0, mid + half_band, along1)
+            elif side == 2:
+                box = (along0, mid - half_band, along1, mid + half_band)
+            else:
+                box = (-mid - half_band, along0, -mid + half_band, along1)
+            p0 = from_mm @ np.array([box[0], box[1], 1.0])
+            p1 = from_mm @ np.array([box[2], box[3], 1.0])
+            x0, y0 = (round(v) for v in p0[:2])
+            x1, y1 = (round(v) for v in p1[:2])
+            patch = view[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)].reshape(-1, 3)
+            if len(patch):
+                cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+                samples.append((cx, cy, np.median(patch, axis=0)))
+    if not samples:
+        raise TeachError("the mat's ship lane is not in view")
+    xs = np.array([[1.0, s[0], s[1]] for s in samples])
+    colours = np.array([s[2] for s in samples])
+    keep = np.ones(len(samples), bool)
+    coef = np.zeros((3, 3))
+    for _ in range(3):
+        coef, *_ = np.linalg.lstsq(xs[keep], colours[keep], rcond=None)
+        resid = np.linalg.norm(colours - xs @ coef, axis=1)
+        scale = max(float(np.median(resid[keep])) * 3.0, 6.0)
+        new_keep = resid <= scale
+        if new_keep.sum() < 6 or np.array_equal(new_keep, keep):
+            break
+        keep = new_keep
+    h, w = view.shape[:2]
+    u, v = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+    mx = to_mm[0, 0] * u + to_mm[0, 2]
+    my = to_mm[1, 1] * v + to_mm[1, 2]
+    paper = coef[0][None, None, :] + mx[..., None] * coef[1] + my[..., None] * coef[2]
+    return np.asarray(np.clip(paper, 0, 255), np.uint8)
+
+
+def _not_paper(view: Image, paper: Image, cfg: TeachConfig) -> tuple[Image, Image]:
+    """Two masks, 1 where a pixel is not the mat's paper (`paper`: its expected colour).
+
+    Strict: the colour lies far from the paper's, except brighter paper of the same hue (a
+    glare spot). Loose: besides, paper of the same hue down to `shadow_ratio` of its
+    brightness is paper too (a shadow); a tile of a paper-like hue may then vanish, so the
+    loose mask serves only where the strict one finds no edge.
+    """
+    pixel = view.astype(np.float32)
+    ref = paper.astype(np.float32) + 1.0
+    scale = np.sum(pixel * ref, axis=2) / np.sum(ref * ref, axis=2)
+    same_hue = np.linalg.norm(pixel - scale[..., None] * ref, axis=2) <= cfg.hue_distance
+    far = np.linalg.norm(pixel - ref, axis=2) > cfg.paper_distance
+    strict = far & ~(same_hue & (scale > 1.0))
+    loose = strict & ~(same_hue & (scale >= cfg.shadow_ratio))
+    return strict.astype(np.uint8), loose.astype(np.uint8)
+
+
+def _locate_mat(frame: Image, tile_mm: float, vision: VisionConfig, cfg: TeachConfig) -> _Mat:
+    frame = _bgr(frame)
+    markers = detect_markers(_grey(frame), vision.markers)
+    geo = kit.DisplayGeometry(tile_mm)
+    try:
+        pose = locate_display(markers, geo, vision.areas)
+    except DisplayNotFound as exc:
+        raise TeachError(f"the display mat is not found ({exc.message})") from None
+    side = 2 * geo.half_extent
+    to_mm = crop_matrix((0.0, 0.0), side, cfg.work_px_per_mm)
+    n = max(4, round(side * cfg.work_px_per_mm))
+    view = _warp(frame, pose.homography @ to_mm, (n, n))
+    paper = _paper_model(view, to_mm, geo, cfg.lane_segments)
+    k = max(3, round(cfg.line_removal_mm * cfg.work_px_per_mm) | 1)
+    strict, loose = (
+        cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((k, k), np.uint8)).astype(bool)
+        for m in _not_paper(view, paper, cfg)
+    )
+    return _Mat(frame, pose, geo, view, to_mm, strict, loose, n / side)
+
+
+def _box_sums(mask: NDArray[np.float32], n: int) -> NDArray[np.float64]:
+    """Sum of `mask` in every n x n box; entry (y, x) is the box with top-left (x, y)."""
+    s = np.asarray(cv2.integral(mask, sdepth=cv2.CV_64F), np.float64)
+    return np.asarray(s[n:, n:] - s[:-n, n:] - s[n:, :-n] + s[:-n, :-n], np.float64)
+
+
+def _find_tile(mat: _Mat, centre_mm: tuple[float, float], cfg: TeachConfig) -> tuple[Matrix, bool]:
+    """The tile square near `centre_mm`: a matrix from tile mm (origin at the tile's centre,
+    axes along its edges) to display mm, and whether its edges were found."""
+    tile = mat.geometry.tile_mm
+    nominal = np.array([[1.0, 0, centre_mm[0]], [0, 1.0, centre_mm[1]], [0, 0, 1]])
+    half = tile / 2 + cfg.search_margin_mm
+    from_mm = np.linalg.inv(mat.to_mm)
+    (x0, y0), (x1, y1) = (
+        (from_mm @ np.array([centre_mm[0] + d, centre_mm[1] + d, 1.0]))[:2] for d in (-half, half)
+    )
+    x0i, y0i = max(0, math.floor(x0)), max(0, math.floor(y0))
+    x1i = min(mat.view.shape[1], math.ceil(x1) + 1)
+    y1i = min(mat.view.shape[0], math.ceil(y1) + 1)
+    window = mat.foreground[y0i:y1i, x0i:x1i].astype(np.float32)
+    n = round(tile * mat.px)
+    if min(window.shape) <= n:
+        return nominal, False
+    wc = ((window.shape[1] - 1) / 2, (window.shape[0] - 1) / 2)
+    centre_px = from_mm @ np.array([centre_mm[0], centre_mm[1], 1.0])
+    best: tuple[float, float, int, int, float] | None = None
+    steps = round(cfg.search_turn_deg / cfg.search_turn_step_deg)
+    cost = cfg.off_centre_cost * n * n / mat.px
+    for k in range(-steps, steps + 1):
+        angle = k * cfg.search_turn_step_deg
+        rot = cv2.getRotationMatrix2D(wc, angle, 1.0)
+        turned = np.asarray(
+            cv2.warpAffine(window, rot, (window.shape[1], window.shape[0])), np.float32
+        )
+        sums = _box_sums(turned, n)
+        ys, xs = np.mgrid[0:sums.shape[0], 0:sums.shape[1]]
+        # Box centre in window pixels, back in the unturned window: distance from nominal.
+        bx = xs + (n - 1) / 2
+        by = ys + (n - 1) / 2
+        inv = cv2.invertAffineTransform(rot)
+        ox = inv[0, 0] * bx + inv[0, 1] * by + inv[0, 2] + x0i - centre_px[0]
+        oy = inv[1, 0] * bx + inv[1, 1] * by + inv[1, 2] + y0i - centre_px[1]
+        score = sums - cost * np.hypot(ox, oy)
+        i = int(np.argmax(score))
+        y, x = divmod(i, sums.shape[1])
+        fill = float(sums[y, x]) / (n * n)
+        if best is None or score.flat[i] > best[0]:
+            best = (float(score.flat[i]), angle, x, y, fill)
+    if best is None or best[4] < cfg.found_min_fill:
+        return nominal, False
+    _, angle, bx_, by_, _ = best
+    rot = cv2.getRotationMatrix2D(wc, angle, 1.0)
+    inv = np.vstack([cv2.invertAffineTransform(rot), [0, 0, 1]])
+    window_to_view = np.array([[1.0, 0, x0i], [0, 1.0, y0i], [0, 0, 1]])
+    # tile mm -> turned-window px -> window px -> view px -> display mm
+    tile_to_turned = np.array(
+        [[mat.px, 0, bx_ + (n - 1) / 2], [0, mat.px, by_ + (n - 1) / 2], [0, 0, 1]]
+    )
+    coarse: Matrix = mat.to_mm @ window_to_view @ inv @ tile_to_turned
+    fine = None
+    for mask in (mat.foreground, mat.foreground_loose):
+        part = mask[y0i:y1i, x0i:x1i].astype(np.float32)
+        turned = np.asarray(cv2.warpAffine(part, rot, (part.shape[1], part.shape[0])), np.float32)
+        fine = _edge_fit(turned, bx_, by_, n, mat.px, cfg)
+        if fine is not None:
+            break
+    if fine is None:
+        return coarse, False
+    m: Matrix = mat.to_mm @ window_to_view @ inv @ fine
+    return m, True
+
+
+def _edge_fit(
+    turned: NDArray[np.float32], bx: int, by: int, n: int, px: float, cfg: TeachConfig
+) -> Matrix | None:
+    """The tile's own four edges, fitted as lines near the square the box search found (in
+    the turned window, where the tile is nearly square to the axes): exact where the search
+    can only say "somewhere in this blob". Returns tile mm -> turned-window px, or None when
+    the edges are not a plausible tile (a neighbour touching it, pale art at its edge)."""
+    reach = round(cfg.outline_reach_mm * px)
+    inset = round(cfg.edge_inset_mm * px)
+    inside = turned > 0.5
+    lo, hi = round(0.15 * n), round(0.85 * n)
+    # Across the tile's middle, walk out from just inside each side of the found square to
+    # the first paper pixel: the tile's own edge (a touching neighbour gives no edge there).
+    sides: list[list[tuple[float, float]]] = [[], [], [], []]  # west, east, north, south
+    for i in range(lo, hi):
+        y, x = by + i, bx + i
+        if 0 <= y < inside.shape[0]:
+            row = inside[y]
+            west = _first_paper(row, bx + inset - 1, -1, reach + inset)
+            east = _first_paper(row, bx + n - inset, 1, reach + inset)
+            if west is not None:
+                sides[0].append((west + 0.5, y))
+            if east is not None:
+                sides[1].append((east - 0.5, y))
+        if 0 <= x < inside.shape[1]:
+            col = inside[:, x]
+            north = _first_paper(col, by + inset - 1, -1, reach + inset)
+            south = _first_paper(col, by + n - inset, 1, reach + inset)
+            if north is not None:
+                sides[2].append((x, north + 0.5))
+            if south is not None:
+                sides[3].append((x, south - 0.5))
+    # One square: a common turn from the sides' own directions, then each side's place
+    # along the tile's axes (medians, so a stretch touching a neighbour cannot pull it). A
+    # side that touches a neighbour all along shows no edge: the opposite side and the
+    # other pair's width place it.
+    turns = []
+    found: list[NDArray[np.float64] | None] = []
+    for k, points in enumerate(sides):
+        line = (
+            _trimmed_line(np.array(points, np.float32))
+            if len(points) >= 0.5 * (hi - lo) else None
+        )
+        found.append(None if line is None else np.array(points, np.float64))
+        if line is None:
+            continue
+        _, _, vx, vy = line
+        if k < 2:  # west and east run along the tile's south axis (-sin, cos)
+            vx, vy = (vx, vy) if vy > 0 else (-vx, -vy)
+            turns.append(math.atan2(-vx, vy))
+        else:  # north and south run along its east axis (cos, sin)
+            vx, vy = (vx, vy) if vx > 0 else (-vx, -vy)
+            turns.append(math.atan2(vy, vx))
+    if len(turns) < 3:
+        return None
+    turn = float(np.median(turns))
+    c, s = math.cos(turn), math.sin(turn)
+    along: list[float | None] = []
+    for k, pts in enumerate(found):
+        if pts is None:
+            along.append(None)
+            continue
+        u = pts[:, 0] * c + pts[:, 1] * s if k < 2 else -pts[:, 0] * s + pts[:, 1] * c
+        along.append(float(np.median(u)))
+    w_side, e_side, n_side, s_side = along
+    width: float | None = None if w_side is None or e_side is None else e_side - w_side
+    height: float | None = None if n_side is None or s_side is None else s_side - n_side
+    width = width if width is not None else height
+    height = height if height is not None else width
+    if width is None or height is None:
+        return None
+    tile = n / px
+    if max(abs(width / px - tile), abs(height / px - tile)) > cfg.outline_size_tolerance_mm:
+        return None
+    uc = _middle(w_side, e_side, width)
+    vc = _middle(n_side, s_side, height)
+    if uc is None or vc is None:
+        return None
+    cx, cy = uc * c - vc * s, uc * s + vc * c
+    return np.array([[c * px, -s * px, cx], [s * px, c * px, cy], [0, 0, 1]])
+
+
+def _middle(low: float | None, high: float | None, extent: float) -> float | None:
+    """The middle between two sides, from whichever side was found."""
+    if low is not None:
+        return low + extent / 2
+    return None if high is None else high - extent / 2
+
+
+def _first_paper(line: NDArray[np.bool_], start: int, step: int, limit: int) -> int | None:
+    """Index of the first False in `line` from `start` going `step` (±1), within `limit`
+    pixels; None when there is none (the walk leaves the line or meets a neighbour)."""
+    if not 0 <= start < len(line):
+        return None
+    if step < 0:
+        part = line[max(start - limit + 1, 0):start + 1][::-1]
+    else:
+        part = line[start:start + limit]
+    misses = np.flatnonzero(~part)
+    return start + step * int(misses[0]) if len(misses) else None
+
+
+def _trimmed_line(points: NDArray[np.float32]) -> tuple[float, float, float, float] | None:
+    """A line (point, direction) through most of `points`, refitted without those far off it
+    (where a neighbouring tile touches this one's edge)."""
+    keep = np.ones(len(points), bool)
+    line = (0.0, 0.0, 1.0, 0.0)
+    for _ in range(4):
+        if keep.sum() < max(8, len(points) // 2):
+            return None
+        fitted = cv2.fitLine(points[keep], cv2.DIST_L2, 0, 0.01, 0.01)
+        vx, vy, x0, y0 = (float(v[0]) for v in fitted)
+        line = (x0, y0, vx, vy)
+        resid = np.abs((points[:, 0] - x0) * vy - (points[:, 1] - y0) * vx)
+        limit = max(1.0, 2.5 * float(np.median(resid[keep])))
+        new_keep = resid <= limit
+        if np.array_equal(new_keep, keep):
+            break
+        keep = new_keep
+    return line
+
+
+def _tile_picture(mat: _Mat, tile_to_mm: Matrix, cfg: TeachConfig) -> Image:
+    """The tile square as laid (display north up), cut straight from the frame."""
+    tile = mat.geometry.tile_mm
+    n = cfg.picture_px
+    m = mat.pose.homography @ tile_to_mm @ _picture_matrix(n, (tile, tile))
+    return _warp(mat.frame, m, (n, n))
+
+
+def _washed_out(picture: Image, cfg: TeachConfig) -> bool:
+    """True when a good part of a tile picture is blown out to white (glare)."""
+    return float(np.mean(np.min(picture, axis=2) >= cfg.glare_level)) > cfg.glare_fraction
+
+
+def _occupied(mat: _Mat, centre: tuple[float, float], cfg: TeachConfig) -> bool:
+    half = mat.geometry.tile_mm / 2 - cfg.inner_shrink_mm
+    from_mm = np.linalg.inv(mat.to_mm)
+    (x0, y0), (x1, y1) = (
+        (from_mm @ np.array([centre[0] + d, centre[1] + d, 1.0]))[:2] for d in (-half, half)
+    )
+    inner = mat.foreground[round(y0):round(y1), round(x0):round(x1)]
+    return bool(inner.size) and float(inner.mean()) >= cfg.occupied_fraction
+
+
+def _ship_picture(mat: _Mat, cfg: TeachConfig) -> tuple[Image, tuple[float, float]]:
+    """The largest thing on the mat outside the markers: BGRA, its outline opaque."""
+    mask = mat.foreground.astype(np.uint8)
+    from_mm = np.linalg.inv(mat.to_mm)
+    keep_out = kit.MARKER_MM / 2 + kit.MARKER_MARGIN_MM
+    for centre in mat.geometry.marker_centres().values():
+        (x0, y0), (x1, y1) = (
+            (from_mm @ np.array([centre[0] + d, centre[1] + d, 1.0]))[:2]
+            for d in (-keep_out, keep_out)
+        )
+        mask[max(0, int(y0)):max(0, int(y1) + 1), max(0, int(x0)):max(0, int(x1) + 1)] = 0
+    # Pale parts of the piece (a white sail across it) look like paper: join what lies close.
+    k = max(3, round(cfg.ship_join_mm * mat.px) | 1)
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+    mask = np.asarray(cv2.morphologyEx(mask, cv2.MORPH_CLOSE, disc), np.uint8)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    if count <= 1:
+        raise TeachError("nothing is seen on the mat: lay the explorer ship on it")
+    biggest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    area_mm2 = stats[biggest, cv2.CC_STAT_AREA] / mat.px**2
+    if area_mm2 < cfg.ship_min_area_mm2:
+        raise TeachError("nothing ship-sized is seen on the mat: lay the explorer ship on it")
+    blob = (labels == biggest).astype(np.uint8)
+    contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    (cx, cy), (rect_w, rect_h), angle = cv2.minAreaRect(max(contours, key=cv2.contourArea))
+    # Square the ship to the mat's axes: turn by at most 45° either way, never a quarter.
+    while angle > 45.0:
+        angle -= 90.0
+        rect_w, rect_h = rect_h, rect_w
+    while angle <= -45.0:
+        angle += 90.0
+        rect_w, rect_h = rect_h, rect_w
+    margin = cfg.ship_margin_mm * mat.px
+    width_mm = (rect_w + 2 * margin) / mat.px
+    height_mm = (rect_h + 2 * margin) / mat.px
+    scale = cfg.picture_px / max(width_mm, height_mm)
+    out_w = max(64, round(width_mm * scale))
+    out_h = max(64, round(height_mm * scale))
+    centre = mat.to_mm @ np.array([cx, cy, 1.0])
+    t = math.radians(angle)
+    c, s = math.cos(t), math.sin(t)
+    # ship picture px -> display mm (turned by `angle`, as the blob lies)
+    ship_to_mm = np.array([[c, -s, centre[0]], [s, c, centre[1]], [0, 0, 1]]) @ np.array(
+        [[width_mm / out_w, 0, -width_mm / 2 + width_mm / out_w / 2],
+         [0, height_mm / out_h, -height_mm / 2 + height_mm / out_h / 2], [0, 0, 1]]
+    )
+    colour = _warp(mat.frame, mat.pose.homography @ ship_to_mm, (out_w, out_h))
+    mask_m = np.linalg.inv(mat.to_mm) @ ship_to_mm
+    alpha = cv2.warpPerspective(
+        blob * 255, mask_m, (out_w, out_h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_CONSTANT, borderValue=0,
+    )
+    holes = _fill_holes(alpha > 127)
+    alpha = np.where(holes, 255, 0).astype(np.uint8)
+    return np.dstack([colour, alpha]), (width_mm, height_mm)
+
+
+def _fill_holes(mask: NDArray[np.bool_]) -> NDArray[np.bool_]:
+    """`mask` with every region it encloses filled in (a white sail stays part of the ship)."""
+    padded = np.pad(mask.astype(np.uint8), 1)
+    flood = padded.copy()
+    ff = np.zeros((flood.shape[0] + 2, flood.shape[1] + 2), np.uint8)
+    cv2.floodFill(flood, ff, (0, 0), 1)
+    enclosed = (flood == 0)[1:-1, 1:-1]
+    return np.asarray(mask | enclosed, np.bool_)
+
+
+# --- the session -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackDraft:
+    """Everything a pack holds, in memory: ready to write."""
+
+    name: str
+    tile_mm: float
+    tiles: Mapping[str, tuple[TileType, Image]]
+    ship: Image
+    boards: Mapping[str, Image]
+    catalogue: Catalogue
+
+
+class TeachSession:
+    """Guides the teaching of one box: batches of tiles, then the ship, then empty boards.
+
+    Drive it with `step` (what to ask), `look(frame)` (analyse a frame for that step) and
+    `accept(view, answers)` (the player's confirmation); `stop_tiles()` ends the tile batches
+    early; `skip()` passes an optional board side; `draft()` / `write(out_dir)` at the end.
+    """
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        *,
+        name: str = "my box",
+        batch: int = 16,
+        board_sides: Sequence[str] = ("front",),
+        tile_mm: float | None = None,
+        config: TeachConfig | None = None,
+        vision: VisionConfig | None = None,
+    ) -> None:
+        if not 1 <= batch <= 16:
+            raise TeachError(f"a batch holds 1 to 16 tiles, not {batch}")
+        if "front" not in board_sides:
+            raise TeachError("the front side of the board must be taught")
+        for side in board_sides:
+            catalogue.board(side)  # a DataError names a side the box has no layout for
+        self.catalogue = catalogue
+        self.name = name
+        self.batch_size = batch
+        self.board_sides = tuple(board_sides)
+        self.tile_mm = float(tile_mm if tile_mm is not None else catalogue.tile_mm)
+        self.config = config or TeachConfig()
+        self.vision = vision or VisionConfig()
+        self._taught: dict[str, Image] = {}
+        self._batch = 1
+        self._tiles_done = False
+        self._ship: Image | None = None
+        self._boards: dict[str, Image] = {}
+        self._skipped: set[str] = set()
+
+    # progress ------------------------------------------------------------------------------
+
+    @property
+    def progress(self) -> Progress:
+        return Progress(self._batch, len(self._taught), len(self.catalogue.types))
+
+    @property
+    def taught(self) -> tuple[str, ...]:
+        return tuple(t.id for t in self.catalogue if t.id in self._taught)
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Tile types not taught yet, in catalogue order."""
+        return tuple(t.id for t in self.catalogue if t.id not in self._taught)
+
+    def plan(self) -> dict[Cell, str]:
+        """The tile types to lay for the next batch: cell (row, col) -> tile id."""
+        return dict(zip(CELLS, self.missing[: self.batch_size], strict=False))
+
+    @property
+    def step(self) -> Step:
+        if not self._tiles_done and self.missing:
+            plan = self.plan()
+            return Step(
+                StepKind.TILES,
+                f"Batch {self._batch}: lay these {len(plan)} tile types on the display mat, "
+                "one per cell, upright (palms pointing to the mat's north), then take a picture.",
+                batch=self._batch,
+                plan=plan,
+            )
+        if self._ship is None:
+            return Step(
+                StepKind.SHIP,
+                "Clear the mat and lay the explorer ship on it alone, in the lane on the north "
+                "side with its bow pointing east, then take a picture.",
+            )
+        for side in self.board_sides:
+            if side not in self._boards and side not in self._skipped:
+                layout = self.catalogue.board(side)
+                return Step(
+                    StepKind.BOARD,
+                    f"Lay an empty player board, {side} side up ({layout.rows} x {layout.cols}), "
+                    "inside one seat's four markers, then take a picture.",
+                    side=side,
+                )
+        return Step(StepKind.DONE, "Everything is taught: write the pack.")
+
+    # frames --------------------------------------------------------------------------------
+
+    def look(self, frame: Image) -> BatchView | PictureView:
+        """Analyse a frame for the current step (TeachError when it cannot be used)."""
+        step = self.step
+        if step.kind is StepKind.TILES:
+            return self._look_batch(frame, step)
+        if step.kind is StepKind.SHIP:
+            mat = _locate_mat(frame, self.tile_mm, self.vision, self.config)
+            picture, size = _ship_picture(mat, self.config)
+            return PictureView(StepKind.SHIP, picture, size)
+        if step.kind is StepKind.BOARD:
+            return self._look_board(frame, step.side)
+        raise TeachError("everything is taught already: no more pictures are needed")
+
+    def _look_batch(self, frame: Image, step: Step) -> BatchView:
+        mat = _locate_mat(frame, self.tile_mm, self.vision, self.config)
+        cells: dict[Cell, CellView] = {}
+        for cell in CELLS:
+            centre = mat.geometry.cell_centre(*cell)
+            tile_to_mm, found = _find_tile(mat, centre, self.config)
+            occupied = found or _occupied(mat, centre, self.config)
+            picture = _tile_picture(mat, tile_to_mm, self.config)
+            planned = step.plan.get(cell)
+            # Only a tile whose four edges were found gets the planned type by default; a
+            # shadow or a tile seen unclearly waits for the player's answer.
+            suggestion = CellAnswer(planned) if found and planned else None
+            cells[cell] = CellView(cell, occupied, picture, suggestion, found)
+        warnings = []
+        clear = sum(v.found for v in cells.values())
+        if clear != len(step.plan):
+            warnings.append(f"{clear} tiles seen clearly on the mat, {len(step.plan)} asked for")
+        for cell, view in cells.items():
+            if view.occupied and not view.found:
+                warnings.append(f"{cell_name(cell)}: something lies there but its edges are "
+                                "not clear; name its type to keep it")
+            elif view.found and _washed_out(view.picture, self.config):
+                warnings.append(f"{cell_name(cell)}: glare washes part of this tile out; "
+                                "softer light gives a better picture")
+        return BatchView(step.batch, cells, tuple(warnings))
+
+    def _look_board(self, frame: Image, side: str) -> PictureView:
+        frame = _bgr(frame)
+        layout = self.catalogue.board(side)
+        markers = detect_markers(_grey(frame), self.vision.markers)
+        poses: list[tuple[int, AreaPose]] = []
+        for seat in kit.SEATS:
+            geo = kit.SeatGeometry(seat, layout.rows, layout.cols, self.tile_mm)
+            if not any(i in markers for i in geo.marker_ids):
+                continue
+            try:
+                poses.append((seat, locate_seat(markers, geo, self.vision.areas)))
+            except BoardNotFound:
+                continue
+        if not poses:
+            raise TeachError("no seat's markers are seen well enough: lay the board inside a "
+                             "seat's four markers")
+        seat, pose = max(poses, key=lambda sp: (len(sp[1].markers_seen), -sp[0]))
+        geo = kit.SeatGeometry(seat, layout.rows, layout.cols, self.tile_mm)
+        size = (layout.cols * geo.pitch, layout.rows * geo.pitch)
+        n = max(128, round(size[0] * self.config.board_px_per_mm))
+        m = pose.homography @ _picture_matrix(n, size)
+        rows = round(n * size[1] / size[0])
+        picture = _warp(frame, m, (n, rows))
+        warnings = tuple(f"seat {s}'s markers are seen too; seat {seat}'s board is used"
+                         for s, _ in poses if s != seat)
+        return PictureView(StepKind.BOARD, picture, size, side, seat, warnings)
+
+    # answers -------------------------------------------------------------------------------
+
+    def accept(self, view: BatchView | PictureView,
+               answers: Mapping[Cell, CellAnswer | None] | None = None) -> None:
+        """Keep what `view` shows. For a batch, `answers` overrides the suggestions per cell
+        (None: nothing there, leave it out)."""
+        step = self.step
+        if isinstance(view, BatchView):
+            if step.kind is not StepKind.TILES or view.batch != step.batch:
+                raise TeachError("this picture belongs to another step")
+            self._accept_batch(view, answers or {})
+        elif view.kind is StepKind.SHIP and step.kind is StepKind.SHIP:
+            self._ship = view.picture
+        elif view.kind is StepKind.BOARD and step.kind is StepKind.BOARD and view.side == step.side:
+            self._boards[view.side] = view.picture
+        else:
+            raise TeachError("this picture belongs to another step")
+
+    def _accept_batch(self, view: BatchView, answers: Mapping[Cell, CellAnswer | None]) -> None:
+        unknown_cells = [c for c in answers if c not in view.cells]
+        if unknown_cells:
+            raise TeachError(f"there is no display cell {unknown_cells[0]}")
+        chosen: dict[Cell, CellAnswer] = {}
+        for cell, cv in view.cells.items():
+            answer = answers.get(cell, cv.suggestion)
+            if answer is None:
+                continue
+            if answer.tile_id not in self.catalogue:
+                raise TeachError(f"{answer.tile_id!r} is not a tile type of {self.catalogue.name}")
+            if answer.rotation not in ROTATIONS:
+                raise TeachError(f"rotation must be 0, 90, 180 or 270, not {answer.rotation}")
+            chosen[cell] = answer
+        ids = [a.tile_id for a in chosen.values()]
+        twice = next((i for i in ids if ids.count(i) > 1), None)
+        if twice is not None:
+            cells = [c for c, a in chosen.items() if a.tile_id == twice]
+            raise TeachError(f"{twice} is given for two cells ({_cell_name(cells[0])} and "
+                             f"{_cell_name(cells[1])}); lay one copy of each type")
+        for cell, answer in chosen.items():
+            picture = view.cells[cell].picture
+            self._taught[answer.tile_id] = np.ascontiguousarray(
+                np.rot90(picture, k=answer.rotation // 90)
+            )
+        self._batch += 1
+
+    def stop_tiles(self) -> None:
+        """End the tile batches now; untaught types are left out of the pack."""
+        if not self._taught:
+            raise TeachError("teach at least one tile before moving on")
+        self._tiles_done = True
+
+    def skip(self) -> None:
+        """Leave out the current board side (any side but the front)."""
+        step = self.step
+        if step.kind is not StepKind.BOARD or step.side == "front":
+            raise TeachError("only an optional board side can be skipped")
+        self._skipped.add(step.side)
+
+    # the pack ------------------------------------------------------------------------------
+
+    def draft(self) -> PackDraft:
+        """The pack as taught (TeachError while a step is still open)."""
+        step = self.step
+        if step.kind is not StepKind.DONE:
+            raise TeachError(f"teaching is not finished: {step.instructions}")
+        assert self._ship is not None
+        tiles = {t.id: (t, self._taught[t.id]) for t in self.catalogue if t.id in self._taught}
+        return PackDraft(self.name, self.tile_mm, tiles, self._ship, dict(self._boards),
+                         self.catalogue)
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write the pack (formats.md) into `out_dir`, whole or not at all."""
+        return write_pack(self.draft(), out_dir)
+
+
+def _cell_name(cell: Cell) -> str:
+    """A display cell as the player sees it: column a-d from west, row 1-4 from north."""
+    return f"{'abcd'[cell[1]]}{cell[0] + 1}"
+
+
+def cell_name(cell: Cell) -> str:
+    """A display cell's short name, e.g. (2, 1) -> "b3"."""
+    return _cell_name(cell)
+
+
+def pack_document(draft: PackDraft) -> dict[str, Any]:
+    """pack.toml's content for a draft."""
+    doc: dict[str, Any] = {"name": draft.name, "tile_mm": _number(draft.tile_mm)}
+    doc["tile"] = [
+        {"id": t.id, **t.meaning.to_json(), "count": t.count, "image": f"tiles/{t.id}.png"}
+        for t, _ in draft.tiles.values()
+    ]
+    doc["ship"] = {"image": "pieces/ship.png"}
+    doc["board"] = {}
+    for side in draft.boards:
+        table = draft.catalogue.board(side).to_json()
+        table["image"] = f"boards/{side}.png"
+        doc["board"][side] = table
+    return doc
+
+
+def _number(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _png(path: Path, image: Image) -> None:
+    ok, data = cv2.imencode(".png", image)
+    if not ok:
+        raise TeachError(f"{path.name} could not be encoded")
+    path.write_bytes(data.tobytes())
+
+
+PACK_DIRS = ("tiles", "pieces", "boards")
+
+
+def check_out_dir(out_dir: str | Path) -> Path:
+    """Refuse an output folder that holds anything but an earlier pack (checked before a
+    session starts and again before writing)."""
+    out = Path(out_dir)
+    if out.exists():
+        if not out.is_dir():
+            raise TeachError(f"{out} is a file; give a folder for the pack")
+        strangers = sorted(p.name for p in out.iterdir() if p.name not in (PACK_FILE, *PACK_DIRS))
+        if strangers:
+            raise TeachError(f"{out} already holds other files ({strangers[0]}); "
+                             "give a new or empty folder")
+    parent = out.absolute().parent
+    if not parent.is_dir():
+        raise TeachError(f"{parent} does not exist")
+    return out
+
+
+def write_pack(draft: PackDraft, out_dir: str | Path) -> Path:
+    """Write `draft` as a tile pack directory; an earlier pack there is replaced."""
+    out = check_out_dir(out_dir)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.absolute().parent))
+    try:
+        for sub in PACK_DIRS:
+            (tmp / sub).mkdir()
+        for tile_type, picture in draft.tiles.values():
+            _png(tmp / "tiles" / f"{tile_type.id}.png", picture)
+        _png(tmp / "pieces" / "ship.png", draft.ship)
+        for side, picture in draft.boards.items():
+            _png(tmp / "boards" / f"{side}.png", picture)
+        (tmp / PACK_FILE).write_text(tomli_w.dumps(pack_document(draft)), "utf-8")
+        os.chmod(tmp, 0o755)
+        swap_into_place(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

@@ -1,0 +1,308 @@
+"""`companion teach --out PACKDIR --frames DIR [--batch 16]`: teach the camera your own box.
+
+The terminal side of vision.teach: it shows each step, takes the next picture from the frame
+source and asks the player to confirm or correct what was seen. Pictures come from a folder
+(one per step, in name order; a picture that cannot be used is skipped with a note). The
+live camera sources come later.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TextIO
+
+import cv2
+import numpy as np
+
+from companion.catalogue import Catalogue, default_catalogue, load_catalogue
+from companion.errors import CompanionError
+from vision.teach import (
+    BatchView,
+    Cell,
+    CellAnswer,
+    PictureView,
+    StepKind,
+    TeachError,
+    TeachSession,
+    cell_name,
+    check_out_dir,
+    describe,
+)
+
+FRAME_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
+HELP = (
+    "Enter keeps what is shown. Corrections, several per line: b1=7 (type 7), b1=7@90 "
+    "(laid turned 90 degrees clockwise), b1=- (nothing there). 'list' shows the types, "
+    "'stop' teaches no more tiles, 'q' quits without writing."
+)
+CORRECTION = re.compile(r"([a-d])([1-4])=(-|[a-z0-9-]+)(?:@(\d+))?")
+
+
+class Cancelled(CompanionError):
+    """The player quit: nothing is written."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of `companion teach`."""
+    parser.add_argument("--out", metavar="PACKDIR",
+                        help="folder for the new tile pack (new, empty, or an earlier pack)")
+    parser.add_argument("--frames", metavar="DIR",
+                        help="folder of pictures, one per step, taken in name order")
+    parser.add_argument("--plan", action="store_true",
+                        help="only list the steps (which tiles go where in each batch) and stop")
+    parser.add_argument("--batch", type=int, default=16, metavar="N",
+                        help="tile types laid on the mat at a time, 1 to 16 (default 16)")
+    parser.add_argument("--name", default=None, help="the pack's name (default: PACKDIR's name)")
+    parser.add_argument("--atoll", action="store_true",
+                        help="also teach the board's atoll side (after the front)")
+    parser.add_argument("--catalogue", default=None, metavar="TOML|PACKDIR",
+                        help="tile meanings to start from (default: the bundled box)")
+    parser.add_argument("--tile-mm", type=float, default=None, metavar="MM",
+                        help="tile side the kit was printed for (default: the catalogue's)")
+
+
+def frame_files(folder: str | Path) -> list[Path]:
+    """The pictures in `folder`, in name order (numbers compared as numbers)."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise TeachError(f"{root}: no such folder of pictures")
+    files = [p for p in root.iterdir() if p.is_file() and p.suffix.lower() in FRAME_SUFFIXES]
+    if not files:
+        raise TeachError(f"{root}: holds no pictures ({', '.join(FRAME_SUFFIXES)})")
+
+    def key(p: Path) -> list[int | str]:
+        return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name.lower())]
+
+    return sorted(files, key=key)
+
+
+def _frames(files: list[Path], say: Callable[[str], None]) -> Iterator[tuple[str, np.ndarray]]:
+    for path in files:
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if image is None:
+            say(f"  {path.name}: not a readable picture; skipped")
+            continue
+        yield path.name, np.asarray(image, np.uint8)
+
+
+def parse_corrections(text: str, catalogue: Catalogue) -> dict[Cell, CellAnswer | None]:
+    """Read corrections such as "b1=7 c2=end-s-palm1@90 d4=-" (numbers as in `numbered`)."""
+    ids = [t.id for t in catalogue]
+    out: dict[Cell, CellAnswer | None] = {}
+    for word in text.lower().replace(",", " ").split():
+        m = CORRECTION.fullmatch(word)
+        if m is None:
+            raise TeachError(f"{word!r} is not a correction like b1=7, b1=7@90 or b1=-")
+        col, row, what, turn = m.groups()
+        cell = (int(row) - 1, "abcd".index(col))
+        if what == "-":
+            out[cell] = None
+            continue
+        if what.isdigit():
+            number = int(what)
+            if not 1 <= number <= len(ids):
+                raise TeachError(f"there is no type {number}; 'list' shows 1 to {len(ids)}")
+            tile_id = ids[number - 1]
+        elif what in catalogue:
+            tile_id = what
+        else:
+            raise TeachError(f"{what!r} is neither a type number nor a tile id")
+        rotation = int(turn) if turn else 0
+        if rotation not in (0, 90, 180, 270):
+            raise TeachError(f"a tile lies turned 0, 90, 180 or 270 degrees, not {rotation}")
+        out[cell] = CellAnswer(tile_id, rotation)
+    return out
+
+
+def numbered(catalogue: Catalogue, taught: set[str]) -> list[str]:
+    """The catalogue's types as a numbered list, taught ones ticked."""
+    return [
+        f"{i:>3}{'*' if t.id in taught else ' '} {t.id:<22} {describe(t.meaning)}"
+        for i, t in enumerate(catalogue, 1)
+    ]
+
+
+class Terminal:
+    """Prompts on a text stream; answers from a line reader (input() by default)."""
+
+    def __init__(self, ask: Callable[[str], str] = input, out: TextIO | None = None) -> None:
+        self._ask = ask
+        self.out = out or sys.stdout
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def ask(self, prompt: str) -> str:
+        try:
+            answer = self._ask(prompt).strip()
+        except EOFError:
+            raise TeachError("the answers ended before teaching was finished; "
+                             "nothing was written") from None
+        if answer.lower() in ("q", "quit"):
+            raise Cancelled("teaching cancelled; nothing was written")
+        return answer
+
+
+def _number_of(catalogue: Catalogue, tile_id: str) -> int:
+    return [t.id for t in catalogue].index(tile_id) + 1
+
+
+def _show_batch(ui: Terminal, session: TeachSession, view: BatchView,
+                pending: dict[Cell, CellAnswer | None]) -> None:
+    cat = session.catalogue
+    for cell, cv in view.cells.items():
+        answer = pending.get(cell, cv.suggestion)
+        if answer is None and not cv.occupied:
+            continue
+        if answer is None:
+            ui.say(f"  {cell_name(cell)}  (a tile is seen but left out)")
+            continue
+        turned = f", turned {answer.rotation}" if answer.rotation else ""
+        ui.say(f"  {cell_name(cell)}  [{_number_of(cat, answer.tile_id):>2}] {answer.tile_id} "
+               f"({describe(cat.meaning(answer.tile_id))}{turned})"
+               + ("" if cv.occupied else "  <- the cell looks empty"))
+    for warning in view.warnings:
+        ui.say(f"  note: {warning}")
+
+
+def _teach_batch(ui: Terminal, session: TeachSession, view: BatchView) -> bool:
+    """Confirm one batch; False when the player stopped teaching tiles."""
+    pending: dict[Cell, CellAnswer | None] = {}
+    while True:
+        _show_batch(ui, session, view, pending)
+        answer = ui.ask("confirm (Enter), correct (b1=7 ...), 'list', 'stop' or 'q'> ")
+        if answer == "":
+            try:
+                session.accept(view, pending)
+                return True
+            except TeachError as exc:
+                ui.say(f"  {exc.message}")
+                continue
+        if answer.lower() == "list":
+            ui.say("\n".join(numbered(session.catalogue, set(session.taught))))
+            continue
+        if answer.lower() == "stop":
+            session.stop_tiles()
+            return False
+        if answer in ("?", "help"):
+            ui.say(HELP)
+            continue
+        try:
+            pending.update(parse_corrections(answer, session.catalogue))
+        except TeachError as exc:
+            ui.say(f"  {exc.message}")
+
+
+def teach(session: TeachSession, files: list[Path], ui: Terminal) -> None:
+    """Run the whole flow; returns when every step is done (nothing written yet)."""
+    frames = _frames(files, ui.say)
+    ui.say(HELP)
+    while (step := session.step).kind is not StepKind.DONE:
+        ui.say("")
+        if step.kind is StepKind.TILES:
+            ui.say(str(session.progress))
+        ui.say(step.instructions)
+        for cell, tile_id in step.plan.items():
+            ui.say(f"  {cell_name(cell)}  [{_number_of(session.catalogue, tile_id):>2}] {tile_id} "
+                   f"({describe(session.catalogue.meaning(tile_id))})")
+        if step.kind is StepKind.BOARD and step.side != "front":
+            ui.say("  ('skip' leaves this side out)")
+        view = _next_view(session, frames, ui)
+        if isinstance(view, BatchView):
+            _teach_batch(ui, session, view)
+            continue
+        _confirm_picture(ui, session, view)
+    if session.missing:
+        ui.say(f"{len(session.missing)} tile types were not taught and are left out: "
+               + ", ".join(session.missing))
+
+
+def _next_view(session: TeachSession, frames: Iterator[tuple[str, np.ndarray]],
+               ui: Terminal) -> BatchView | PictureView:
+    for name, image in frames:
+        ui.say(f"picture {name}:")
+        try:
+            return session.look(image)
+        except TeachError as exc:
+            ui.say(f"  {exc.message}; trying the next picture")
+    raise TeachError(f"no picture left for this step ({session.step.instructions}); "
+                     "nothing was written")
+
+
+def _confirm_picture(ui: Terminal, session: TeachSession, view: PictureView) -> None:
+    w, h = view.size_mm
+    if view.kind is StepKind.SHIP:
+        ui.say(f"  the explorer ship, in a picture of {w:.0f} x {h:.0f} mm")
+    else:
+        ui.say(f"  the empty {view.side} board beside seat {view.seat}")
+    for warning in view.warnings:
+        ui.say(f"  note: {warning}")
+    while True:
+        answer = ui.ask("keep it (Enter), or 'q'> ")
+        if answer == "":
+            session.accept(view)
+            return
+        if answer.lower() == "skip" and view.kind is StepKind.BOARD:
+            session.skip()
+            return
+        ui.say("  press Enter to keep this picture, or q to quit")
+
+
+def plan_lines(session: TeachSession) -> list[str]:
+    """Every step in order, as if each batch is laid and confirmed as planned: one picture
+    per step, so pictures can be taken ahead for --frames."""
+    cat = session.catalogue
+    ids = [t.id for t in cat]
+    lines = []
+    picture = 0
+    for start in range(0, len(ids), session.batch_size):
+        picture += 1
+        lines.append(f"picture {picture}: batch {start // session.batch_size + 1}, upright:")
+        for i, tile_id in enumerate(ids[start:start + session.batch_size]):
+            cell = (i // 4, i % 4)
+            lines.append(f"  {cell_name(cell)}  [{_number_of(cat, tile_id):>2}] {tile_id} "
+                         f"({describe(cat.meaning(tile_id))})")
+    picture += 1
+    lines.append(f"picture {picture}: the explorer ship alone on the mat, in the north lane, "
+                 "bow east")
+    for side in session.board_sides:
+        picture += 1
+        lines.append(f"picture {picture}: an empty board, {side} side up, inside one seat's "
+                     "markers")
+    return lines
+
+
+def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
+    """Teach a box from a folder of pictures and write the pack."""
+    ui = ui or Terminal()
+    catalogue = load_catalogue(args.catalogue) if args.catalogue else default_catalogue()
+    sides = ("front", "atoll") if args.atoll else ("front",)
+    if args.plan:
+        session = TeachSession(catalogue, batch=args.batch, board_sides=sides)
+        ui.say("\n".join(plan_lines(session)))
+        return 0
+    if not args.out or not args.frames:
+        raise TeachError("teaching needs --out PACKDIR and --frames DIR (or --plan)")
+    out = check_out_dir(args.out)
+    files = frame_files(args.frames)
+    session = TeachSession(
+        catalogue,
+        name=args.name or out.absolute().name,
+        batch=args.batch,
+        board_sides=sides,
+        tile_mm=args.tile_mm,
+    )
+    try:
+        teach(session, files, ui)
+    except Cancelled as exc:
+        print(f"companion: {exc.message}", file=sys.stderr)
+        return 1
+    session.write(out)
+    draft = session.draft()
+    ui.say(f"Tile pack written to {out}: {len(draft.tiles)} tile types, the explorer ship, "
+           f"{' and '.join(sorted(draft.boards))} board.")
+    return 0

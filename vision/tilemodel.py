@@ -1,0 +1,391 @@
+"""What the recogniser learns from a tile pack: matching templates for every tile and turn.
+
+`learn_pack(pack, px_per_mm)` looks at every tile type's upright picture and precomputes,
+for each of its four rotations (a "candidate"), what reading a cell needs (vision.recognise):
+
+- coarse templates (a few pixels per centimetre, colour, zero mean per channel) that slide
+  over a small copy of a crop to find where a tile lies and which candidates are worth a
+  closer look;
+- grey pose templates turned a few degrees each way, to fix the tile's place to a fraction
+  of a pixel and its small turn;
+- medium templates (zero mean, unit norm per channel) that rank every candidate cheaply once
+  the tile is cut out straight;
+- fine templates of the tile's inner square with the light model's precomputed normal
+  matrices: per colour channel a gain and an offset, each allowed to vary linearly across
+  the tile (uneven light, a warm cast, the edge of a glare), so the best few candidates are
+  fitted exactly with a few small matrix products;
+- which rotations of a picture look the same (a symmetric picture: any of them is right),
+  which candidates mean the same thing (equal rotated meanings are the same answer), and
+  each candidate's nearest rival meaning something else, with how distinct the two are
+  (the confidence of a read is measured against such rivals).
+
+Nothing here assumes colours or art: everything is learnt from the pack's pictures. Models
+are cached per pack directory, crop scale and config, and rebuilt when a file of the pack
+changes (modification time).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.tiles import ROTATIONS, Meaning
+from vision.config import CellConfig
+from vision.pack import Pack
+
+Float = NDArray[np.float32]
+Image = NDArray[np.uint8]
+
+
+def light_basis(n: int) -> Float:
+    """The smooth light terms over an n x n patch: 1, x and y (x, y in -1..1), as (n*n, 3)."""
+    t = np.linspace(-1.0, 1.0, n, dtype=np.float32)
+    yy, xx = np.meshgrid(t, t, indexing="ij")
+    out: Float = np.stack([np.ones(n * n, np.float32), xx.ravel(), yy.ravel()], axis=1)
+    return out
+
+
+def design_terms(patch: Float, basis: Float) -> Float:
+    """Template terms of the light model per channel: (3 channels, 3 terms, pixels).
+
+    A channel is explained as (g0 + g1 x + g2 y) * template + (o0 + o1 x + o2 y); the
+    template enters less its mean (the same model, better conditioned).
+    """
+    flat = patch.reshape(-1, 3).T  # (3, M)
+    flat = flat - flat.mean(axis=1, keepdims=True)
+    out: Float = np.ascontiguousarray(flat[:, None, :] * basis.T[None, :, :], np.float32)
+    return out
+
+
+def normal_matrices(terms: Float, basis: Float) -> NDArray[np.float64]:
+    """Normal matrices (..., 3 channels, 6, 6) of the light model over the given pixels.
+
+    `terms` is (..., 3, 3, M) and `basis` (M, 3) for the same M pixels."""
+    lead = terms.shape[:-2]
+    light = np.broadcast_to(basis.T, (*lead, 3, basis.shape[0]))
+    full = np.concatenate([terms, light], axis=-2)  # (..., 3, 6, M)
+    out: NDArray[np.float64] = np.matmul(full, np.swapaxes(full, -1, -2)).astype(np.float64)
+    return out
+
+
+def normal_inverse(terms: Float, basis: Float, weights: Float | None = None) -> Float:
+    """Inverse normal matrices (..., 3 channels, 6, 6) of the light model.
+
+    `terms` is (..., 3, 3, M); `weights` (M,) of 0/1 leaves pixels out of the fit.
+    """
+    if weights is None:
+        return invert_normal(normal_matrices(terms, basis))
+    keep = np.asarray(weights) > 0
+    return invert_normal(normal_matrices(np.ascontiguousarray(terms[..., keep]), basis[keep]))
+
+
+def invert_normal(gram: NDArray[np.float64]) -> Float:
+    """Inverse of normal matrices, scaled to unit diagonal first for conditioning."""
+    diag = np.sqrt(np.maximum(np.diagonal(gram, axis1=-2, axis2=-1), 1e-9))
+    scale = diag[..., :, None] * diag[..., None, :]
+    # A flat template channel makes its gain terms collinear with the offsets: such
+    # directions are left out rather than inverted.
+    normed = gram / scale + np.eye(6) * 1e-6
+    out: Float = (np.linalg.inv(normed) / scale).astype(np.float32)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class TileModel:
+    """A pack's tiles as the recogniser matches them (see the module docstring).
+
+    Candidates are (tile id, rotation) pairs, indexed 0..K-1 in `ids` / `rotations`.
+    """
+
+    root: Path
+    tile_mm: float
+    px_per_mm: float
+    config: CellConfig
+    ids: tuple[str, ...]
+    rotations: tuple[int, ...]
+    #: Candidates with the same number mean the same thing (equal rotated meanings).
+    groups: NDArray[np.int32]
+    #: twins[i, j]: i and j are the same picture in turns that look alike (symmetric art).
+    twins: NDArray[np.bool_]
+    #: Coarse templates (K, 3 * c * c), zero mean per channel, unit norm.
+    coarse: Float
+    #: Pose templates (K, angles, colours * p * p), unit norm, along the pack's main colour
+    #: directions `pose_colours` (colours, 3).
+    pose: Float
+    pose_colours: Float
+    #: Medium templates (K, 3, m * m), zero mean and unit norm per channel.
+    medium: Float
+    #: Fine inner squares (K, M, 3), light-model terms (K, 3, 3, M), inverse normals (K, 3, 6, 6).
+    fine: Float
+    terms: Float
+    normal_inv: Float
+    gram: NDArray[np.float64]  # the normal matrices themselves (K, 3, 6, 6)
+    basis: Float
+    basis_pinv: Float
+    #: Pattern energy per channel of each candidate's fine picture (K, 3): what the light
+    #: alone does not explain, per pixel.
+    energy: Float
+    #: Each candidate's most alike candidate meaning something else, and how much of its
+    #: picture that rival leaves unexplained (0: identical, 1: nothing in common).
+    nearest_rival: NDArray[np.int32]
+    distinctness: Float
+    #: The explorer ship's picture as the pack gives it (BGRA or BGR on white).
+    ship: Image
+
+    @property
+    def candidates(self) -> int:
+        return len(self.ids)
+
+    @property
+    def inner_px(self) -> int:
+        """Side of the fine inner square."""
+        return round(math.sqrt(self.fine.shape[1]))
+
+    @property
+    def medium_px(self) -> int:
+        return round(math.sqrt(self.medium.shape[2]))
+
+    def rim_px(self, n: int, border_mm: float) -> int:
+        """Pixels of rim cut from each side of an n-pixel tile."""
+        return _rim(n, border_mm, self.tile_mm)
+
+
+def _rim(n: int, border_mm: float, tile_mm: float) -> int:
+    return max(0, round(border_mm * n / tile_mm))
+
+
+def _turned(image: NDArray[np.generic], rotation: int) -> NDArray[np.generic]:
+    """The picture turned `rotation` degrees clockwise as seen (y pointing down)."""
+    return np.ascontiguousarray(np.rot90(image, k=-(rotation // 90)))
+
+
+def _resized(picture: Image, n: int) -> Float:
+    out: Float = np.asarray(
+        cv2.resize(picture, (n, n), interpolation=cv2.INTER_AREA), np.float32
+    )
+    return out
+
+
+def _zero_mean_unit(channels: Float) -> Float:
+    """(3, M) -> zero mean and unit norm per channel (a flat channel stays zero)."""
+    centred = channels - channels.mean(axis=1, keepdims=True)
+    norm = np.linalg.norm(centred, axis=1, keepdims=True)
+    out: Float = np.where(norm > 1e-3, centred / np.maximum(norm, 1e-3), 0.0).astype(np.float32)
+    return out
+
+
+def _coarse_template(picture: Image, config: CellConfig, tile_mm: float) -> Float:
+    n = config.coarse_tile_px
+    small = _resized(picture, n)
+    b = _rim(n, config.coarse_border_mm, tile_mm)
+    inner = small[b : n - b, b : n - b].transpose(2, 0, 1).reshape(3, -1)
+    flat = (inner - inner.mean(axis=1, keepdims=True)).ravel()
+    out: Float = (flat / max(float(np.linalg.norm(flat)), 1e-3)).astype(np.float32)
+    return out
+
+
+def _pose_colours(tiles: list[Float], count: int) -> Float:
+    """The pack's `count` colour directions along which its pictures vary most (count, 3)."""
+    flat = np.concatenate([t.reshape(-1, 3) for t in tiles]).astype(np.float64)
+    flat -= flat.mean(axis=0)
+    _vals, vecs = np.linalg.eigh(flat.T @ flat + np.eye(3) * 1e-6)
+    out: Float = vecs[:, ::-1][:, :count].T.astype(np.float32)
+    return out
+
+
+def pose_features(picture: Float, colours: Float, sigma: float) -> Float:
+    """Grey pictures along the pack's main colour directions, less their blur: (count, h, w)."""
+    h, w = picture.shape[:2]
+    grey = (picture.reshape(-1, 3) @ colours.T).T.reshape(len(colours), h, w)
+    out: Float = np.stack([highpass(g, sigma) for g in grey]).astype(np.float32)
+    return out
+
+
+def highpass(grey: NDArray[np.floating], sigma: float) -> Float:
+    """A grey picture less its blurred self: the detail that fixes a place and a turn."""
+    g = np.asarray(grey, np.float32)
+    if sigma <= 0:
+        return g
+    out: Float = g - np.asarray(
+        cv2.GaussianBlur(g, (0, 0), sigma, borderType=cv2.BORDER_REPLICATE), np.float32
+    )
+    return out
+
+
+def _pose_templates(tile: Float, colours: Float, config: CellConfig, tile_mm: float) -> Float:
+    """Pose templates (angles, features): the tile's pose features turned by each angle,
+    unit norm."""
+    n = tile.shape[0]
+    b = _rim(n, config.pose_border_mm, tile_mm)
+    centre = ((n - 1) / 2, (n - 1) / 2)
+    out = []
+    for angle in config.pose_angles_deg:
+        m = cv2.getRotationMatrix2D(centre, angle, 1.0)
+        turned = np.asarray(cv2.warpAffine(tile, m, (n, n), flags=cv2.INTER_LINEAR,
+                                           borderMode=cv2.BORDER_REPLICATE), np.float32)
+        feats = pose_features(turned, colours, config.pose_highpass_px)[:, b : n - b, b : n - b]
+        flat = feats.ravel()
+        out.append(flat / max(float(np.linalg.norm(flat)), 1e-3))
+    result: Float = np.stack(out).astype(np.float32)
+    return result
+
+
+def unexplained(
+    terms: Float, ninv: Float, basis: Float, x: Float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Fit candidates' light models to pictures: residual sums of squares and coefficients.
+
+    terms (S, 3, 3, M) and ninv (S, 3, 6, 6) of S candidates; x (M, 3) one picture (masked
+    pixels zeroed, with ninv made for the same mask) or (S, M, 3) one picture per candidate.
+    Returns rss (S,) and coefficients (S, 3, 6).
+    """
+    xt = np.swapaxes(x, -1, -2)[..., None]  # (3, M, 1) or (S, 3, M, 1)
+    prod = np.matmul(terms, xt)[..., 0]  # (S, 3, 3)
+    shared = np.matmul(basis.T, xt)[..., 0]  # (3, 3) or (S, 3, 3)
+    shared = np.broadcast_to(shared, prod.shape)
+    rhs = np.concatenate([prod, shared], axis=-1)  # (S, 3, 6)
+    coef = np.matmul(ninv, rhs[..., None])[..., 0]
+    explained = np.einsum("sci,sci->s", rhs, coef)
+    total = np.einsum("...mc,...mc->...", x, x)
+    rss = np.maximum(total - explained, 0.0)
+    return rss.astype(np.float64), coef.astype(np.float64)
+
+
+def _twins_and_rivals(
+    ids: tuple[str, ...], groups: NDArray[np.int32], fine: Float, terms: Float,
+    ninv: Float, basis: Float, medium: Float, threshold: float,
+) -> tuple[NDArray[np.bool_], NDArray[np.int32], Float]:
+    k = len(ids)
+    # What the light alone leaves of each picture.
+    light = fine - np.matmul(basis, np.linalg.pinv(basis) @ fine)
+    spread = np.maximum(np.einsum("kmc,kmc->k", light, light), 1e-6)
+    twins = np.eye(k, dtype=bool)
+    for i in range(k):
+        same = [j for j in range(k) if ids[j] == ids[i] and j != i]
+        if not same:
+            continue
+        rss, _ = unexplained(terms[same], ninv[same], basis, fine[i])
+        for j, r in zip(same, rss, strict=True):
+            if 1.0 - r / spread[i] >= threshold:
+                twins[i, j] = True
+    twins &= twins.T
+    # Nearest rival by the medium templates' per-channel correlation.
+    flat = medium.reshape(k, -1)
+    like = (flat @ flat.T) / 3.0
+    other = (groups[:, None] != groups[None, :]) & ~twins
+    like = np.where(other, like, -np.inf)
+    nearest = np.argmax(like, axis=1).astype(np.int32)
+    distinct = np.empty(k, np.float32)
+    for i in range(k):
+        j = int(nearest[i])
+        rss, _ = unexplained(terms[j : j + 1], ninv[j : j + 1], basis, fine[i])
+        distinct[i] = float(np.clip(rss[0] / spread[i], 0.0, 1.0))
+    return twins, nearest, distinct
+
+
+def _pattern_energy(fine: Float, basis: Float) -> Float:
+    light = fine - np.matmul(basis, np.linalg.pinv(basis) @ fine)
+    out: Float = (np.einsum("kmc,kmc->kc", light, light) / fine.shape[1]).astype(np.float32)
+    return out
+
+
+def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
+    tile_mm = pack.tile_mm
+    n = config.tile_px
+    b = _rim(n, config.border_mm, tile_mm)
+    nm = config.medium_tile_px
+    bm = _rim(nm, config.border_mm, tile_mm)
+    ids: list[str] = []
+    rotations: list[int] = []
+    meanings: list[Meaning] = []
+    fine, coarse, turned_tiles, medium = [], [], [], []
+    for tile in pack.catalogue:
+        picture = np.asarray(pack.tiles[tile.id], np.uint8)
+        upright = _resized(picture, n)
+        if config.template_blur_px > 0:
+            upright = np.asarray(
+                cv2.GaussianBlur(upright, (0, 0), config.template_blur_px,
+                                 borderType=cv2.BORDER_REPLICATE), np.float32,
+            )
+        upright_medium = _resized(picture, nm)
+        for rotation in ROTATIONS:
+            turned = np.asarray(_turned(upright, rotation), np.float32)
+            ids.append(tile.id)
+            rotations.append(rotation)
+            meanings.append(tile.meaning.rotated(rotation))
+            fine.append(turned[b : n - b, b : n - b].reshape(-1, 3))
+            coarse.append(_coarse_template(np.asarray(_turned(picture, rotation)), config, tile_mm))
+            turned_tiles.append(turned)
+            mid = np.asarray(_turned(upright_medium, rotation), np.float32)
+            mid = mid[bm : nm - bm, bm : nm - bm]
+            medium.append(_zero_mean_unit(mid.reshape(-1, 3).T))
+    colours = _pose_colours(turned_tiles[::4], config.pose_colours)
+    pose = [_pose_templates(t, colours, config, tile_mm) for t in turned_tiles]
+    fine_arr = np.ascontiguousarray(np.stack(fine), np.float32)
+    inner = n - 2 * b
+    basis = light_basis(inner)
+    terms = np.ascontiguousarray(np.stack([design_terms(f, basis) for f in fine_arr]))
+    gram = normal_matrices(terms, basis)
+    ninv = invert_normal(gram)
+    medium_arr = np.ascontiguousarray(np.stack(medium), np.float32)
+    group_of: dict[Meaning, int] = {}
+    groups = np.array([group_of.setdefault(m, len(group_of)) for m in meanings], np.int32)
+    ids_t = tuple(ids)
+    twins, nearest, distinct = _twins_and_rivals(
+        ids_t, groups, fine_arr, terms, ninv, basis, medium_arr, config.twin_likeness
+    )
+    return TileModel(
+        root=pack.root,
+        tile_mm=tile_mm,
+        px_per_mm=float(px_per_mm),
+        config=config,
+        ids=ids_t,
+        rotations=tuple(rotations),
+        groups=groups,
+        twins=twins,
+        coarse=np.ascontiguousarray(np.stack(coarse), np.float32),
+        pose=np.ascontiguousarray(np.stack(pose), np.float32),
+        pose_colours=colours,
+        medium=medium_arr,
+        fine=fine_arr,
+        terms=terms,
+        normal_inv=ninv,
+        gram=gram,
+        basis=basis,
+        basis_pinv=np.linalg.pinv(basis).astype(np.float32),
+        energy=_pattern_energy(fine_arr, basis),
+        nearest_rival=nearest,
+        distinctness=distinct,
+        ship=np.asarray(pack.ship, np.uint8),
+    )
+
+
+_CACHE: dict[tuple[str, float, CellConfig], tuple[float, TileModel]] = {}
+
+
+def _pack_mtime(root: Path) -> float:
+    """The newest modification time among the pack's files."""
+    try:
+        return max(p.stat().st_mtime for p in root.rglob("*") if p.is_file())
+    except (OSError, ValueError):
+        return math.nan
+
+
+def learn_pack(pack: Pack, px_per_mm: float, config: CellConfig | None = None) -> TileModel:
+    """Learn a pack's tiles for crops made at `px_per_mm`; cached by pack root and mtime."""
+    if not px_per_mm > 0:
+        raise ValueError(f"px_per_mm must be positive, not {px_per_mm!r}")
+    config = config or CellConfig()
+    key = (str(pack.root.resolve()), float(px_per_mm), config)
+    mtime = _pack_mtime(pack.root)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] == mtime and not math.isnan(mtime):
+        return hit[1]
+    model = _build(pack, px_per_mm, config)
+    _CACHE[key] = (mtime, model)
+    return model
