@@ -30,7 +30,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "bench",
         "companion.cli_bench",
-        "benchmarks: rules (vision and live come with their packages)",
+        "benchmarks: rules, vision, live, load (figures in docs/)",
     ),
 )
 
