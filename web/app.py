@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, abort, jsonify, render_template, request
@@ -23,7 +24,7 @@ from werkzeug.exceptions import HTTPException
 
 from companion.errors import CompanionError, IllegalMove, MalformedMove
 from companion.session import Session
-from web import auth, forms
+from web import auth, forms, teach
 from web.settings import WebSettings
 from web.sse import StreamSlots
 
@@ -106,9 +107,12 @@ def create_app(
     settings: WebSettings | None = None,
     *,
     clock: Callable[[], float] = time.time,
+    teach_frames: teach.FrameSource | None = None,
+    teach_root: Path | None = None,
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
-    from `app.config["WEB_SETTINGS"].pin` to show it on the console."""
+    from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
+    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach)."""
     settings = settings or WebSettings()
     generated = settings.pin is None
     settings = settings.with_pin()
@@ -292,6 +296,9 @@ def create_app(
         area, row, col, cell = forms.parse_correction(session, _body())
         verdict = session.correct(area, row, col, cell)
         return jsonify({"ok": True, **forms.verdict_json(verdict)})
+
+    teach.register(app, catalogue=lambda: session.catalogue, require_host=require_host,
+                   is_host=host, read_body=_body, frames=teach_frames, root=teach_root)
 
     # ----------------------------------------------------------------- errors
 

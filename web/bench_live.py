@@ -57,8 +57,8 @@ class Phone(threading.Thread):
 
 def measure(phones: int, presses: int, still: float, seed: int, cache: Path) -> dict[str, Any]:
     from vision.config import MotionConfig
-    from vision.pack import load_pack
     from vision.motion import MotionGate
+    from vision.pack import load_pack
     from vision.read import read_table
     from vision.render import CameraSpec, Effects, render_table
     from vision.table_scene import scene_for_state

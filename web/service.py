@@ -85,7 +85,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hardware.buttons import TableButtons
-    from hardware.camera import NoCamera, open_camera
+    from hardware.camera import open_camera
     from hardware.config import GpioUnavailable, HardwareConfig
     from hardware.indicators import Indicators, NullIndicators
     from hardware.live import LiveTable
@@ -107,23 +107,21 @@ def run(args: argparse.Namespace) -> int:
 
     pack = None
     catalogue = None
-    if table.pack is not None:
+    pack_dir = table.pack or _latest_taught_pack(table.state_dir / "packs")
+    if pack_dir is not None:
         from vision.pack import load_pack
 
-        pack = load_pack(table.pack)
+        pack = load_pack(pack_dir)
         catalogue = pack.catalogue
+        log.info("tile pack: %s", pack_dir)
     session = Session.resume(Journal(table.state_dir), catalogue)
     if session.game is not None:
         log.info("resumed the saved game at turn %d", session.game.state.turn_number)
 
     events: queue.Queue[object] = queue.Queue()
+    camera: Any = open_camera(hardware.camera)
     if pack is None:
-        camera: Any = NoCamera()
-        session.set_camera(
-            "none", "No tile pack yet: teach the box (companion teach), or play by taps."
-        )
-    else:
-        camera = open_camera(hardware.camera)
+        session.note("note", "No tile pack yet: teach the box on the host page, or play by taps.")
     try:
         buttons: Any = TableButtons(hardware.buttons, events)
     except GpioUnavailable as exc:
@@ -138,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
     def reader(image: Any) -> Any:
         from vision.read import read_table
 
-        assert pack is not None
+        if pack is None:
+            raise DataError("", "No tile pack yet: teach the box on the host page first.")
         return read_table(image, pack, side=table.side)
 
     from vision.motion import MotionGate
@@ -153,7 +152,14 @@ def run(args: argparse.Namespace) -> int:
         indicators=indicators,
         notifier=notifier,
     )
-    app = create_app(session, web_settings)
+
+    def teach_frame() -> Any:
+        frame = camera.capture()
+        return None if frame is None else frame.image
+
+    app = create_app(
+        session, web_settings, teach_frames=teach_frame, teach_root=table.state_dir / "packs"
+    )
     server = Server(app, app.config["WEB_SETTINGS"])
     stop = threading.Event()
 
@@ -183,3 +189,12 @@ def run(args: argparse.Namespace) -> int:
         if session.journal is not None:
             session.journal.close()
     return 0
+
+
+def _latest_taught_pack(root: Path) -> Path | None:
+    """The most recently written pack under the service's packs folder (taught on a phone)."""
+    try:
+        packs = [p for p in root.iterdir() if (p / "pack.toml").is_file()]
+    except OSError:
+        return None
+    return max(packs, key=lambda p: (p / "pack.toml").stat().st_mtime, default=None)

@@ -1,5 +1,5 @@
 /* The host's screens: PIN login, new game, entering a turn by taps, questions, corrections,
- * undo. Every change is a POST with the session's CSRF token in X-CSRF-Token. */
+ * undo, teaching a box. Every change is a POST with the session's CSRF token in X-CSRF-Token. */
 (function () {
   'use strict';
 
@@ -542,6 +542,162 @@
     }).catch(function (error) { C.toast(error.message, 'error'); });
   });
 
+  // ------------------------------------------------------------------ teach a box
+
+  var teach = { state: null, open: false, busy: false, loaded: false };
+  var ROTATIONS = [0, 90, 180, 270];
+
+  function teachLoad() {
+    return fetch('/api/teach/state', { credentials: 'same-origin', cache: 'no-store' })
+      .then(function (response) {
+        return response.json().then(function (data) {
+          if (!response.ok) throw new Error(data.error || 'The teach state could not be read.');
+          return data;
+        });
+      }).then(function (data) {
+        teach.state = data;
+        teach.loaded = true;
+        if (data.active && !teach.open) setTeachOpen(true);
+        renderTeach();
+      }).catch(function (error) { C.toast(error.message, 'error'); });
+  }
+
+  function teachAct(action, body) {
+    teach.busy = true;
+    renderTeach();
+    return post('/api/teach/' + action, body).then(function (data) {
+      if (data.text) C.toast(data.text, 'ok');
+    }).catch(function (error) {
+      C.toast(error.message, 'error');
+      if (error.status === 401) C.refresh();
+    }).then(function () {
+      teach.busy = false;
+      return teachLoad();
+    });
+  }
+
+  function setTeachOpen(open) {
+    teach.open = open;
+    byId('teach-body').hidden = !open;
+    var toggle = byId('teach-toggle');
+    toggle.textContent = open ? 'Close' : 'Open';
+    toggle.setAttribute('aria-expanded', open ? 'true' : 'false');
+  }
+
+  function typeSelect(types, chosen, label) {
+    var select = el('select', { class: 'teach-type', 'aria-label': label },
+      [el('option', { value: '', text: '— nothing here —' })]);
+    types.forEach(function (t) {
+      select.appendChild(el('option', { value: t.tile_id, selected: t.tile_id === chosen,
+        text: t.tile_id + ' — ' + t.description }));
+    });
+    return select;
+  }
+
+  function teachCell(cell, types) {
+    var suggestion = cell.suggestion;
+    var rotation = el('select', { class: 'teach-rotation', 'aria-label': cell.name + ' turned' });
+    ROTATIONS.forEach(function (r) {
+      rotation.appendChild(el('option', { value: r, selected: !!suggestion && suggestion.rotation === r,
+        text: r ? 'turned ' + r + '°' : 'upright' }));
+    });
+    var note = !cell.occupied ? 'looks empty' : !cell.found ? 'edges unclear' : '';
+    return el('div', { class: 'teach-cell' + (cell.occupied ? '' : ' empty') + (cell.occupied && !cell.found ? ' unclear' : ''),
+      'data-cell': cell.cell }, [
+      el('img', { src: cell.crop, alt: 'what lies on ' + cell.name, width: 128, height: 128 }),
+      el('span', {}, [el('span', { class: 'name', text: cell.name }), note ? ' · ' + note : '']),
+      typeSelect(types, suggestion ? suggestion.tile_id : '', 'tile type on ' + cell.name),
+      rotation
+    ]);
+  }
+
+  function renderTeachView(s) {
+    var box = clear(byId('teach-view'));
+    var view = s.view;
+    if (!view) return;
+    if (view.kind !== 'tiles') {
+      var what = view.kind === 'ship' ? 'The explorer ship as seen'
+        : 'The empty ' + view.side + ' board beside seat ' + view.seat;
+      box.appendChild(el('p', { class: 'hint', text: what + '. Keep it, or take another picture.' }));
+      box.appendChild(el('img', { class: 'teach-picture', src: view.picture, alt: what }));
+      return;
+    }
+    var shown = el('div', { class: 'teach-grid' });
+    var others = el('div', { class: 'teach-grid' });
+    view.cells.forEach(function (cell) {
+      (cell.occupied || cell.suggestion ? shown : others).appendChild(teachCell(cell, s.types));
+    });
+    box.appendChild(el('p', { class: 'hint', text: 'Check each cell’s type and how it lies; '
+      + 'pick “nothing here” to leave a cell out.' }));
+    box.appendChild(shown);
+    if (others.childNodes.length) {
+      box.appendChild(el('details', { class: 'more' },
+        [el('summary', { text: 'Cells that look empty (' + others.childNodes.length + ')' }), others]));
+    }
+  }
+
+  function renderTeach() {
+    var s = teach.state;
+    if (!s) return;
+    byId('teach-unavailable').hidden = s.available;
+    byId('teach-start').hidden = !s.available || s.active;
+    byId('teach-run').hidden = !s.active;
+    Array.prototype.forEach.call(document.querySelectorAll('#teach button'), function (b) {
+      if (b.id !== 'teach-toggle') b.disabled = teach.busy;
+    });
+    if (!s.active) return;
+    var step = s.step;
+    var done = step.kind === 'done';
+    byId('teach-progress').textContent = s.progress;
+    byId('teach-instructions').textContent = step.instructions;
+    var plan = clear(byId('teach-plan'));
+    if (!s.view) {
+      step.plan.forEach(function (p) {
+        plan.appendChild(el('li', { text: p.name + ': ' + p.tile_id + ' — ' + p.description }));
+      });
+    }
+    var warnings = clear(byId('teach-warnings'));
+    ((s.view && s.view.warnings) || []).forEach(function (w) { warnings.appendChild(el('li', { text: w })); });
+    renderTeachView(s);
+    var look = byId('teach-look');
+    look.hidden = done;
+    look.textContent = teach.busy ? 'Working…' : s.view ? 'Take another picture' : 'Take picture';
+    look.classList.toggle('primary', !s.view);
+    byId('teach-accept').hidden = !s.view;
+    var skip = byId('teach-skip');
+    skip.hidden = !step.can_skip;
+    skip.textContent = step.kind === 'tiles' ? 'No more tiles' : 'Skip this side';
+    byId('teach-finish').hidden = !done;
+    byId('teach-finish-hint').hidden = !done;
+  }
+
+  byId('teach-toggle').addEventListener('click', function () {
+    setTeachOpen(!teach.open);
+    if (teach.open) teachLoad();
+  });
+  byId('teach-start').addEventListener('submit', function (event) {
+    event.preventDefault();
+    teachAct('start', { name: byId('teach-name').value, batch: Number(byId('teach-batch').value),
+      atoll: byId('teach-atoll').checked });
+  });
+  byId('teach-look').addEventListener('click', function () { teachAct('look', {}); });
+  byId('teach-skip').addEventListener('click', function () { teachAct('skip', {}); });
+  byId('teach-accept').addEventListener('click', function () {
+    var answers = Array.prototype.map.call(document.querySelectorAll('#teach-view .teach-cell'), function (node) {
+      return { cell: Number(node.getAttribute('data-cell')),
+        tile_id: node.querySelector('.teach-type').value || null,
+        rotation: Number(node.querySelector('.teach-rotation').value) };
+    });
+    teachAct('accept', { answers: answers });
+  });
+  byId('teach-finish').addEventListener('submit', function (event) {
+    event.preventDefault();
+    teachAct('finish', { out: byId('teach-out').value.trim() });
+  });
+  byId('teach-cancel').addEventListener('click', function () {
+    if (window.confirm('Cancel teaching? Nothing taught so far is kept.')) teachAct('cancel', {});
+  });
+
   // ------------------------------------------------------------------ after each render
 
   C.hooks.afterRender.push(function (state) {
@@ -549,6 +705,9 @@
     if (host && state.you.csrf) csrf = state.you.csrf;
     byId('login').hidden = host;
     byId('host-tools').hidden = !host;
+    byId('teach').hidden = !host;
+    if (host && !teach.loaded) { teach.loaded = true; teachLoad(); }
+    if (!host) { teach.loaded = false; teach.state = null; setTeachOpen(false); }
     byId('btn-undo').disabled = !(state.game && state.game.can_undo);
     if (host && !state.game && !shownSetup) {
       shownSetup = true;
