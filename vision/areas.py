@@ -26,7 +26,7 @@ take the table plane's perspective from the refined display. Measured on rendere
 (`python -m vision.read --bench`): display cell centres within 0.02 mm mean instead of
 1.1-1.4 mm from markers alone; seats, which have only their stickers, about 1 mm mean.
 
-Crops (the contract with vision.recognise / vision.classify)
+Crops (the contract with vision.recognise)
 -----------------------------------------------------------
 `cell_crop(image, pose, centre_mm, size_mm, px_per_mm)` returns a square picture of the
 area, north of the area up, warped DIRECTLY from the full frame (one interpolation):
