@@ -156,7 +156,8 @@ class VisionConfig:
 class CellConfig:
     """Reading what lies in a cell (vision.tilemodel, vision.recognise).
 
-    Chosen on scenes rendered with the "lagoon" art only (docs/vision.md); measured on others.
+    Chosen on scenes rendered with the "lagoon" art (docs/vision.md says which other packs
+    were looked at while developing); measured on packs never looked at.
     """
 
     # Working scale: a tile is matched at this many pixels a side (whatever the crop's scale).
@@ -207,7 +208,7 @@ class CellConfig:
     max_gain_spread: float = 2.0
     # ... and, against every rival meaning something else, the evidence (+1: exactly the
     # best, -1: exactly the rival, 0: half way) is at least this.
-    min_evidence: float = 0.55
+    min_evidence: float = 0.6
     # Rivals weighed by evidence (the best-fitting ones of other meanings).
     rivals: int = 4
     # ... and the two answers' expected fits must lie this many noise deviations apart
@@ -234,9 +235,10 @@ class CellConfig:
     # the plain mat or card) no tile is sought;
     # up to empty_max_rms the best tile must beat the empty look by min_evidence.
     empty_sure_rms: float = 3.0
-    mat_sure_rms: float = 3.0
-    # The empty look is judged on the tile's square and this much more on every side (mm),
-    # so a board's printed cell outline, which a tile hides, counts.
+    mat_sure_rms: float = 2.5
+    # The empty look is judged on the tile's square and this much more on every side (mm;
+    # negative: less). A board's thin printed lines at the cell's edge match badly after
+    # the camera's and the crop's resampling, so the square stops short of them.
     empty_extra_mm: float = -2.0
     empty_max_rms: float = 9.0
     # With no tile named, a cell that looks empty is empty unless some tile explains more

@@ -3,11 +3,11 @@
 A cell crop (vision.areas: square, area north up, centred on the nominal cell centre, the
 tile plus a margin, at the model's px_per_mm) is read in four steps:
 
-1. Empty? The cell's square (the tile's and a little more, so a board's printed cell outline
-   counts) is compared with what the cell shows when empty: the white mat or storage card
-   (no reference) or the pack's board picture cut the same way (`empty_reference`). Surely
-   empty when the light model (below) with the empty look explains all but the noise and
-   the colour is the empty look's under some light.
+1. Empty? The tile's square (less a thin rim) is compared with what the cell shows when
+   empty: the white mat or storage card (no reference) or the pack's board picture cut the
+   same way (`empty_reference`, compared at small shifts: a seat's pose may be a millimetre
+   off). Surely empty when the light model (below) with the empty look explains all but
+   the noise and the colour is the empty look's under some light.
 2. Where is the tile? Coarse templates of every candidate (tile type x rotation) slide over
    a small copy of the crop, one matrix product for all crops read together; the best few
    candidates' pose templates (detail along the pack's main colour directions) fix the
@@ -46,6 +46,7 @@ from vision.tilemodel import (
     Image,
     TileModel,
     design_terms,
+    halve_features,
     invert_normal,
     light_basis,
     normal_inverse,
@@ -151,13 +152,17 @@ def _cut(fine: Float, n: int, shift: tuple[int, int] = (0, 0)) -> Float:
 def _registered(fine: Float, sq: _Square, ref: _Reference, reach: int) -> tuple[int, int]:
     """The shift (x, y), within `reach` pixels, at which the board picture best fits the
     crop: the seat's pose may put the crop a millimetre or two off the printed cell."""
-    shifts = [(dx, dy) for dy in range(-reach, reach + 1) for dx in range(-reach, reach + 1)]
-    obs = np.stack([_cut(fine, sq.n, d) for d in shifts])
-    count = len(shifts)
-    terms = np.broadcast_to(ref.wide_terms, (count, *ref.wide_terms.shape[1:]))
-    ninv = np.broadcast_to(ref.wide_ninv, (count, *ref.wide_ninv.shape[1:]))
-    rss, _coef = unexplained(terms, ninv, sq.basis, obs)
-    return shifts[int(np.argmin(rss))]
+    def best(shifts: list[tuple[int, int]]) -> tuple[int, int]:
+        obs = np.stack([_cut(fine, sq.n, d) for d in shifts])
+        count = len(shifts)
+        terms = np.broadcast_to(ref.wide_terms, (count, *ref.wide_terms.shape[1:]))
+        ninv = np.broadcast_to(ref.wide_ninv, (count, *ref.wide_ninv.shape[1:]))
+        rss, _coef = unexplained(terms, ninv, sq.basis, obs)
+        return shifts[int(np.argmin(rss))]
+
+    # Across, then along (the printed outline's two directions fix the two shifts).
+    dx, _ = best([(d, 0) for d in range(-reach, reach + 1)])
+    return best([(dx, d) for d in range(-reach, reach + 1)])
 
 
 @lru_cache(maxsize=16)
@@ -473,30 +478,34 @@ def _find_pose(
     side = feats.shape[1]
     angles = cfg.pose_angles_deg
     n_p = round(np.sqrt(model.pose.shape[2] / feats.shape[0]))
-    r = cfg.pose_search_px
+    # First at half the scale: every candidate, every turn, around its coarse place.
+    half = halve_features(feats)
+    h_side, h_p = half.shape[1], n_p // 2
+    r = max(1, cfg.pose_search_px // 2)
     steps = 2 * r + 1
-    best: tuple[float, int, int, int] | None = None  # score, k, x, y
+    best: tuple[float, int, int, int] | None = None  # score, k, x, y (full scale)
     for k, offset in zip(ks, offsets, strict=True):
-        cx = (side - 1) / 2 + offset[0] * scale - (n_p - 1) / 2
-        cy = (side - 1) / 2 + offset[1] * scale - (n_p - 1) / 2
-        x0 = min(max(round(cx) - r, 0), side - n_p - 2 * r)
-        y0 = min(max(round(cy) - r, 0), side - n_p - 2 * r)
-        windows, norms = _pose_windows(feats, x0, y0, n_p, steps)
-        scores = (windows @ model.pose[k].T).max(axis=1) / norms  # best turn at each place
+        cx = ((side - 1) / 2 + offset[0] * scale - (n_p - 1) / 2) / 2
+        cy = ((side - 1) / 2 + offset[1] * scale - (n_p - 1) / 2) / 2
+        x0 = min(max(round(cx) - r, 0), h_side - h_p - 2 * r)
+        y0 = min(max(round(cy) - r, 0), h_side - h_p - 2 * r)
+        windows, norms = _pose_windows(half, x0, y0, h_p, steps)
+        scores = (windows @ model.pose_half[k].T).max(axis=1) / norms  # best turn per place
         p = int(np.argmax(scores))
         if best is None or scores[p] > best[0]:
-            best = (float(scores[p]), k, x0 + p % steps, y0 + p // steps)
+            best = (float(scores[p]), k, 2 * (x0 + p % steps), 2 * (y0 + p // steps))
     assert best is not None
     _score, k, bx, by = best
-    # Every turn around the best place, one pixel each way.
-    x0 = min(max(bx - 1, 0), side - n_p - 2)
-    y0 = min(max(by - 1, 0), side - n_p - 2)
-    windows, norms = _pose_windows(feats, x0, y0, n_p, 3)
-    results = ((windows @ model.pose[k].T) / norms[:, None]).T.reshape(len(angles), 3, 3)
+    # Then at full scale, every turn around the best place, two pixels each way.
+    n = 5
+    x0 = min(max(bx - 2, 0), side - n_p - n + 1)
+    y0 = min(max(by - 2, 0), side - n_p - n + 1)
+    windows, norms = _pose_windows(feats, x0, y0, n_p, n)
+    results = ((windows @ model.pose[k].T) / norms[:, None]).T.reshape(len(angles), n, n)
     a, iy, ix = np.unravel_index(int(np.argmax(results)), results.shape)
     res = results[a]
-    dx = _parabola(res[iy, ix - 1], res[iy, ix], res[iy, ix + 1]) if ix == 1 else 0.0
-    dy = _parabola(res[iy - 1, ix], res[iy, ix], res[iy + 1, ix]) if iy == 1 else 0.0
+    dx = _parabola(res[iy, ix - 1], res[iy, ix], res[iy, ix + 1]) if 0 < ix < n - 1 else 0.0
+    dy = _parabola(res[iy - 1, ix], res[iy, ix], res[iy + 1, ix]) if 0 < iy < n - 1 else 0.0
     angle = angles[a]
     if 0 < a < len(angles) - 1:
         step = (angles[a + 1] - angles[a - 1]) / 2
@@ -642,7 +651,8 @@ def _decide(model: TileModel, x: Float, first: int) -> _Verdict:
         return unknown("covered")
     kept = x.shape[0] if keep is None else int(keep.sum())
     rms = float(np.sqrt(fits.rss[i] / (3 * kept)))
-    if fits.share < cfg.min_fit_floor or (fits.share < cfg.min_fit and rms > cfg.max_fit_rms):
+    faint_ok = rms <= cfg.max_fit_rms and keep is None  # a plain tile, nothing covering it
+    if fits.share < cfg.min_fit_floor or (fits.share < cfg.min_fit and not faint_ok):
         return unknown("poor fit")
     if _structure_gain(fits.coef[i], model.energy[best]) < cfg.min_gain:
         return unknown("washed out")

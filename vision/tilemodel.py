@@ -118,6 +118,8 @@ class TileModel:
     #: directions `pose_colours` (colours, 3).
     pose: Float
     pose_colours: Float
+    #: The same at half the scale (K, angles, colours * (p/2)²), for a quick first search.
+    pose_half: Float
     #: Medium templates (K, 3, m * m), zero mean and unit norm per channel.
     medium: Float
     #: Fine inner squares (K, M, 3), light-model terms (K, 3, 3, M), inverse normals (K, 3, 6, 6).
@@ -233,6 +235,27 @@ def _pose_templates(tile: Float, colours: Float, config: CellConfig, tile_mm: fl
         out.append(flat / max(float(np.linalg.norm(flat)), 1e-3))
     result: Float = np.stack(out).astype(np.float32)
     return result
+
+
+def halve_features(feats: Float) -> Float:
+    """Pose features (colours, h, w) at half the scale."""
+    out: Float = np.stack([
+        np.asarray(cv2.resize(f, (f.shape[1] // 2, f.shape[0] // 2),
+                              interpolation=cv2.INTER_AREA), np.float32)
+        for f in feats
+    ])
+    return out
+
+
+def _halved(pose: Float, colours: int) -> Float:
+    """Pose templates (K, A, colours * p²) at half the scale, unit norm."""
+    k, a, size = pose.shape
+    p = round(math.sqrt(size / colours))
+    images = pose.reshape(k * a, colours, p, p)
+    small = np.stack([halve_features(im) for im in images]).reshape(k, a, -1)
+    norms = np.linalg.norm(small, axis=2, keepdims=True)
+    out: Float = (small / np.maximum(norms, 1e-6)).astype(np.float32)
+    return out
 
 
 def unexplained(
@@ -351,6 +374,7 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
         coarse=np.ascontiguousarray(np.stack(coarse), np.float32),
         pose=np.ascontiguousarray(np.stack(pose), np.float32),
         pose_colours=colours,
+        pose_half=_halved(np.stack(pose).astype(np.float32), config.pose_colours),
         medium=medium_arr,
         fine=fine_arr,
         terms=terms,
