@@ -267,7 +267,6 @@ class Rules:
         skip_cost = 0
         tile: str | None = None
         placed_cell: Cell | None = None
-        placed: Meaning | None = None
 
         if isinstance(action, TakeToBoard | TakeToStorage):
             tile, skip_cost = self._check_take(state, position, action.slot)
@@ -279,7 +278,7 @@ class Rules:
             tile = player.storage
         if isinstance(action, TakeToBoard | StorageToBoard):
             assert tile is not None
-            placed = self._check_placement(state, player, action.cell, action.rotation, tile)
+            self._check_placement(state, player, action.cell, action.rotation, tile)
             placed_cell = action.cell
         if isinstance(action, Discard):
             tile = self._check_discard(state, player, action.cell)
@@ -287,7 +286,7 @@ class Rules:
             raise MalformedMove("Unknown action.")
 
         drawn = self._check_drawn(state, turn)
-        path_cost, ship_after = self._check_player_ship(state, player, turn, placed_cell, placed)
+        path_cost, ship_after = self._check_player_ship(state, player, turn, placed_cell)
         total = move_cost + skip_cost + path_cost
         if total > player.shells:
             costs = []
@@ -412,7 +411,6 @@ class Rules:
         player: PlayerState,
         turn: Turn,
         placed_cell: Cell | None,
-        placed: Meaning | None,
     ) -> tuple[int, Cell | None]:
         """Variants hook: validate the player ship; return (shells paid, ship after the turn)."""
         if turn.ship_path or turn.ship_to is not None:
@@ -560,7 +558,6 @@ class AdvancedRules(Rules):
         player: PlayerState,
         turn: Turn,
         placed_cell: Cell | None,
-        placed: Meaning | None,
     ) -> tuple[int, Cell | None]:
         if turn.ship_path and placed_cell is None:
             raise IllegalMove(
