@@ -7,6 +7,11 @@ done" it waits until the table has been still long enough (hands gone), takes a 
 reads it and hands the read to the Session, which records the turn, refuses it or asks the
 host. Buttons pressed at the wrong time (during a read, twice, during setup or while a
 question is open) get one sentence in the move log and a beep, never a crash.
+
+The loop also judges the pictures themselves: a preview that stays bit-identical for
+`LiveSettings.frozen_after_s` (a stuck pipeline: real sensors always have noise) and, when
+`LiveSettings.black_level` is set, black frames make the page say the camera is lost and a
+press is refused, as for a source that sends nothing; a frozen camera is closed and reopened.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from companion.reading import TableRead
 from companion.session import Phase, Session
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable
 from hardware.buttons import ButtonHeld, TurnDone, UndoPressed
-from hardware.camera import CameraSource
+from hardware.camera import _BLACK_SAMPLE_STEP, CameraSource, FolderSource, Frame, SyntheticSource
 from hardware.indicators import NullIndicators, StatusIndicators
 from hardware.systemd import Notifier
 
@@ -56,6 +61,25 @@ class LiveSettings:
     settle_timeout_s: float = 20.0
     snapshot_width: int = 960
     snapshot_quality: int = 80
+    # A real sensor always has noise: a preview that stays bit-identical this long means a
+    # stuck pipeline; the camera is reported lost and reopened. None: no check. It is always
+    # off for SyntheticSource and FolderSource, whose previews repeat between captures.
+    frozen_after_s: float | None = 10.0
+    # Mean brightness (0-255) below which the loop calls a frame black. None: trust the
+    # source (every hardware.camera source already turns black frames into None and "lost");
+    # set it for a source that does not check, e.g. hardware.faults.FaultyCamera.
+    black_level: float | None = None
+
+
+#: Sources whose previews legitimately repeat (the last capture, shrunk, until the next one):
+#: the frozen-picture check is off for them whatever the settings say.
+_REPEATING_SOURCES = (FolderSource, SyntheticSource)
+BLACK_SENTENCE = "the camera sends black frames (lens covered, or no light)."
+
+
+def frozen_sentence(seconds: float) -> str:
+    """What the page says when the preview has not changed for `seconds`."""
+    return f"the camera's picture has not changed for {seconds:g} s: it may be frozen."
 
 
 class LiveTable:
@@ -89,6 +113,11 @@ class LiveTable:
         self._last_snapshot = -1e9
         self._last_camera: tuple[str, str] | None = None
         self.still = False
+        # What the loop itself found wrong with the pictures (black, frozen), or None.
+        self.problem: str | None = None
+        self._unchanged: NDArray[np.uint8] | None = None
+        self._unchanged_since = 0.0
+        self._frozen = False
 
     # ------------------------------------------------------------ the loop
 
@@ -121,9 +150,13 @@ class LiveTable:
         # stops the feeding, and systemd restarts the service.
         if frame is not None or status.state in ("none", "lost"):
             self.notifier.watchdog()
-        camera = ("ok" if status.ok else status.state, status.message)
+        self.problem = self._picture_problem(frame, now)
+        if self.problem is not None:
+            camera = ("lost", self.problem)
+        else:
+            camera = ("ok" if status.ok else status.state, status.message)
         snapshot = None
-        if frame is not None:
+        if frame is not None and self.problem is None:
             self.still = bool(self.gate.feed(frame.image, frame.at))
             if now - self._last_snapshot >= self.settings.snapshot_interval_s:
                 self._last_snapshot = now
@@ -133,6 +166,43 @@ class LiveTable:
             state = "lost" if camera[0] in ("lost", "closed") else camera[0]
             message = "Camera ready." if state == "ok" else camera[1]
             self.session.set_camera(state, message, snapshot=snapshot)
+
+    def _is_black(self, image: np.ndarray) -> bool:
+        level = self.settings.black_level
+        sample = image[::_BLACK_SAMPLE_STEP, ::_BLACK_SAMPLE_STEP]
+        return level is not None and float(sample.mean()) < level
+
+    def _picture_problem(self, frame: Frame | None, now: float) -> str | None:
+        """Black or frozen previews, as one sentence; a frozen camera is closed and reopened."""
+        if frame is None:
+            self._unchanged, self._frozen = None, False
+            return None
+        image = frame.image
+        if self._is_black(image):
+            self._unchanged, self._frozen = None, False
+            return BLACK_SENTENCE
+        repeats = isinstance(self.camera, _REPEATING_SOURCES)
+        limit = None if repeats else self.settings.frozen_after_s
+        if limit is None:
+            return None
+        last = self._unchanged
+        if last is None or last.shape != image.shape or not np.array_equal(last, image):
+            self._unchanged, self._unchanged_since, self._frozen = image.copy(), now, False
+            return None
+        if now - self._unchanged_since >= limit:
+            if not self._frozen:
+                log.warning("camera preview unchanged for %g s: reopening the camera", limit)
+            self._frozen = True
+            self._unchanged_since = now  # reopen again after another `limit` if still stuck
+            self._reopen()
+        return frozen_sentence(limit) if self._frozen else None
+
+    def _reopen(self) -> None:
+        self.camera.close()
+        try:
+            self.camera.open()
+        except CompanionError as exc:  # a configuration mistake; the page keeps saying lost
+            log.warning("could not reopen the camera: %s", exc.message)
 
     def _jpeg(self, image: np.ndarray) -> bytes | None:
         width = self.settings.snapshot_width
@@ -159,7 +229,7 @@ class LiveTable:
         if self.waiting_since is not None or session.reading:
             session.note("note", "Already reading the table: one press is enough.")
             return
-        if not self.camera.status.ok:
+        if not self.camera.status.ok or self.problem is not None:
             session.note("refused", "The camera is not working: enter the turn on the host page.")
             self.indicators.refused()
             return
@@ -212,10 +282,13 @@ class LiveTable:
     def read_now(self) -> None:
         """Take a full frame, read it and judge it (the gate already said the table is still)."""
         session = self.session
-        frame = self.camera.capture()
+        frame = None if self.problem is not None else self.camera.capture()
+        if frame is not None and self._is_black(frame.image):
+            self.problem, frame = BLACK_SENTENCE, None
         if frame is None:
+            why = self.problem or self.camera.status.message
             session.set_reading(False)
-            session.note("refused", f"No picture of the table: {self.camera.status.message}")
+            session.note("refused", f"No picture of the table: {why}")
             self.indicators.refused()
             return
         try:

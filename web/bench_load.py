@@ -149,7 +149,8 @@ class Phone(threading.Thread):
                 try:
                     self._stream(api)
                 except (OSError, http.client.HTTPException):
-                    self.failures += 1
+                    if not self.stop.is_set():  # not the connections closed at the end
+                        self.failures += 1
                     api.close()
                     self.stop.wait(1.0)
         finally:
@@ -284,41 +285,55 @@ def measure_load(clients: int, minutes: float, seed: int, fetch: bool) -> dict[s
 
 
 def measure_soak(turns: int, players: int, seed: int, cache: Path) -> dict[str, Any]:
+    """One demo (one pack, camera, live loop and Session, as the service has) playing games
+    back to back in its Session until `turns` turns in total."""
+    from companion.game import new_game as new_world
     from web.demo import Demo
 
     samples = [process_sample(0.0)]
+    args = argparse.Namespace(
+        players=players,
+        seed=seed,
+        headless=True,
+        pace=0.6,
+        pack=None,
+        style="lagoon",
+        side="front",
+        variant="base",
+        cache=str(cache),
+        state_dir=None,
+    )
+    demo = Demo(args)
     played = games = 0
     start = time.monotonic()
-    while played < turns:
-        args = argparse.Namespace(
-            players=players,
-            seed=seed + games,
-            headless=True,
-            pace=0.6,
-            pack=None,
-            style="lagoon",
-            side="front",
-            variant="base",
-            cache=str(cache),
-            state_dir=None,
-        )
-        demo = Demo(args)
-        games += 1
-        try:
+    try:
+        while played < turns:
+            if games:  # the players clear the table and lay out a new game
+                demo.world = new_world(
+                    demo.seats,
+                    seed=seed + games,
+                    ship=demo.rng.randrange(16),
+                    side=args.side,
+                    variant=args.variant,
+                    catalogue=demo.pack.catalogue,
+                )
+            games += 1
             demo.setup()
             while not demo.world.over and played < turns:
                 demo.play_turn()
                 played += 1
                 if played % SOAK_SAMPLE_TURNS == 0:
                     samples.append(process_sample(float(played)))
-        finally:
-            demo.camera.close()
+    finally:
+        demo.camera.close()
+    demo.tally.seconds = time.monotonic() - start
     slopes = growth(samples, 100.0)
     return {
         "turns": played,
         "games": games,
         "players": players,
         "seconds": time.monotonic() - start,
+        "tally": demo.tally.summary(),
         "samples": [asdict(s) for s in samples],
         "growth_per_100_turns": slopes,
         "flags": flags(slopes),
@@ -383,5 +398,6 @@ def run(args: argparse.Namespace) -> int:
             f"soak: {r['turns']} demo turns in {r['games']} games of {r['players']} players, "
             f"{r['seconds']:.0f} s"
         )
+        print(r["tally"])
         _report(r, "turns", "100 turns", events=False)
     return 0

@@ -54,7 +54,7 @@ class WebSettings:
     # 0 picks any free port (tests).
     port: int = 8080
     # Worker threads of waitress. Each live page holds one for its event stream.
-    threads: int = 64
+    threads: int = 96
     # The host PIN (4-12 digits); None: a random 6-digit PIN is made at start and shown on
     # the console.
     pin: str | None = None
@@ -72,7 +72,7 @@ class WebSettings:
     # A comment line this often keeps proxies and phones from dropping a quiet stream.
     sse_keepalive_s: float = 15.0
     # Live pages beyond this many are asked to retry later, so other requests keep threads.
-    sse_max_clients: int = 48
+    sse_max_clients: int = 64
     # Wrong PIN guesses allowed per client address, and in all, per minute.
     login_attempts_per_client: int = 5
     login_attempts_total: int = 20
