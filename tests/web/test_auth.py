@@ -179,7 +179,7 @@ def test_without_a_configured_pin_a_random_one_is_made(session: Session) -> None
         ({"port": 70000}, "web.port: 70000 is out of range"),
         ({"colour": "red"}, "unknown setting 'colour'"),
         ({"name": "My Table"}, "is not a network name"),
-        ({"sse_max_clients": 100}, "web.sse_max_clients: 100 is out of range"),
+        ({"sse_max_clients": 200}, "web.sse_max_clients: 200 is out of range"),
         ({"secret_key": "short"}, "at least 16 characters"),
     ],
 )
