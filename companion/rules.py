@@ -39,6 +39,11 @@ def at(cell: Cell) -> str:
     return f"row {cell[0] + 1}, column {cell[1] + 1}"
 
 
+def touching(a: Cell, b: Cell) -> bool:
+    """Horizontal, vertical or diagonal neighbours (the player ship's reach)."""
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1])) == 1
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -512,7 +517,7 @@ class AdvancedRules(Rules):
             raise IllegalMove(f"{player.name}'s ship is not on the board yet.")
         for step in path:
             assert position is not None
-            if max(abs(step[0] - position[0]), abs(step[1] - position[1])) != 1:
+            if not touching(step, position):
                 raise IllegalMove(
                     f"{player.name}'s ship moves one field at a time (diagonals included); "
                     f"{at(step)} is not next to {at(position)}."
@@ -567,7 +572,7 @@ class AdvancedRules(Rules):
         if (
             placed_cell is not None
             and ship is not None
-            and max(abs(placed_cell[0] - ship[0]), abs(placed_cell[1] - ship[1])) != 1
+            and not touching(placed_cell, ship)
         ):
             raise IllegalMove(
                 f"The tile must lie next to {player.name}'s ship on {at(ship)} "

@@ -24,7 +24,7 @@ from companion.actions import (
 )
 from companion.errors import IllegalMove, MalformedMove
 from companion.reading import EMPTY, CellRead, SeatRead, TableRead
-from companion.rules import AdvancedRules, Rules, at
+from companion.rules import AdvancedRules, Rules, at, touching
 from companion.state import DISPLAY_SIZE, SHIP_POSITIONS, GameState, Placed, PlayerState
 
 #: Where a change can be seen: ("display", r, c), ("board", r, c) or ("storage", 0, 0).
@@ -257,11 +257,10 @@ def _player_ship_path(rules: Rules, state: GameState, action: Action) -> tuple[C
     player = state.mover
     if player.ship is None:
         return ()
-    r, c = action.cell
     best: tuple[Cell, ...] | None = None
     for path in rules.ship_paths(state, player).values():
         end = path[-1] if path else player.ship
-        if max(abs(end[0] - r), abs(end[1] - c)) == 1 and (best is None or len(path) < len(best)):
+        if touching(end, action.cell) and (best is None or len(path) < len(best)):
             best = path
     return best or ()
 
