@@ -569,11 +569,7 @@ class AdvancedRules(Rules):
                 "The player ship may only be moved for shells before a tile is laid on the board."
             )
         ship = self._walk(player, turn.ship_path, state)
-        if (
-            placed_cell is not None
-            and ship is not None
-            and not touching(placed_cell, ship)
-        ):
+        if placed_cell is not None and ship is not None and not touching(placed_cell, ship):
             raise IllegalMove(
                 f"The tile must lie next to {player.name}'s ship on {at(ship)} "
                 "(horizontally, vertically or diagonally)."
