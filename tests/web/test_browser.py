@@ -11,12 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpiozero.pins.mock import MockFactory
 
 from companion.actions import TakeToBoard, Turn
 from companion.bots import GreedyPlayer
 from companion.game import Seat
 from companion.session import Session
+from hardware.buttons import TableButtons
+from hardware.config import ButtonConfig
+from hardware.live import LiveSettings, LiveTable
 from tests.companion.conftest import PLAIN_DISPLAY
+from tests.hardware.test_live import CountingGate, FakeCamera
 from tests.web.conftest import PIN, table_after, web_settings
 from web.app import create_app
 from web.serve import Server
@@ -118,10 +123,31 @@ def test_the_table_follows_a_turn_without_a_reload(
     assert whose_turn(page) == "Aroha’s turn"
     page.wait_for_selector("#live.live")  # the event stream is open
     page.evaluate("window.stillTheSamePage = true")
-    # The button press: the camera reads the table after Aroha's turn.
+    # Aroha lays her tile and presses the "turn done" button (gpiozero's MockFactory); the
+    # live loop waits for a still table, reads it (a fake camera filming the new table) and
+    # the page follows.
     turn = Turn(1, TakeToBoard((0, 0), (1, 1), 90), drawn="middle-boat")
-    session.observe(table_after(session, turn))
-    expect(page.locator("#whose-turn")).to_have_text("Tama’s turn")
+    seen = table_after(session, turn)
+    factory = MockFactory()
+    live = LiveTable(
+        session,
+        FakeCamera(),
+        lambda image: seen,
+        CountingGate(needed=2),
+        settings=LiveSettings(preview_interval_s=0.02),
+    )
+    stop = threading.Event()
+    loop = threading.Thread(target=live.run, args=(stop,), daemon=True)
+    loop.start()
+    try:
+        with TableButtons(ButtonConfig(), live.events, pin_factory=factory):
+            factory.pin(17).drive_low()
+            factory.pin(17).drive_high()
+            expect(page.locator("#whose-turn")).to_have_text("Tama’s turn")
+    finally:
+        stop.set()
+        loop.join(5)
+        factory.reset()
     first_line = page.locator("#log li").first.text_content() or ""
     assert "Aroha moved the ship 1 step, took water" in first_line
     assert page.evaluate("window.stillTheSamePage") is True
