@@ -26,6 +26,7 @@ import random
 import statistics
 import threading
 import time
+import tracemalloc
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,9 @@ class Sample:
     open_files: int
     events_min: int = 0
     events_max: int = 0
+    # Memory Python itself holds (tracemalloc; -1 when not traced): RSS can grow while this
+    # stays flat (the C allocator's per-thread arenas), which is not a leak of the program.
+    python_kib: int = -1
 
 
 def process_sample(at: float, events: list[int] | None = None) -> Sample:
@@ -76,6 +80,7 @@ def process_sample(at: float, events: list[int] | None = None) -> Sample:
         open_files=len(os.listdir("/proc/self/fd")),
         events_min=min(events),
         events_max=max(events),
+        python_kib=tracemalloc.get_traced_memory()[0] // 1024 if tracemalloc.is_tracing() else -1,
     )
 
 
@@ -96,6 +101,7 @@ def growth(samples: list[Sample], per: float) -> dict[str, float]:
         "rss_kib": slope(xs, [s.rss_kib for s in kept]) * per,
         "threads_kernel": slope(xs, [s.threads_kernel for s in kept]) * per,
         "open_files": slope(xs, [s.open_files for s in kept]) * per,
+        "python_kib": slope(xs, [s.python_kib for s in kept]) * per,
     }
 
 
@@ -113,6 +119,9 @@ def flags(g: dict[str, float]) -> list[str]:
 
 def table(samples: list[Sample], at_label: str, events: bool) -> str:
     head = f"{at_label:>8} {'RSS MiB':>8} {'py thr':>6} {'threads':>7} {'fds':>5}"
+    traced = any(s.python_kib >= 0 for s in samples)
+    if traced:
+        head += f" {'Python MiB':>10}"
     if events:
         head += f" {'events/phone min-max':>21}"
     lines = [head]
@@ -121,6 +130,8 @@ def table(samples: list[Sample], at_label: str, events: bool) -> str:
             f"{s.at:8.1f} {s.rss_kib / 1024:8.1f} {s.threads_python:6d} "
             f"{s.threads_kernel:7d} {s.open_files:5d}"
         )
+        if traced:
+            line += f" {s.python_kib / 1024:10.1f}"
         if events:
             line += f" {s.events_min:>10d}-{s.events_max:<10d}"
         lines.append(line)
@@ -354,6 +365,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "maori-companion"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="also trace the memory Python holds (slower; tells a leak from allocator growth)",
+    )
 
 
 def _report(result: dict[str, Any], at_label: str, per: str, events: bool) -> None:
@@ -363,6 +379,11 @@ def _report(result: dict[str, Any], at_label: str, per: str, events: bool) -> No
     print(
         f"growth per {per}: RSS {g['rss_kib']:+.0f} KiB, threads {g['threads_kernel']:+.2f}, "
         f"open files {g['open_files']:+.2f}"
+        + (
+            f", Python's own memory {g['python_kib']:+.0f} KiB"
+            if samples[0].python_kib >= 0
+            else ""
+        )
     )
     print("FLAG: " + "; ".join(result["flags"]) if result["flags"] else "no growth flagged")
 
@@ -375,6 +396,8 @@ def run(args: argparse.Namespace) -> int:
     if args.clients > 500 or args.minutes > 60 or args.soak_turns > 10_000:
         raise DataError("bench load", "at most 500 clients, 60 minutes and 10000 turns.")
     results: dict[str, Any] = {}
+    if args.tracemalloc:
+        tracemalloc.start()
     if args.clients > 0:
         results["load"] = measure_load(args.clients, args.minutes, args.seed, not args.no_fetch)
     if args.soak_turns > 0:
