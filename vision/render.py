@@ -464,6 +464,19 @@ class _Frame:
         )
 
 
+def _mat_paper(tile_mm: float) -> tuple[float, float, float, float]:
+    """The printed mat's A3 sheet in the display's frame: (left, top, width, height), laid
+    out as `companion kit` prints it; a tile size the kit cannot print gets a centred sheet."""
+    from vision.kit_print import A3_MM, KitError, mat_layout
+
+    width, height = A3_MM
+    try:
+        x, y = mat_layout(tile_mm).origin
+    except KitError:
+        x, y = width / 2, height / 2
+    return -x, -y, width, height
+
+
 def _square(cx: float, cy: float, half: float) -> list[Point]:
     return [
         (cx - half, cy - half),
@@ -914,11 +927,10 @@ def render_table(
     geo = kit.DisplayGeometry(tile_mm)
     h_display = h_table @ area_to_table(scene.display_origin_mm, scene.display_facing_deg)
     homographies[DISPLAY] = h_display / h_display[2, 2]
-    pw, ph = cfg.MAT_PAPER_MM
-    top = -cfg.MAT_CENTRE_FROM_TOP_MM
+    left, top, pw, ph = _mat_paper(tile_mm)
     frame.fill(
         h_display,
-        [(-pw / 2, top), (pw / 2, top), (pw / 2, top + ph), (-pw / 2, top + ph)],
+        [(left, top), (left + pw, top), (left + pw, top + ph), (left, top + ph)],
         (244, 247, 248),
     )
     for r in range(4):

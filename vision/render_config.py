@@ -24,10 +24,6 @@ SEAT_NUDGE_MM = 8.0
 SEAT_NUDGE_DEG = 5.0
 #: White kept around a sticker's black square (≥ the kit's quiet zone).
 STICKER_WHITE_MM = kit.MARKER_MARGIN_MM + 1.0
-#: The display mat's paper (portrait) and how far its active area's centre lies below the
-#: paper's top edge (the printable kit keeps a header above the active area).
-MAT_PAPER_MM = (297.0, 420.0)
-MAT_CENTRE_FROM_TOP_MM = 200.0
 #: Cardboard seen around a board's printed grid.
 BOARD_BORDER_MM = 3.0
 #: The card under the storage slot, beyond the slot's square, and its outline.
