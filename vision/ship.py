@@ -16,7 +16,6 @@ import hashlib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import overload
 
 import cv2
 import numpy as np
@@ -43,36 +42,15 @@ class ShipSighting:
     scores: tuple[float, ...]  # best match per position (0 where not searched)
 
 
-@overload
 def read_ship(
     area: Image, model: TileModel, geometry: kit.DisplayGeometry, config: ShipConfig | None = None
-) -> tuple[int | None, float]: ...
-
-
-@overload
-def read_ship(area: Image, model: AreaPose, geometry: Pack, config: VisionConfig) -> int | None: ...
-
-
-def read_ship(
-    area: Image,
-    model: TileModel | AreaPose,
-    geometry: kit.DisplayGeometry | Pack,
-    config: ShipConfig | VisionConfig | None = None,
-) -> tuple[int | None, float] | int | None:
+) -> tuple[int | None, float]:
     """The ship's lane position in a picture of the display area (None when not seen or
     ambiguous) and a confidence 0..1.
 
     `area`: the display mat's active area, north up, square, side 2 * half_extent mm, centred
-    on the display's centre (vision.areas.display_area), at any scale.
-
-    Also callable as read_ship(frame, display_pose, pack, vision_config) -> position or None,
-    the form vision.read uses (see read_ship_in_frame)."""
-    if isinstance(model, AreaPose):
-        if not isinstance(geometry, Pack) or not isinstance(config, VisionConfig):
-            raise TypeError("read_ship(frame, display_pose, pack, vision_config)")
-        return read_ship_in_frame(area, model, geometry, config)
-    if not isinstance(geometry, kit.DisplayGeometry) or isinstance(config, VisionConfig):
-        raise TypeError("read_ship(area, model, display_geometry, ship_config=None)")
+    on the display's centre (vision.areas.display_area), at any scale. For a whole camera
+    frame and the display's pose, see read_ship_in_frame."""
     sighting = locate_ship(area, model.ship, geometry, config)
     if sighting.position is None:
         return None, 0.0
