@@ -30,10 +30,14 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` with `text` so that a crash leaves either the old or the new file."""
+def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
+    """Replace `path` with `text` so that a crash leaves either the old or the new file.
+
+    `mode` is the new file's permissions from its first byte (0o600: its owner alone)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    os.fchmod(fd, mode)  # also when an old temp file was left with other permissions
+    with open(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())

@@ -44,6 +44,8 @@ area, north of the area up, warped DIRECTLY from the full frame (one interpolati
   side 2 * DisplayGeometry.half_extent, centred on the display centre, north up; the ship at
   position p is centred at `area_pixel(pose.geometry.ship_centre(p), ...)` of it.
   `lane_crop(image, pose, position, size_mm, px_per_mm)` cuts one ship position.
+- `cell_crops` cuts many crops of one area and size, each exactly as `cell_crop` would (one
+  warp over all of them when their pixel grids coincide, as a grid's cells do).
 - `picture_crop` cuts the same square from an upright flat picture covering a known extent
   (the pack's empty board picture), so references and camera crops line up pixel for pixel.
 Pixels outside the frame repeat the frame's edge; `crop_visible` tells whether a square lies
@@ -229,14 +231,32 @@ def locate_all(
         else:
             poses.append(pose)
     display = next((p for p in poses if p.area == DISPLAY), None)
-    if display is not None and gray is not None and config.lane_refine:
-        refined, used = refine_display(gray, display, config)
-        if used:
-            poses = [_on_plane(p, refined) if p.method == "joint" else p for p in poses]
-            poses = [refined if p.area == DISPLAY else p for p in poses]
-            display = refined
     seats = {int(p.area): p for p in poses if p.area != DISPLAY}
+    if gray is not None:
+        display, seats = refine_areas(gray, display, seats, config)
     return display, seats, warnings
+
+
+def refine_areas(
+    gray: Image,
+    display: AreaPose | None,
+    seats: Mapping[int, AreaPose],
+    config: AreaConfig | None = None,
+) -> tuple[AreaPose | None, dict[int, AreaPose]]:
+    """The last step of `locate_all` given the grey frame: the display refined with its
+    printed lane outline (`refine_display`), and the jointly fitted seats placed again on
+    the table plane it gives. Unchanged when the outline is not found (or lane_refine is
+    off)."""
+    config = config or AreaConfig()
+    if display is None or not config.lane_refine:
+        return display, dict(seats)
+    refined, used = refine_display(gray, display, config)
+    if not used:
+        return display, dict(seats)
+    return refined, {
+        seat: _on_plane(pose, refined) if pose.method == "joint" else pose
+        for seat, pose in seats.items()
+    }
 
 
 def _on_plane(pose: AreaPose, display: AreaPose) -> AreaPose:
@@ -341,7 +361,8 @@ def _fit_markers(
         )
         if h is None:
             continue
-        worst = max(_marker_error_mm(h, obj[i], img[i]) for i in subset)
+        worst = float(np.max(_marker_errors_mm(h, [obj[i] for i in subset],
+                                               [img[i] for i in subset])))
         if worst > config.max_marker_error_mm:
             continue
         # Prefer the fullest subset; among equals, the tightest.
@@ -362,13 +383,17 @@ def _homography(obj: NDArray[np.float64], img: NDArray[np.float64]) -> Matrix | 
     return np.asarray(h / h[2, 2], np.float64)
 
 
-def _marker_error_mm(h: Matrix, obj: NDArray[np.float64], img: NDArray[np.float64]) -> float:
-    """Mean distance (mm, on the table) between a marker's corners and where `h` puts them."""
+def _marker_errors_mm(
+    h: Matrix, obj: Sequence[NDArray[np.float64]], img: Sequence[NDArray[np.float64]]
+) -> NDArray[np.float64]:
+    """Per marker, the mean distance (mm, on the table) between its corners (4 x 2 each) and
+    where `h` puts them."""
     try:
-        back = _apply(np.linalg.inv(h), img)
+        back = _apply(np.linalg.inv(h), np.concatenate(img))
     except np.linalg.LinAlgError:
-        return math.inf
-    return float(np.mean(np.hypot(*(back - obj).T)))
+        return np.full(len(obj), math.inf)
+    gap = (back - np.concatenate(obj)).reshape(len(obj), -1, 2)
+    return np.asarray(np.mean(np.hypot(gap[..., 0], gap[..., 1]), axis=1), np.float64)
 
 
 # -- one table plane for every area ---------------------------------------------------------
@@ -414,32 +439,33 @@ def _plane_fit(fits: list[_Fit]) -> list[Matrix] | None:
     gn = g @ np.linalg.inv(norm)
     gn = gn / gn[2, 2]
     n_par = 8 + 4 * len(others)
+    # Every area's corners in one system: its points, kit corners and (for the areas other
+    # than the reference) the first of its four similarity columns.
+    x = _apply(norm, img_all)
+    xh = np.column_stack([x, np.ones(len(x))])
+    obj = np.concatenate([f.obj for f in fits])
+    owner = np.concatenate([np.full(len(f.obj), k) for k, f in enumerate(fits)])
+    column = np.array([8 + 4 * others.index(k) if k != ref else -1 for k in owner])
+    moving = np.flatnonzero(column >= 0)
+    ox, oy = obj[moving, 0], obj[moving, 1]
+    one, zero = np.ones_like(ox), np.zeros_like(ox)
+    sim_x = -np.column_stack([ox, -oy, one, zero])
+    sim_y = -np.column_stack([oy, ox, zero, one])
+    sim_cols = column[moving, None] + np.arange(4)[None, :]
     for _ in range(10):
-        rows: list[NDArray[np.float64]] = []
-        res: list[NDArray[np.float64]] = []
-        for k, fit in enumerate(fits):
-            x = _apply(norm, fit.img)
-            xh = np.column_stack([x, np.ones(len(x))])
-            w = xh @ gn[2]
-            u = (xh @ gn[0]) / w
-            v = (xh @ gn[1]) / w
-            s = np.eye(3) if k == ref else sims[k]
-            target = _apply(s, fit.obj)
-            res.append(np.column_stack([u - target[:, 0], v - target[:, 1]]).reshape(-1))
-            jac = np.zeros((2 * len(x), n_par))
-            jac[0::2, 0:3] = xh / w[:, None]
-            jac[1::2, 3:6] = xh / w[:, None]
-            jac[0::2, 6:8] = -u[:, None] * x / w[:, None]
-            jac[1::2, 6:8] = -v[:, None] * x / w[:, None]
-            if k != ref:
-                j = 8 + 4 * others.index(k)
-                ox, oy = fit.obj[:, 0], fit.obj[:, 1]
-                one, zero = np.ones_like(ox), np.zeros_like(ox)
-                jac[0::2, j : j + 4] = -np.column_stack([ox, -oy, one, zero])
-                jac[1::2, j : j + 4] = -np.column_stack([oy, ox, zero, one])
-            rows.append(jac)
-        jac_all = np.concatenate(rows)
-        r_all = np.concatenate(res)
+        w = xh @ gn[2]
+        u = (xh @ gn[0]) / w
+        v = (xh @ gn[1]) / w
+        sim = np.stack([np.eye(3) if k == ref else sims[k] for k in range(len(fits))])[owner]
+        target = np.einsum("pij,pj->pi", sim[:, :2, :2], obj) + sim[:, :2, 2]
+        r_all = np.column_stack([u - target[:, 0], v - target[:, 1]]).reshape(-1)
+        jac_all = np.zeros((2 * len(x), n_par))
+        jac_all[0::2, 0:3] = xh / w[:, None]
+        jac_all[1::2, 3:6] = xh / w[:, None]
+        jac_all[0::2, 6:8] = -u[:, None] * x / w[:, None]
+        jac_all[1::2, 6:8] = -v[:, None] * x / w[:, None]
+        jac_all[2 * moving[:, None], sim_cols] = sim_x
+        jac_all[2 * moving[:, None] + 1, sim_cols] = sim_y
         delta, *_ = np.linalg.lstsq(jac_all, -r_all, rcond=None)
         gn = gn + np.array([*delta[:8], 0.0]).reshape(3, 3)
         for k in others:
@@ -595,34 +621,41 @@ def _lane_samples(
     # Each profile is the mean of parallel ones spread along the line (less noise).
     tangents = np.column_stack([-normals[:, 1], normals[:, 0]])
     spread = np.linspace(-1.0, 1.0, config.lane_profiles_per_sample) * config.lane_profile_reach_mm
-    grid = (
-        points[:, None, None, :]
-        + spread[None, :, None, None] * tangents[:, None, None, :]
-        + offs[None, None, :, None] * normals[:, None, None, :]
-    )
-    img = _apply(h, grid.reshape(-1, 2)).reshape(*grid.shape)
+    # The grid points + spread * tangents + offs * normals in the image: the homography is
+    # linear in homogeneous coordinates, so the three terms are mapped once each.
+    def lifted(v: NDArray[np.float64], w: float) -> NDArray[np.float64]:
+        """(3, samples, 1, 1): x, y, w of each vector in homogeneous image coordinates."""
+        out = h @ np.vstack([v.T, np.full(len(v), w)])
+        return np.asarray(out, np.float64)[:, :, None, None]
+
+    hom = (
+        lifted(points, 1.0)
+        + spread[None, None, :, None] * lifted(tangents, 0.0)
+        + offs[None, None, None, :] * lifted(normals, 0.0)
+    )  # (3, samples, profiles, offsets)
+    xs = hom[0] / hom[2]
+    ys = hom[1] / hom[2]
     height, width = gray.shape
-    inside = (
-        (img[..., 0] >= 0) & (img[..., 0] <= width - 1)
-        & (img[..., 1] >= 0) & (img[..., 1] <= height - 1)
-    ).all(axis=(1, 2))
+    # The grid of one sample is a parallelogram on the mat and a convex quadrilateral in the
+    # image: it lies inside the frame when its four corners do.
+    cx, cy = xs[:, ::len(spread) - 1, ::len(offs) - 1], ys[:, ::len(spread) - 1, ::len(offs) - 1]
+    inside = ((cx >= 0) & (cx <= width - 1) & (cy >= 0) & (cy <= height - 1)).all(axis=(1, 2))
     if not inside.any():
         return None
     # Bilinear samples of a float copy of just the region they fall in (no rounding).
-    x0 = int(max(0, np.floor(img[..., 0].min())))
-    y0 = int(max(0, np.floor(img[..., 1].min())))
-    x1 = int(min(width, np.ceil(img[..., 0].max()) + 2))
-    y1 = int(min(height, np.ceil(img[..., 1].max()) + 2))
+    x0 = int(max(0, np.floor(xs.min())))
+    y0 = int(max(0, np.floor(ys.min())))
+    x1 = int(min(width, np.ceil(xs.max()) + 2))
+    y1 = int(min(height, np.ceil(ys.max()) + 2))
     region = gray[y0:y1, x0:x1].astype(np.float32)
-    flat = img.reshape(len(points), -1, 2)
     sampled = cv2.remap(
         region,
-        (flat[..., 0] - x0).astype(np.float32),
-        (flat[..., 1] - y0).astype(np.float32),
+        (xs - x0).astype(np.float32).reshape(len(points), -1),
+        (ys - y0).astype(np.float32).reshape(len(points), -1),
         cv2.INTER_LINEAR,
         borderMode=cv2.BORDER_REPLICATE,
     )
-    prof = np.asarray(sampled, np.float64).reshape(grid.shape[:3]).mean(axis=1)
+    prof = np.asarray(sampled, np.float64).reshape(xs.shape).mean(axis=1)
     # Dip response: the mean of both flanks (0.6..1.4 mm away) minus the centre.
     near = max(1, round(0.6 / step))
     far = max(near + 1, round(far_mm / step))
@@ -648,10 +681,8 @@ def _lane_samples(
     denom = y0 - 2 * y1 + y2
     frac = np.where(denom < -1e-9, 0.5 * (y0 - y2) / np.where(denom < -1e-9, denom, -1), 0.0)
     offset = offs[idx[bb]] + np.clip(frac, -0.5, 0.5) * step
-    for k in np.unique(line):
-        here = np.flatnonzero(ok & (line == k))
-        agree = _straight(along[here], offset[here], config.lane_outlier_mm)
-        ok[here[~agree]] = False
+    ok &= _straight(along, offset, [np.flatnonzero(ok & (line == k)) for k in np.unique(line)],
+                    config.lane_outlier_mm)
     if not _enough_sides(sides[ok], config):
         return None
     return points[ok], normals[ok], offset[ok], sides[ok]
@@ -664,21 +695,33 @@ def _enough_sides(sides: NDArray[np.intp], config: AreaConfig) -> bool:
 
 
 def _straight(
-    t: NDArray[np.float64], d: NDArray[np.float64], tolerance: float
+    t: NDArray[np.float64], d: NDArray[np.float64], groups: Sequence[NDArray[np.intp]],
+    tolerance: float,
 ) -> NDArray[np.bool_]:
-    """The samples (t along a line, d across it) on the straight line most of them share:
-    every pair is tried (at most a few hundred), the one with most samples within
-    `tolerance` wins."""
-    n = len(t)
-    if n < 2:
-        return np.zeros(n, bool)
-    i, j = np.triu_indices(n, 1)
-    dt = t[j] - t[i]
-    slope = np.where(np.abs(dt) > 1e-9, (d[j] - d[i]) / np.where(dt == 0, 1, dt), 0.0)
-    pred = d[i][:, None] + slope[:, None] * (t[None, :] - t[i][:, None])
-    hits = np.abs(pred - d[None, :]) <= tolerance
-    best = int(np.argmax(hits.sum(axis=1)))
-    return np.asarray(hits[best], bool)
+    """The samples (t along a line, d across it) on the straight line most of their group
+    (one printed line) share: every pair of a group is tried (at most a few hundred), the
+    first with most samples within `tolerance` wins. Groups of fewer than 2: none."""
+    out = np.zeros(len(t), bool)
+    most = max((len(g) for g in groups), default=0)
+    if most < 2:
+        return out
+    # Every group padded to `most` samples, all tried at once.
+    tt = np.zeros((len(groups), most))
+    dd = np.zeros((len(groups), most))
+    valid = np.zeros((len(groups), most), bool)
+    for k, g in enumerate(groups):
+        tt[k, : len(g)], dd[k, : len(g)], valid[k, : len(g)] = t[g], d[g], True
+    i, j = np.triu_indices(most, 1)
+    dt = tt[:, j] - tt[:, i]
+    slope = np.where(np.abs(dt) > 1e-9, (dd[:, j] - dd[:, i]) / np.where(dt == 0, 1, dt), 0.0)
+    pred = dd[:, i][:, :, None] + slope[:, :, None] * (tt[:, None, :] - tt[:, i][:, :, None])
+    hits = (np.abs(pred - dd[:, None, :]) <= tolerance) & valid[:, None, :]
+    counts = np.where(valid[:, i] & valid[:, j], hits.sum(axis=2), -1)
+    best = np.argmax(counts, axis=1)
+    for k, g in enumerate(groups):
+        if len(g) >= 2:
+            out[g] = hits[k, best[k], : len(g)]
+    return out
 
 
 def _correction_jacobian(pts: NDArray[np.float64], unit: float) -> NDArray[np.float64]:
@@ -820,6 +863,69 @@ def cell_crop(
         borderMode=cv2.BORDER_REPLICATE,
     )
     return np.asarray(out, np.uint8)
+
+
+def cell_crops(
+    image: Image,
+    pose: AreaPose,
+    centres_mm: Sequence[tuple[float, float]],
+    size_mm: float,
+    px_per_mm: float = PX_PER_MM,
+) -> list[Image]:
+    """`cell_crop` of every centre, each exactly as `cell_crop` cuts it.
+
+    When the crops' pixel grids coincide (centres a whole number of crop pixels apart, as
+    the cells of one grid are at the usual scales), the area is warped once over all of
+    them and the crops are cut from that: the same sample points, one interpolation, one
+    call instead of many. Otherwise each is warped alone.
+    """
+    if not centres_mm:
+        return []
+    n = max(4, round(size_mm * px_per_mm))
+    s = size_mm / n
+    centres = np.asarray(centres_mm, np.float64).reshape(-1, 2)
+    steps = (centres - centres[0]) / s
+    whole = np.round(steps)
+    aligned = bool(np.all(np.abs(steps - whole) <= 1e-6))
+    offsets = (whole - whole.min(axis=0)).astype(np.intp)  # (col, row) of each crop, px
+    width, height = (int(v) + n for v in offsets.max(axis=0))
+    # Crops far apart (a seat's storage) are cheaper alone than inside one large warp.
+    if len(centres) == 1 or not aligned or width * height > 2 * n * n * len(centres):
+        return [cell_crop(image, pose, (float(x), float(y)), size_mm, px_per_mm)
+                for x, y in centres]
+    # The union shares the crops' pixel grid; its pixel (0, 0) lies at the least column and
+    # row any crop starts at, counted from the first crop's.
+    first = crop_matrix((float(centres[0, 0]), float(centres[0, 1])), size_mm, px_per_mm)
+    shift = whole.min(axis=0)
+    to_mm = first @ np.array([[1.0, 0.0, shift[0]], [0.0, 1.0, shift[1]], [0.0, 0.0, 1.0]])
+    union = cv2.warpPerspective(
+        image, pose.homography @ to_mm, (width, height),
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE,
+    )
+    return [
+        np.ascontiguousarray(union[v : v + n, u : u + n], np.uint8) for u, v in offsets
+    ]
+
+
+def crops_visible(
+    image_shape: Sequence[int],
+    pose: AreaPose,
+    centres_mm: Sequence[tuple[float, float]],
+    size_mm: float,
+) -> NDArray[np.bool_]:
+    """`crop_visible` of every centre at once."""
+    if not centres_mm:
+        return np.zeros(0, bool)
+    h = size_mm / 2
+    square = np.array([(-h, -h), (h, -h), (h, h), (-h, h)], np.float64)
+    centres = np.asarray(centres_mm, np.float64).reshape(-1, 1, 2)
+    p = pose.project((centres + square).reshape(-1, 2)).reshape(-1, 4, 2)
+    height, width = image_shape[:2]
+    inside = (
+        (p[..., 0] >= -0.5) & (p[..., 0] <= width - 0.5)
+        & (p[..., 1] >= -0.5) & (p[..., 1] <= height - 0.5)
+    )
+    return np.asarray(inside.all(axis=1), bool)
 
 
 def display_cell_crop(

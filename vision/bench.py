@@ -185,7 +185,7 @@ def read_with_true_poses(
     display = AreaPose(DISPLAY, rendered.homographies[DISPLAY], (0, 1, 2, 3), 0.0, geo)
     crops = [cell_crop(rendered.image, display, geo.cell_centre(r, c), size, ppm)
              for r in range(4) for c in range(4)]
-    cells = read_cells(crops, model)
+    cells = read_cells(crops, model, light_groups=[DISPLAY] * len(crops))
     grid = tuple(tuple(cells[4 * r + c] for c in range(4)) for r in range(4))
     seats: dict[int, SeatRead] = {}
     for seat in scene.seats:

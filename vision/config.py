@@ -34,8 +34,10 @@ class MarkerConfig:
     # recover_markers looks for a missing marker in a window this many marker sides wide
     # around the place the area's other markers predict for it, at full resolution.
     recover_window_sides: float = 2.5
-    # A recovered marker must lie within this fraction of its side of the predicted place.
+    # A recovered marker must lie within this fraction of its side of the predicted place ...
     recover_max_offset: float = 0.6
+    # ... and candidates smaller than this share of its predicted side are passed over early.
+    recover_min_side_share: float = 0.5
     # Markers the kit uses: 0-3 display, 4s..4s+3 seat s (s = 1..5).
     max_marker_id: int = 23
     # Sub-pixel corners from lines fitted to the four sides of the black square.
@@ -137,6 +139,9 @@ class ReadConfig:
     max_pixels: int = 50_000_000
     # Images smaller than this on their shorter side cannot hold the kit at 1.5 px/mm.
     min_side_px: int = 200
+    # Look for the ship in a second thread while the cells are cut and read (OpenCV and
+    # numpy let go of Python's lock while they work, so a second core does it).
+    ship_beside_cells: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,13 +249,27 @@ class CellConfig:
     # With no tile named, a cell that looks empty is empty unless some tile explains more
     # of it than the empty look by this many times the noise energy (a faint tile).
     empty_max_excess: float = 10.0
-    # A board cell whose picture is seen with at least this share of its contrast is empty
-    # when no tile is named.
+    # A board cell whose picture is seen (where nothing covers it) with at least this share
+    # of its contrast is empty when no tile is named; below empty_board_min_gain it is never
+    # empty: something lies over the board (a flat tile, an arm), and may hide a tile. A
+    # cell the board picture does not explain down to empty_sure_rms (partly covered, or a
+    # faint tile) must show it with at least empty_board_doubt_gain. (A fine printed texture
+    # under a soft lens keeps some 0.2 of its contrast, so the clean case asks for less.)
     empty_full_gain: float = 0.6
+    empty_board_min_gain: float = 0.1
+    empty_board_doubt_gain: float = 0.2
     # The plain mat or card must be at least this bright against the paper seen around the
-    # tile's place (that rim's paper_quantile brightness).
-    empty_min_white: float = 0.7
+    # tile's place (that rim's paper_quantile brightness): a hand's shadow darkens an empty
+    # cell to some 0.8 of it, a pale plain tile is darker still.
+    empty_min_white: float = 0.78
     paper_quantile: float = 0.9
+    # Glare: cells read as one light group (the display's) share the paper seen round them
+    # (the group's median). A block of a plain cell whiter than that paper by glare_washout
+    # of the way to white is in a lamp's reflection, which may wash a tile out altogether:
+    # such a cell is never empty. Paper at least glare_max_paper bright leaves no room to
+    # tell glare, and the test is not made.
+    glare_washout: float = 0.5
+    glare_max_paper: float = 245.0
     # The board picture is compared at every shift up to this many pixels (at tile_px) each
     # way: a seat's pose may put its crops a millimetre or two off the printed cells.
     empty_shift_px: int = 2
@@ -261,8 +280,10 @@ class CellConfig:
     # brightness (a warm or cold cast).
     empty_max_cast: float = 0.15
     # A board picture whose square has a pattern of at least this rms (grey levels) must
-    # show it with at least empty_min_gain of its contrast to be empty.
-    empty_min_pattern: float = 4.0
+    # show it with at least empty_min_gain of its energy, and its fitted contrast must reach
+    # empty_board_min_gain, to be empty (even a faint texture is measured well over a cell;
+    # only a truly plain board cannot tell a flat arm from itself).
+    empty_min_pattern: float = 3.0
     empty_min_gain: float = 0.3
     # An empty board cell: the board picture's light model explains at least this share.
     empty_min_fit: float = 0.55
@@ -307,3 +328,56 @@ class ShipConfig:
     min_score: float = 0.5
     # ... and beats the best match at any other position by this much.
     min_margin: float = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class TeachConfig:
+    """Teaching a box from frames of the display mat (vision.teach; lengths in mm on the table)."""
+
+    # Side of each stored tile picture (formats.md asks for at least 128).
+    picture_px: int = 256
+    # Scale of the rectified mat in which tiles and the ship are found.
+    work_px_per_mm: float = 4.0
+    # A pixel is "not paper" when its colour lies this far (Euclidean, 0..441) from the
+    # paper's colour expected there (fitted over the empty ship lane) ...
+    paper_distance: float = 45.0
+    # ... unless it is brighter paper of the same hue within this distance (a glare spot).
+    hue_distance: float = 28.0
+    # Where no tile edge shows against that, paper of the same hue down to this fraction of
+    # its brightness counts as paper in shadow.
+    shadow_ratio: float = 0.5
+    # Printed outlines (≤ 0.5 mm) vanish under an opening of this size; tiles do not.
+    line_removal_mm: float = 1.5
+    # A cell holds a tile when this fraction of its inner square is not paper ...
+    occupied_fraction: float = 0.35
+    # ... where the inner square is the tile square shrunk by this on every side (a tile
+    # lying 4 mm and 5° off still covers it).
+    inner_shrink_mm: float = 8.0
+    # The tile is searched this far beyond its nominal square, turned up to this many degrees.
+    search_margin_mm: float = 5.0
+    search_turn_deg: float = 6.0
+    search_turn_step_deg: float = 0.5
+    # The edge fit looks this far beyond the found square and accepts a quadrilateral whose
+    # sides differ from the tile's by at most this (a cardboard edge, a little blur).
+    outline_reach_mm: float = 2.5
+    outline_size_tolerance_mm: float = 2.5
+    # The edge walk starts this far inside the found square's sides.
+    edge_inset_mm: float = 2.0
+    # Among equally good placements prefer the nominal one: cost per mm off centre, as a
+    # fraction of the tile's area.
+    off_centre_cost: float = 0.002
+    # A found square counts only when at least this fraction of it is not paper.
+    found_min_fill: float = 0.6
+    # A tile picture with more than this fraction of pixels at or above this level in every
+    # channel is washed out by glare (the player is told).
+    glare_level: int = 250
+    glare_fraction: float = 0.04
+    # The ship: the smallest plausible outline, and the paper kept around it.
+    ship_min_area_mm2: float = 120.0
+    ship_margin_mm: float = 3.0
+    # Parts of the ship closer than this are one piece (pale bands look like paper).
+    ship_join_mm: float = 5.0
+    # An empty board picture is stored at this scale.
+    board_px_per_mm: float = 4.0
+    # Lane samples for the paper model: segments per side.
+    lane_segments: int = 10

@@ -13,6 +13,7 @@ pixel (x, y) is at (x, y).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -119,10 +120,14 @@ def recover_markers(
             window = np.asarray(
                 cv2.resize(window, None, fx=zoom, fy=zoom, interpolation=cv2.INTER_CUBIC), np.uint8
             )
+        # Candidates much smaller than the marker are not it: leaving them out early keeps
+        # the enhanced copy's noise (a hand over the sticker) from costing many milliseconds.
+        min_perimeter = 4 * config.recover_min_side_share * side * zoom
+        detector = _detector(0, _perimeter_rate(min_perimeter, max(window.shape)))
         for image in (window, _enhance(window, config)):
             hits = [
                 pts / zoom + (0.5 / zoom - 0.5) + np.array([x0, y0])
-                for i, pts in _detect_once(image, 1.0, _detector(0))
+                for i, pts in _detect_once(image, 1.0, detector)
                 if i == marker_id
             ]
             hits = [
@@ -139,11 +144,27 @@ def recover_markers(
 # -- detection passes --------------------------------------------------------------------
 
 
+# OpenCV's own least marker perimeter, as a share of the image's longer side.
+_MIN_PERIMETER_RATE = 0.03
+
+
+def _perimeter_rate(perimeter_px: float, image_side_px: int) -> float:
+    """A least perimeter as OpenCV's share of the image's longer side (rounded down to a
+    hundredth, so that few detectors are made)."""
+    rate = math.floor(100 * perimeter_px / max(image_side_px, 1)) / 100
+    return max(_MIN_PERIMETER_RATE, rate)
+
+
 @cache
-def _detector(window_px: int) -> cv2.aruco.ArucoDetector:
-    """A detector thresholding with one window size, or OpenCV's range of them (0)."""
+def _detector(
+    window_px: int, min_perimeter_rate: float = _MIN_PERIMETER_RATE
+) -> cv2.aruco.ArucoDetector:
+    """A detector thresholding with one window size, or OpenCV's range of them (0), that
+    passes over candidates whose perimeter is below `min_perimeter_rate` of the image's
+    longer side."""
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, kit.MARKER_DICT))
     params = cv2.aruco.DetectorParameters()
+    params.minMarkerPerimeterRate = min_perimeter_rate
     # Corners are refined on the full frame by line fits (below); the detector's own
     # sub-pixel step would work on the reduced copy.
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_NONE
@@ -216,7 +237,7 @@ def _sightings(
 
 
 def _side(corners: FloatArray) -> float:
-    d = np.roll(corners, -1, axis=0) - corners
+    d = corners[[1, 2, 3, 0]] - corners
     return float(np.mean(np.hypot(d[:, 0], d[:, 1])))
 
 
@@ -250,9 +271,10 @@ def _refine_edges(gray: Gray, quads: FloatArray, config: MarkerConfig) -> list[F
     normal[flip] *= -1  # outwards: from the black square to the white paper
 
     base = starts[:, :, None, :] + ts[None, None, :, None] * direction[:, :, None, :]  # Q,4,n,2
-    pts = base[..., None, :] + steps[None, None, None, :, None] * normal[:, :, None, None, :]
+    # The profiles' points (Q, 4, n, M), x and y apart (a last axis of 2 is slow to sweep).
+    xs, ys = (base[..., k, None] + steps * normal[:, :, None, None, k] for k in (0, 1))
     rows = q * 4 * n
-    profile = _sample(gray, pts[..., 0].reshape(rows, -1), pts[..., 1].reshape(rows, -1))
+    profile = _sample(gray, xs.reshape(rows, -1), ys.reshape(rows, -1))
     grad = np.diff(profile, axis=1)  # (rows, M - 1): positive from dark to bright
     # Only within each quad's own reach.
     mid = (steps[:-1] + steps[1:]) / 2
@@ -283,22 +305,13 @@ def _refine_edges(gray: Gray, quads: FloatArray, config: MarkerConfig) -> list[F
 
     point, line_dir, spread = _fit_lines(edge, good)
     fitted = (spread <= config.edge_max_scatter_px) & (good.sum(axis=2) >= 4)  # (Q, 4)
-    out: list[FloatArray | None] = []
-    for i in range(q):
-        if not fitted[i].all():
-            out.append(None)
-            continue
-        corners = np.empty((4, 2))
-        ok = True
-        for c in range(4):
-            # Corner c joins side c - 1 (ending there) and side c (starting there).
-            p = _intersect(point[i, c - 1], line_dir[i, c - 1], point[i, c], line_dir[i, c])
-            if p is None or np.linalg.norm(p - quads[i, c]) > reach[i] + 1.0:
-                ok = False
-                break
-            corners[c] = p
-        out.append(corners if ok else None)
-    return out
+    # Corner c joins side c - 1 (ending there) and side c (starting there).
+    corners, found = _intersect_all(
+        np.roll(point, 1, axis=1), np.roll(line_dir, 1, axis=1), point, line_dir
+    )
+    near = np.linalg.norm(corners - quads, axis=2) <= reach[:, None] + 1.0
+    ok = (fitted & found & near).all(axis=1)
+    return [corners[i] if ok[i] else None for i in range(q)]
 
 
 def _sample(gray: Gray, x: FloatArray, y: FloatArray) -> FloatArray:
@@ -308,14 +321,17 @@ def _sample(gray: Gray, x: FloatArray, y: FloatArray) -> FloatArray:
     y = np.clip(y, 0, h - 1)
     x0 = np.clip(np.floor(x).astype(np.intp), 0, max(w - 2, 0))
     y0 = np.clip(np.floor(y).astype(np.intp), 0, max(h - 2, 0))
-    x1 = np.minimum(x0 + 1, w - 1)
-    y1 = np.minimum(y0 + 1, h - 1)
     fx = x - x0
     fy = y - y0
-    a = gray[y0, x0].astype(np.float64)
-    b = gray[y0, x1].astype(np.float64)
-    c = gray[y1, x0].astype(np.float64)
-    d = gray[y1, x1].astype(np.float64)
+    # The four neighbours by their index in the flattened frame (one gather each).
+    flat = gray.reshape(-1)
+    at = y0 * w + x0
+    right = 1 if w > 1 else 0
+    down = w if h > 1 else 0
+    a = flat[at].astype(np.float64)
+    b = flat[at + right].astype(np.float64)
+    c = flat[at + down].astype(np.float64)
+    d = flat[at + down + right].astype(np.float64)
     return np.asarray((a * (1 - fx) + b * fx) * (1 - fy) + (c * (1 - fx) + d * fx) * fy)
 
 
@@ -342,6 +358,17 @@ def _fit_lines(
         if round_ == 0:
             w = w * (np.abs(dist) <= np.maximum(2.5 * spread, 0.3)[..., None])
     return mean, direction, spread
+
+
+def _intersect_all(
+    p: FloatArray, u: FloatArray, q: FloatArray, v: FloatArray
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """`_intersect` of many pairs of lines (..., 2): the points and whether each exists."""
+    det = u[..., 0] * (-v[..., 1]) - (-v[..., 0]) * u[..., 1]
+    found = np.abs(det) >= 1e-6
+    rhs = q - p
+    t = (rhs[..., 0] * (-v[..., 1]) - (-v[..., 0]) * rhs[..., 1]) / np.where(found, det, 1.0)
+    return np.asarray(p + t[..., None] * u, np.float64), found
 
 
 def _intersect(p: FloatArray, u: FloatArray, q: FloatArray, v: FloatArray) -> FloatArray | None:

@@ -4,7 +4,8 @@
 the `companion read --json` object (companion.reading.TableRead). Each stage is a pure
 function of its inputs and vision.config: vision.markers finds the markers, vision.areas
 places the display and the seats (and cuts the crops), vision.recognise names what lies in
-each cell (all crops in one batch) and vision.ship finds the explorer ship in the lane.
+each cell (all crops in one batch) and vision.ship finds the explorer ship in the lane (in a
+second thread, beside the crops and cells: it needs only the display's pose).
 
 What the camera cannot see is reported, never guessed: a display that cannot be placed
 reads as 16 unknown cells and no ship (with a warning) while the seats still read; a seat
@@ -15,8 +16,10 @@ no marker of the kit at all raises TableNotFound.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import product
 from typing import Any
 
 import cv2
@@ -31,11 +34,12 @@ from vision.areas import (
     DISPLAY,
     AreaPose,
     area_name,
-    cell_crop,
-    crop_visible,
+    cell_crops,
+    crops_visible,
     locate_all,
     picture_crop,
     predicted_markers,
+    refine_areas,
     storage_size_mm,
     tile_crop_mm,
 )
@@ -61,7 +65,9 @@ class BadFrame(CompanionError):
 class TableView:
     """Where everything is in one frame: the markers, the areas' poses and what was missed.
 
-    `timings` holds seconds per stage (grey, markers, areas, crops, cells, ship)."""
+    `timings` holds seconds per stage (grey, markers, areas, crops, cells, ship); the ship
+    is looked for beside the crops and cells (ReadConfig.ship_beside_cells), so its time
+    overlaps theirs."""
 
     markers: dict[int, MarkerSighting]
     display: AreaPose | None
@@ -127,22 +133,23 @@ def locate_table(
     timings["markers"] = t2 - t1
     if not markers:
         raise TableNotFound("no markers of the table kit in the picture")
-    display, seats, warnings = locate_all(
-        markers, tile_mm, seat_layouts, config.areas, gray=gray
-    )
+    # The areas from their markers alone first: the lane refinement (the costly part) is
+    # done once, on the final markers.
+    display, seats, warnings = locate_all(markers, tile_mm, seat_layouts, config.areas)
     # Look again, closely, where located areas say their missing markers must be.
     predictions: dict[int, NDArray[np.float64]] = {}
     for pose in [display, *seats.values()]:
         if pose is not None and len(pose.markers_seen) < 4:
             missing = [i for i in pose.geometry.marker_ids if i not in markers]
             predictions.update(predicted_markers(pose, missing))
-    if predictions:
-        more = recover_markers(gray, markers, predictions, config.markers)
-        if len(more) > len(markers):
-            markers = more
-            display, seats, warnings = locate_all(
-                markers, tile_mm, seat_layouts, config.areas, gray=gray
-            )
+    more = recover_markers(gray, markers, predictions, config.markers) if predictions else {}
+    if len(more) > len(markers):
+        markers = more
+        display, seats, warnings = locate_all(
+            markers, tile_mm, seat_layouts, config.areas, gray=gray
+        )
+    else:
+        display, seats = refine_areas(gray, display, seats, config.areas)
     timings["areas"] = time.perf_counter() - t2
     shape = (int(gray.shape[0]), int(gray.shape[1]))
     return TableView(markers, display, seats, tuple(warnings), shape, timings)
@@ -178,55 +185,38 @@ def read_table_view(
         image if image.ndim == 3 else np.asarray(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), np.uint8)
     )
 
-    t0 = time.perf_counter()
-    ppm = config.crops.px_per_mm
-    margin = config.crops.crop_margin_mm
-    size = tile_crop_mm(tile_mm, margin)
-    # A tile lies up to 4 mm off its cell centre: all of that must be in the picture.
-    seen_mm = tile_mm + 8.0
-    crops: list[Image] = []
-    refs: list[Image | None] = []
-    slots: list[tuple[Any, int, int]] = []  # (area, row, col); storage is (seat, -1, 0)
-    hidden: dict[Any, list[str]] = {}
+    # The ship needs only the display's pose: it is looked for beside the crops and cells.
+    beside = ThreadPoolExecutor(max_workers=1) if config.read.ship_beside_cells else None
+    try:
+        ship_job: Future[tuple[int | None, float]] | None = None
+        if view.display is not None and beside is not None:
+            ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
 
-    def add(pose: AreaPose, key: tuple[Any, int, int], centre: tuple[float, float],
-            crop_mm: float, ref: Image | None) -> None:
-        if not crop_visible(view.shape, pose, centre, seen_mm):
-            hidden.setdefault(key[0], []).append(
-                "storage" if key[1] < 0 else f"({key[1]}, {key[2]})"
+        t0 = time.perf_counter()
+        crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
+        t1 = time.perf_counter()
+        timings["crops"] = t1 - t0
+        # The display's cells lie on one paper under one light: together they tell glare.
+        groups: list[Hashable | None] = [DISPLAY if s[0] == DISPLAY else None for s in slots]
+        reads = _cell_reader(pack, config)(crops, refs, groups) if crops else []
+        timings["cells"] = time.perf_counter() - t1
+
+        ship: int | None = None
+        timings["ship"] = 0.0
+        if view.display is not None:
+            ship, timings["ship"] = (
+                ship_job.result() if ship_job is not None
+                else _timed_ship(colour, view.display, pack, config)
             )
-            return
-        crops.append(cell_crop(colour, pose, centre, crop_mm, ppm))
-        refs.append(ref)
-        slots.append(key)
-
-    if view.display is not None:
-        geo = kit.DisplayGeometry(tile_mm)
-        for r in range(4):
-            for c in range(4):
-                add(view.display, (DISPLAY, r, c), geo.cell_centre(r, c), size, None)
-    board_refs = _board_references(pack, side, layout, size, ppm)
-    for seat, pose in sorted(view.seats.items()):
-        sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
-        for r in range(layout.rows):
-            for c in range(layout.cols):
-                if layout.playable((r, c)):
-                    centre = sgeo.cell_centre(r, c)
-                    add(pose, (seat, r, c), centre, size, board_refs.get((r, c)))
-        add(pose, (seat, -1, 0), sgeo.storage_centre(), storage_size_mm(sgeo, margin), None)
-    t1 = time.perf_counter()
-    timings["crops"] = t1 - t0
-
-    reads = _cell_reader(pack, config)(crops, refs) if crops else []
-    t2 = time.perf_counter()
-    timings["cells"] = t2 - t1
+    finally:
+        if beside is not None:
+            beside.shutdown(wait=True)
     found: dict[tuple[Any, int, int], CellRead] = dict(zip(slots, reads, strict=True))
 
     for area, cells in hidden.items():
         what = ", ".join(cells)
         warnings.append(f"{area_name(area)}: not wholly in the picture, unknown: {what}")
 
-    ship: int | None = None
     if view.display is None:
         display_grid = tuple(tuple(UNKNOWN for _ in range(4)) for _ in range(4))
         warnings.append("display: not located; its cells are unknown and the ship unread")
@@ -234,10 +224,8 @@ def read_table_view(
         display_grid = tuple(
             tuple(found.get((DISPLAY, r, c), UNKNOWN) for c in range(4)) for r in range(4)
         )
-        ship = _read_ship(colour, view.display, pack, config)
         if ship is None:
             warnings.append("display: the explorer ship is not seen clearly")
-    timings["ship"] = time.perf_counter() - t2
 
     seats: dict[int, SeatRead] = {}
     for seat in sorted(view.seats):
@@ -254,6 +242,55 @@ def read_table_view(
         view.markers, view.display, view.seats, tuple(warnings), view.shape, timings
     )
     return table, final
+
+
+Slot = tuple[Any, int, int]  # (area, row, col); a seat's storage is (seat, -1, 0)
+
+
+def _crops(
+    colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig
+) -> tuple[list[Image], list[Image | None], list[Slot], dict[Any, list[str]]]:
+    """Every cell crop wholly in the picture (vision.areas' contract), its empty-board
+    reference (board cells) and its slot; and per area, the cells not wholly in it."""
+    layout = pack.catalogue.board(side)
+    tile_mm = pack.tile_mm
+    ppm = config.crops.px_per_mm
+    margin = config.crops.crop_margin_mm
+    size = tile_crop_mm(tile_mm, margin)
+    crops: list[Image] = []
+    refs: list[Image | None] = []
+    slots: list[Slot] = []
+    hidden: dict[Any, list[str]] = {}
+
+    def add(pose: AreaPose, keys: list[Slot], centres: list[tuple[float, float]],
+            crop_mm: float, cell_refs: list[Image | None]) -> None:
+        """Crops of one area's cells of one size: those wholly in the picture, one warp."""
+        # A tile lies up to 4 mm off its cell centre: all of that must be in the picture.
+        seen = crops_visible(view.shape, pose, centres, tile_mm + 8.0)
+        for key, visible in zip(keys, seen, strict=True):
+            if not visible:
+                hidden.setdefault(key[0], []).append(
+                    "storage" if key[1] < 0 else f"({key[1]}, {key[2]})"
+                )
+        shown = [k for k, visible in enumerate(seen) if visible]
+        crops.extend(cell_crops(colour, pose, [centres[k] for k in shown], crop_mm, ppm))
+        refs.extend(cell_refs[k] for k in shown)
+        slots.extend(keys[k] for k in shown)
+
+    if view.display is not None:
+        geo = kit.DisplayGeometry(tile_mm)
+        places = list(product(range(4), range(4)))
+        add(view.display, [(DISPLAY, r, c) for r, c in places],
+            [geo.cell_centre(r, c) for r, c in places], size, [None] * len(places))
+    board_refs = _board_references(pack, side, layout, size, ppm)
+    playable = layout.playable_cells
+    for seat, pose in sorted(view.seats.items()):
+        sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
+        add(pose, [(seat, r, c) for r, c in playable],
+            [sgeo.cell_centre(r, c) for r, c in playable], size,
+            [board_refs.get(cell) for cell in playable])
+        add(pose, [(seat, -1, 0)], [sgeo.storage_centre()], storage_size_mm(sgeo, margin), [None])
+    return crops, refs, slots, hidden
 
 
 _REFS: dict[tuple[int, str, float, float], tuple[Image, dict[tuple[int, int], Image]]] = {}
@@ -282,22 +319,28 @@ def _board_references(
     return refs
 
 
-CellReader = Callable[[list[Image], list[Image | None]], list[CellRead]]
+CellReader = Callable[[list[Image], list[Image | None], list[Hashable | None]], list[CellRead]]
 
 
 def _cell_reader(pack: Pack, config: VisionConfig) -> CellReader:
     """vision.recognise's batched reader with the pack's model learned at the crops' scale."""
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
 
-    def read(crops: list[Image], refs: list[Image | None]) -> list[CellRead]:
-        return list(read_cells(crops, model, refs))
+    def read(
+        crops: list[Image], refs: list[Image | None], groups: list[Hashable | None]
+    ) -> list[CellRead]:
+        return list(read_cells(crops, model, refs, light_groups=groups))
 
     return read
 
 
-def _read_ship(image: Image, display: AreaPose, pack: Pack, config: VisionConfig) -> int | None:
-    """The explorer ship's lane position (vision.ship), None when not seen."""
-    return read_ship_in_frame(image, display, pack, config)
+def _timed_ship(
+    image: Image, display: AreaPose, pack: Pack, config: VisionConfig
+) -> tuple[int | None, float]:
+    """The explorer ship's lane position (vision.ship; None when not seen) and the seconds
+    it took."""
+    start = time.perf_counter()
+    return read_ship_in_frame(image, display, pack, config), time.perf_counter() - start
 
 
 # -- benchmark: `python -m vision.read --bench` ----------------------------------------------
@@ -385,7 +428,8 @@ def _bench(scenes: int, styles: list[str], effects_names: list[str], seed: int) 
     print(f"read time in JPEG decodes of the same frame (median; one decode {decode_ms:.0f} ms):")
     for stage, values in stages.items():
         median = statistics.median(values)
-        print(f"  {stage:8} {median:6.2f}  ({median * decode_ms:5.0f} ms)")
+        beside = "  beside crops and cells" if stage == "ship" else ""
+        print(f"  {stage:8} {median:6.2f}  ({median * decode_ms:5.0f} ms){beside}")
     total = statistics.median(ratios)
     print(f"  {'total':8} {total:6.2f}  ({total * decode_ms:5.0f} ms)")
     return 0

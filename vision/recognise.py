@@ -7,7 +7,10 @@ tile plus a margin, at the model's px_per_mm) is read in four steps:
    empty: the white mat or storage card (no reference) or the pack's board picture cut the
    same way (`empty_reference`, compared at small shifts: a seat's pose may be a millimetre
    off). Surely empty when the light model (below) with the empty look explains all but
-   the noise and the colour is the empty look's under some light.
+   the noise and the colour is the empty look's under some light. Never empty when a
+   plain cell lies partly in glare far whiter than the paper round its light group's cells
+   (a lamp's reflection may wash a tile out altogether), nor when a board cell's own
+   picture is not seen where nothing covers it (a plain tile or an arm lies over it).
 2. Where is the tile? Coarse templates of every candidate (tile type x rotation) slide over
    a small copy of the crop, one matrix product for all crops read together; the best few
    candidates' pose templates (detail along the pack's main colour directions) fix the
@@ -25,13 +28,19 @@ tile plus a margin, at the model's px_per_mm) is read in four steps:
    the same thing, or the same picture turned alike (a symmetric picture), are not rivals.
    A cell that might be empty is empty unless a tile clearly beats the empty look.
    Otherwise unknown: a wrong answer is far worse than unknown.
+
+The crops read together (a table's cells) go through steps 1 to 3 as stacked arrays (crops
+of one size at once: the empty looks with their shift search, the coarse and pose searches,
+the ranking); each crop then takes its own way through the fits of step 4, and a crop placed
+again (step 2 by other candidates) or looked at again is read on its own.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -46,13 +55,13 @@ from vision.tilemodel import (
     Image,
     TileModel,
     design_terms,
+    fit_light,
     halve_features,
     invert_normal,
     light_basis,
     normal_inverse,
     normal_matrices,
     pose_features,
-    unexplained,
 )
 
 __all__ = ["CellMatch", "match_cells", "read_cell", "read_cells"]
@@ -83,9 +92,16 @@ def read_cells(
     crops: Sequence[Image],
     model: TileModel,
     empty_references: Sequence[Image | None] | None = None,
+    *,
+    light_groups: Sequence[Hashable | None] | None = None,
 ) -> list[CellRead]:
-    """Read many cell crops at once: the same answers as read_cell, in less time."""
-    return [m.read for m in match_cells(crops, model, empty_references)]
+    """Read many cell crops at once: the same answers as read_cell, in less time.
+
+    Plain crops (no empty reference) with the same `light_groups` entry lie on one paper
+    under one light, like the display's cells: the paper seen round them all tells a cell
+    in a lamp's glare, which may hide a tile, from an empty one."""
+    return [m.read for m in match_cells(crops, model, empty_references,
+                                        light_groups=light_groups)]
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -98,12 +114,14 @@ class _Square:
     n: int
     basis: Float
     pinv: Float
+    basis_t: Float  # basis.T, contiguous
 
 
 @lru_cache(maxsize=16)
 def _square(n: int) -> _Square:
     basis = light_basis(n)
-    return _Square(n, basis, np.linalg.pinv(basis).astype(np.float32))
+    return _Square(n, basis, np.linalg.pinv(basis).astype(np.float32),
+                   np.ascontiguousarray(basis.T))
 
 
 def _check_crop(crop: Image, what: str) -> None:
@@ -123,20 +141,21 @@ def _scaled(crop: Image, side: int) -> Float:
 
 
 def _light_residual(x: Float, sq: _Square, keep: Mask | None = None) -> float:
-    """Sum of squares the smooth light alone leaves of x (M, 3), over the kept pixels."""
+    """Sum of squares the smooth light alone leaves of x (3, M), over the kept pixels."""
     if keep is None:
-        res = x - sq.basis @ (sq.pinv @ x)
+        res = x - (x @ sq.pinv.T) @ sq.basis_t
     else:
-        basis = sq.basis[keep]
-        coef = np.linalg.solve(basis.T @ basis + np.eye(3) * 1e-6, basis.T @ x[keep])
-        res = x[keep] - basis @ coef
-    return float(np.einsum("mc,mc->", res, res))
+        kept = sq.basis_t * keep  # (3, M)
+        coef = np.linalg.solve(kept @ sq.basis + np.eye(3) * 1e-6, kept @ x.T)
+        res = (x - coef.T.astype(np.float32) @ sq.basis_t) * keep
+    return float(np.einsum("cm,cm->", res, res))
 
 
-def _predict(terms: Float, basis: Float, coef: NDArray[np.float64]) -> Float:
-    """A candidate's fitted picture (M, 3) from its terms (3, 3, M) and coefficients (3, 6)."""
-    gain = np.einsum("cjm,cj->mc", terms, coef[:, :3])
-    out: Float = (gain + basis @ coef[:, 3:].T).astype(np.float32)
+def _predicted(model: TileModel, k: int, coef: NDArray[np.float64]) -> Float:
+    """Candidate k's fitted picture of the inner square (3, M) from its coefficients (3, 6)."""
+    c = coef.astype(np.float32)
+    basis_t = _square(model.inner_px).basis_t
+    out: Float = model.channels[:, k] * (c[:, :3] @ basis_t) + c[:, 3:] @ basis_t
     return out
 
 
@@ -149,45 +168,17 @@ def _cut(fine: Float, n: int, shift: tuple[int, int] = (0, 0)) -> Float:
     return out
 
 
-def _registered(fine: Float, sq: _Square, ref: _Reference, reach: int) -> tuple[int, int]:
-    """The shift (x, y), within `reach` pixels, at which the board picture best fits the
-    crop: the seat's pose may put the crop a millimetre or two off the printed cell."""
-    def best(shifts: list[tuple[int, int]]) -> tuple[int, int]:
-        obs = np.stack([_cut(fine, sq.n, d) for d in shifts])
-        count = len(shifts)
-        terms = np.broadcast_to(ref.wide_terms, (count, *ref.wide_terms.shape[1:]))
-        ninv = np.broadcast_to(ref.wide_ninv, (count, *ref.wide_ninv.shape[1:]))
-        rss, _coef = unexplained(terms, ninv, sq.basis, obs)
-        return shifts[int(np.argmin(rss))]
-
-    # Across, then along (the printed outline's two directions fix the two shifts).
-    dx, _ = best([(d, 0) for d in range(-reach, reach + 1)])
-    return best([(dx, d) for d in range(-reach, reach + 1)])
-
-
 @lru_cache(maxsize=16)
-def _block_edges(n: int, blocks: int) -> tuple[NDArray[np.intp], Float]:
-    """Where blocks start along a side, and each block's pixel count (blocks x blocks)."""
+def _block_matrix(n: int, blocks: int) -> Float:
+    """Per pixel of an n x n square (given flat), its share of its block's mean: (M, blocks²)
+    (blocks cut as _block_mask cuts them), so block means are one product."""
     edges = np.linspace(0, n, blocks + 1).round().astype(np.intp)
-    sizes = np.diff(edges).astype(np.float32)
-    return edges[:-1], np.outer(sizes, sizes)
-
-
-def _block_sums(values: Float, n: int, blocks: int) -> Float:
-    """Mean of an n x n map (given flat) over blocks x blocks blocks."""
-    starts, counts = _block_edges(n, blocks)
-    sums = np.add.reduceat(np.add.reduceat(values.reshape(n, n), starts, axis=0), starts, axis=1)
-    out: Float = (sums / counts).astype(np.float32)
-    return out
-
-
-def _block_contrast(picture: Float, n: int, blocks: int) -> Float:
-    """Per block: mean squared deviation from the block's own mean colour (channels summed)."""
-    mean_sq = _block_sums((picture * picture).sum(axis=1), n, blocks)
-    means = np.stack(
-        [_block_sums(np.ascontiguousarray(picture[:, c]), n, blocks) for c in range(3)]
-    )
-    out: Float = np.maximum(mean_sq - (means * means).sum(axis=0), 0.0).astype(np.float32)
+    sizes = np.diff(edges)
+    band = np.repeat(np.arange(blocks), sizes)
+    member = (band[:, None] * blocks + band[None, :]).ravel()
+    out = np.zeros((n * n, blocks * blocks), np.float32)
+    out[np.arange(n * n), member] = 1.0 / (sizes[band][:, None] * sizes[band][None, :]).ravel()
+    out.flags.writeable = False
     return out
 
 
@@ -195,19 +186,55 @@ def _hidden_blocks(res: Float, n: int, cfg: CellConfig, predicted: Float | None 
     """Blocks that something covers: their residual is far above the typical block's (a low
     quantile, for a cover may be big) and, where the picture has detail of its own, above
     a share of that detail (blur and a slightly wrong place leave some of it unexplained;
-    a cover leaves all of it and more)."""
-    blocks = _block_sums(res, n, cfg.blocks)
-    flat = blocks.ravel()
-    rank = int(cfg.typical_quantile * (flat.size - 1))
-    typical = float(np.partition(flat, rank)[rank])
-    out: Mask = blocks > max(cfg.occluded_ratio * typical, cfg.occluded_floor)
+    a cover leaves all of it and more). res (M,) and predicted (3, M) of one square."""
+    out: Mask = _hidden_many(res[None], n, cfg, None if predicted is None else predicted[None])[0]
+    return out
+
+
+def _block_means(maps: Float, n: int, blocks: int) -> Float:
+    """Mean of n x n maps (..., n * n) over blocks x blocks blocks: (..., blocks, blocks)."""
+    out: Float = (maps @ _block_matrix(n, blocks)).reshape(*maps.shape[:-1], blocks, blocks)
+    return out
+
+
+def _hidden_many(res: Float, n: int, cfg: CellConfig, predicted: Float | None) -> Mask:
+    """_hidden_blocks of many squares: residuals (N, M), predicted pictures (N, 3, M); the
+    detail of a block is its mean squared deviation from its own mean colour."""
+    count = len(res)
+    blocks = _block_means(res, n, cfg.blocks)
+    flat = blocks.reshape(count, -1)
+    rank = int(cfg.typical_quantile * (flat.shape[1] - 1))
+    typical = np.partition(flat, rank, axis=1)[:, rank]
+    limit = np.maximum(cfg.occluded_ratio * typical, np.float32(cfg.occluded_floor))
+    out: Mask = blocks > limit[:, None, None]
     if predicted is not None and out.any():
-        out &= blocks > cfg.occluded_detail * _block_contrast(predicted, n, cfg.blocks)
+        p = predicted
+        maps = np.concatenate([p, (p[:, 0] * p[:, 0] + p[:, 1] * p[:, 1] + p[:, 2] * p[:, 2])
+                               [:, None]], axis=1)
+        means = _block_means(maps, n, cfg.blocks)
+        contrast = np.maximum(means[:, 3] - (means[:, 0] * means[:, 0] + means[:, 1]
+                                             * means[:, 1] + means[:, 2] * means[:, 2]), 0.0)
+        out &= blocks > cfg.occluded_detail * contrast
     return out
 
 
 def _block_mask(hidden: Mask, n: int) -> Mask:
-    """Pixels (n * n) kept when the hidden blocks are left out."""
+    """Pixels (n * n) kept when the hidden blocks are left out (read-only, cached)."""
+    key = (n, hidden.shape[0], hidden.tobytes())
+    hit = _MASKS.get(key)
+    if hit is None:
+        hit = _MASKS[key] = _new_block_mask(hidden, n)
+        hit.flags.writeable = False
+        if len(_MASKS) > _MASKS_KEPT:
+            _MASKS.clear()
+    return hit
+
+
+_MASKS: dict[tuple[int, int, bytes], Mask] = {}
+_MASKS_KEPT = 256  # a table's covers repeat from frame to frame; few other patterns come back
+
+
+def _new_block_mask(hidden: Mask, n: int) -> Mask:
     edges = np.linspace(0, n, hidden.shape[0] + 1).round().astype(int)
     sizes = np.diff(edges)
     out: Mask = np.repeat(np.repeat(~hidden, sizes, axis=0), sizes, axis=1).ravel()
@@ -221,26 +248,30 @@ def _colour_misfit(
     channel misfit as a share of the patch's mean brightness.
 
     The light may scale every channel alike and add white alike (glare): obs = a * ref + b,
-    a >= 0 and b >= 0 (the best such pair)."""
-    obs = np.asarray(obs_mean, np.float64)
-    ref = np.asarray(ref_mean, np.float64)
-    brightness = max(float(obs.mean()), 1.0)
-    options = [(max(float(obs @ ref) / max(float(ref @ ref), 1.0), 0.0), 0.0)]
-    if float(np.std(ref)) < 10.0:
+    a >= 0 and b >= 0 (the best such pair). (Three numbers: plain floats are quicker.)"""
+    obs = [float(v) for v in obs_mean]
+    ref = [float(v) for v in ref_mean]
+    obs_avg, ref_avg = sum(obs) / 3, sum(ref) / 3
+    brightness = max(obs_avg, 1.0)
+    spread = math.sqrt(sum((r - ref_avg) ** 2 for r in ref) / 3)
+    dot = sum(o * r for o, r in zip(obs, ref, strict=True))
+    options = [(max(dot / max(sum(r * r for r in ref), 1.0), 0.0), 0.0)]
+    if spread < 10.0:
         # A nearly grey reference cannot tell light from glare: any grey will do.
-        options.append((0.0, max(float(obs.mean()), 0.0)))
+        options.append((0.0, max(obs_avg, 0.0)))
     else:
         # A coloured one must show its colours: the light keeps at least min_gain of them.
         options = [(a, b) for a, b in options if a >= min_gain]
-    spread = float(np.std(ref))
     if spread >= 1.0:
-        a = float(np.mean((ref - ref.mean()) * (obs - obs.mean()))) / (spread * spread)
-        b = float(obs.mean()) - a * float(ref.mean())
+        a = sum((r - ref_avg) * (o - obs_avg) for o, r in zip(obs, ref, strict=True)) / 3
+        a /= spread * spread
+        b = obs_avg - a * ref_avg
         if a >= (min_gain if spread >= 10.0 else 0.0) and b >= 0:
             options.append((a, b))
     if not options:
         return float("inf")
-    return min(float(np.abs(obs - a * ref - b).max()) for a, b in options) / brightness
+    return min(max(abs(o - a * r - b) for o, r in zip(obs, ref, strict=True))
+               for a, b in options) / brightness
 
 
 def _structure_gain(coef: NDArray[np.float64], energy: NDArray[np.floating]) -> float:
@@ -270,9 +301,14 @@ class _Reference:
     wide: Float  # (Mw, 3)
     wide_terms: Float  # (1, 3, 3, Mw)
     wide_ninv: Float
+    wide_gram: NDArray[np.float64]  # (3, 6, 6): the normal matrices wide_ninv inverts
     pattern: float  # per-pixel energy the light alone leaves of the wide square
     energy: Float  # the same per channel (3,)
     inner_terms: Float  # (1, 3, 3, M)
+    inner_ninv: Float
+    inner_channels: Float  # (3, 1, M): inner_terms[0, :, 0]
+    channels: Float  # the wide square per channel less its mean (3, Mw): wide_terms[0, :, 0]
+    mean: NDArray[np.float32]  # the wide square's mean colour (3,)
 
 
 _REFERENCES: OrderedDict[tuple[int, int, bytes], _Reference] = OrderedDict()
@@ -296,14 +332,20 @@ def _reference(reference: Image, model: TileModel, side: int) -> _Reference:
     wide = _cut(ref, sq.n)
     wide_terms = design_terms(wide, sq.basis)[None]
     inner = _cut(ref, model.inner_px)
+    inner_terms = design_terms(inner, model.basis)[None]
     prepared = _Reference(
         wide=wide,
         wide_terms=wide_terms,
         wide_ninv=normal_inverse(wide_terms, sq.basis),
-        pattern=_light_residual(wide, sq) / len(wide),
+        wide_gram=normal_matrices(wide_terms, sq.basis)[0],
+        pattern=_light_residual(np.ascontiguousarray(wide.T), sq) / len(wide),
         energy=np.einsum("mc,mc->c", light := wide - sq.basis @ (sq.pinv @ wide), light)
         / len(wide),
-        inner_terms=design_terms(inner, model.basis)[None],
+        inner_terms=inner_terms,
+        inner_ninv=normal_inverse(inner_terms, model.basis),
+        inner_channels=np.ascontiguousarray(inner_terms[0, :, 0][:, None]),
+        channels=np.ascontiguousarray(wide_terms[0, :, 0]),
+        mean=wide.mean(axis=0),
     )
     _REFERENCES[key] = prepared
     if len(_REFERENCES) > _REFERENCES_KEPT:
@@ -326,90 +368,269 @@ class _EmptyLook:
     reference: _Reference | None  # None: the plain mat or card
     shift: tuple[int, int] = (0, 0)  # where the board picture fits best (fine px)
     gain: float = float("nan")  # how much of the board picture's contrast is seen
+    washed: bool = False  # a plain cell partly in glare far whiter than its paper
 
     def inner_fit(self, model: TileModel, picture: Float) -> float:
-        """What the empty look leaves unexplained of a picture of the tile's inner square."""
+        """What the empty look leaves unexplained of a picture (3, M) of the tile's inner
+        square."""
         if self.reference is None:
             return _light_residual(picture, _square(model.inner_px))
-        terms = self.reference.inner_terms
-        rss, _coef = unexplained(terms, normal_inverse(terms, model.basis), model.basis, picture)
+        ref = self.reference
+        rss, _coef = fit_light(ref.inner_channels, ref.inner_ninv, model.basis_t, picture)
         return float(rss[0])
 
 
-def _empty_residual(
-    obs: Float, sq: _Square, ref: _Reference | None, keep: Mask | None
-) -> tuple[Float, Float]:
-    """The empty look fitted over the kept pixels: its picture (M, 3) and the per-pixel
-    squared residual (M,)."""
-    if ref is None:
-        if keep is None:
-            fitted = sq.basis @ (sq.pinv @ obs)
-        else:
-            coef, *_ = np.linalg.lstsq(sq.basis[keep], obs[keep], rcond=None)
-            fitted = sq.basis @ coef
-    else:
-        if keep is None:
-            ninv, xm = ref.wide_ninv, obs
-        else:
-            w = keep.astype(np.float32)
-            ninv, xm = normal_inverse(ref.wide_terms, sq.basis, w), obs * w[:, None]
-        _rss, coef = unexplained(ref.wide_terms, ninv, sq.basis, xm)
-        fitted = _predict(ref.wide_terms[0], sq.basis, coef[0])
-    res = obs - fitted
-    return np.asarray(fitted, np.float32), (res * res).sum(axis=1).astype(np.float32)
-
-
-def _empty_look(fine: Float, model: TileModel, ref: _Reference | None) -> _EmptyLook:
-    """Compare the cell's square with the empty mat or card (no reference) or board cell.
+def _empty_looks(
+    fines: Sequence[Float], model: TileModel, refs: Sequence[_Reference | None]
+) -> list[_EmptyLook]:
+    """Compare each cell's square with the empty mat or card (no reference) or board cell;
+    the cells of one crop size and kind at once.
 
     Blocks far worse than the rest (a hand, a shell over part of the cell) are left out when
     they are few; the cell is then judged on the rest."""
+    out: list[_EmptyLook | None] = [None] * len(fines)
+    groups: dict[tuple[int, bool], list[int]] = {}
+    for i, (fine, ref) in enumerate(zip(fines, refs, strict=True)):
+        groups.setdefault((fine.shape[0], ref is None), []).append(i)
+    for (_side, plain), idx in groups.items():
+        planes = np.ascontiguousarray(np.stack([fines[i] for i in idx]).transpose(0, 3, 1, 2))
+        if plain:
+            looks = _mat_looks(planes, model)
+        else:
+            looks = _board_looks(planes, model, [r for i in idx if (r := refs[i]) is not None])
+        for i, look in zip(idx, looks, strict=True):
+            out[i] = look
+    return [look for look in out if look is not None]
+
+
+def _mat_looks(planes: Float, model: TileModel) -> list[_EmptyLook]:
+    """_empty_looks of cells on the plain mat or card; planes (N, 3, side, side)."""
     cfg = model.config
     sq = _square(_wide_px(model))
-    shift = (0, 0) if ref is None else _registered(fine, sq, ref, cfg.empty_shift_px)
-    obs = _cut(fine, sq.n, shift)
-    fitted, res = _empty_residual(obs, sq, ref, None)
-    rms_all = float(np.sqrt(res.sum() / obs.size))
-    hidden = _hidden_blocks(res, sq.n, cfg, fitted if ref is not None else None)
-    keep: Mask | None = None
-    if hidden.any() and hidden.mean() <= cfg.max_hidden:
-        keep = _block_mask(hidden, sq.n)
-        res = _empty_residual(obs, sq, ref, keep)[1][keep]
-    kept_obs = obs if keep is None else obs[keep]
-    rms = float(np.sqrt(res.sum() / (3 * len(res))))
-    if ref is None:
+    n, side = sq.n, planes.shape[2]
+    lo = (side - n) // 2
+    obs = np.ascontiguousarray(planes[:, :, lo : lo + n, lo : lo + n]).reshape(len(planes), 3, -1)
+    fitted = np.matmul(np.matmul(obs, sq.pinv.T), sq.basis_t)
+    res = _squared_residual(obs, fitted)
+    hidden = _hidden_many(res, n, cfg, None)
+    keeps = _keeps(hidden, n, cfg)
+    kept_res = _masked_light(obs[list(keeps)], sq, np.array(list(keeps.values())))
+    paper = _papers_white(planes, model)
+    looks = []
+    for i in range(len(planes)):
+        rms_all = rms = float(np.sqrt(res[i].sum() / (3 * res[i].size)))
+        colour = obs[i].mean(axis=1)
+        keep = keeps.get(i)
+        if keep is not None:
+            kept = kept_res[list(keeps).index(i)][keep]
+            rms = float(np.sqrt(kept.sum() / (3 * len(kept))))
+            colour = obs[i][:, keep].mean(axis=1)
         # The white mat or storage card: flat, grey under a plausible warm or cold cast, and
         # as bright as the paper around the tile's place (the brightest of the crop's rim).
-        misfit = _colour_misfit(kept_obs.mean(axis=0), np.full(3, 255.0), cfg.min_gain)
-        paper = _paper_white(fine, model)
-        bright = float(kept_obs.mean()) >= cfg.empty_min_white * paper
-        return _EmptyLook(rms, rms_all, misfit <= cfg.empty_max_cast and bright, None, shift)
-    kept_ref = ref.wide if keep is None else ref.wide[keep]
-    misfit = _colour_misfit(kept_obs.mean(axis=0), kept_ref.mean(axis=0), cfg.min_gain)
-    looks = misfit <= cfg.empty_max_cast
-    # A board picture with a pattern of its own must show it (not a flat thing over the
-    # cell): some of its pattern's energy must be there (fine print is softened by the
-    # lens, so less than a tile needs).
-    _rss, coef = unexplained(ref.wide_terms, ref.wide_ninv, sq.basis, obs)
-    gain = _structure_gain(coef[0], ref.energy)
-    if ref.pattern >= cfg.empty_min_pattern**2:
-        seen = _light_residual(obs, sq) / len(obs)
-        looks = looks and seen >= cfg.empty_min_gain**2 * ref.pattern
-    return _EmptyLook(rms, rms_all, looks, ref, shift, gain)
+        misfit = _colour_misfit(colour, np.full(3, 255.0), cfg.min_gain)
+        bright = float(colour.mean()) >= cfg.empty_min_white * paper[i]
+        looks.append(_EmptyLook(rms, rms_all, misfit <= cfg.empty_max_cast and bright, None))
+    return looks
 
 
-def _paper_white(fine: Float, model: TileModel) -> float:
-    """How bright the paper is around the cell: a high quantile of the crop's rim beyond the
-    tile's nominal square (neighbouring tiles may reach in, the gaps between them do not)."""
-    side = fine.shape[0]
+def _keeps(hidden: Mask, n: int, cfg: CellConfig) -> dict[int, Mask]:
+    """The pixels kept (M,) of each square with a few (not too many) hidden blocks."""
+    counts = np.count_nonzero(hidden.reshape(len(hidden), -1), axis=1)
+    size = hidden[0].size if len(hidden) else 1
+    return {int(i): _block_mask(hidden[i], n) for i in np.flatnonzero(counts)
+            if counts[i] / size <= cfg.max_hidden}
+
+
+def _masked_light(obs: Float, sq: _Square, keep: Mask) -> Float:
+    """The smooth light fitted to squares obs (J, 3, M) over their kept pixels keep (J, M):
+    the squared residual per pixel (J, M)."""
+    if len(obs) == 0:
+        return np.zeros((0, obs.shape[2]), np.float32)
+    kept = sq.basis_t[None].astype(np.float64) * keep[:, None, :]  # (J, 3, M)
+    coef = np.linalg.solve(kept @ sq.basis, kept @ obs.transpose(0, 2, 1))  # (J, 3 terms, 3)
+    fitted = np.matmul(coef.transpose(0, 2, 1).astype(np.float32), sq.basis_t)
+    return _squared_residual(obs, fitted)
+
+
+@dataclass(frozen=True, slots=True)
+class _Boards:
+    """Board cells' prepared pictures stacked, to fit them all at once."""
+
+    refs: tuple[_Reference, ...]
+    channels: Float  # (N, 3, M)
+    design: Float  # (N, 3, M, 6): per channel the template times each light term, and those
+    ninv: Float  # (N, 3, 6, 6)
+    gram: NDArray[np.float64]  # (N, 3, 6, 6)
+
+
+_BOARDS: OrderedDict[tuple[int, ...], _Boards] = OrderedDict()
+_BOARDS_KEPT = 2  # a stack is some 15 MB; a table's board cells come as one
+
+
+def _boards(refs: Sequence[_Reference], sq: _Square) -> _Boards:
+    """The stacked board pictures (cached: a seat's cells come back every frame)."""
+    key = tuple(id(r) for r in refs)
+    hit = _BOARDS.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit.refs, refs, strict=True)):
+        _BOARDS.move_to_end(key)
+        return hit
+    chans = np.stack([r.channels for r in refs])
+    design = np.empty((*chans.shape, 6), np.float32)
+    design[..., :3] = chans[..., None] * sq.basis
+    design[..., 3:] = sq.basis
+    boards = _Boards(tuple(refs), chans, design, np.stack([r.wide_ninv[0] for r in refs]),
+                     np.stack([r.wide_gram for r in refs]))
+    _BOARDS[key] = boards
+    if len(_BOARDS) > _BOARDS_KEPT:
+        _BOARDS.popitem(last=False)
+    return boards
+
+
+def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> list[_EmptyLook]:
+    """_empty_looks of board cells, each with its prepared board picture; planes
+    (N, 3, side, side)."""
+    cfg = model.config
+    sq = _square(_wide_px(model))
+    count, n, side = len(planes), sq.n, planes.shape[2]
+    boards = _boards(refs, sq)
+    lo = (side - n) // 2
+    # Each cell's colour near the middle is taken out first: the fits below then weigh
+    # small numbers (the light's offsets take any constant back).
+    base = planes[:, :, lo : lo + n, lo : lo + n].mean(axis=(2, 3), dtype=np.float64)
+    planes = planes - base.astype(np.float32)[:, :, None, None]
+    views = np.lib.stride_tricks.sliding_window_view(planes, (n, n), axis=(2, 3))
+    cells = np.arange(count)[:, None]
+    steps = np.arange(-cfg.empty_shift_px, cfg.empty_shift_px + 1)
+    shape = (count, len(steps))
+
+    def place(d: NDArray[np.int_]) -> NDArray[np.int_]:
+        out: NDArray[np.int_] = np.clip(lo + d, 0, side - n)
+        return out
+
+    def fits(xs: NDArray[np.int_], ys: NDArray[np.int_]) -> tuple[Float, Float, Float]:
+        obs = views[cells, :, ys, xs].reshape(*shape, 3, -1)
+        rss, coef = _board_fit(boards, obs)
+        return obs, rss, coef
+
+    # The board picture is fitted at small shifts, across then along (the printed outline's
+    # two directions fix the two shifts): a seat's pose may put the crop a millimetre off.
+    _obs, rss, _coef = fits(np.broadcast_to(place(steps), shape),
+                            np.broadcast_to(place(np.zeros_like(steps)), shape))
+    dx = steps[np.argmin(rss, axis=1)]
+    obs, rss, coef = fits(np.broadcast_to(place(dx)[:, None], shape),
+                          np.broadcast_to(place(steps), shape))
+    best = np.argmin(rss, axis=1)
+    dy = steps[best]
+    obs, coef = obs[np.arange(count), best], coef[np.arange(count), best]
+    fitted = boards.channels * np.matmul(coef[:, :, :3], sq.basis_t) + np.matmul(
+        coef[:, :, 3:], sq.basis_t)
+    res = _squared_residual(obs, fitted)
+    hidden = _hidden_many(res, n, cfg, fitted)
+    seen = (_light_residuals(obs, sq) / n / n).tolist()
+    keeps = _keeps(hidden, n, cfg)
+    kept_res, kept_coef = _masked_boards(obs[list(keeps)], boards, list(keeps), sq,
+                                         np.array(list(keeps.values())))
+    if keeps:
+        # How much of the board picture is seen where nothing covers it.
+        coef = coef.copy()
+        coef[list(keeps)] = kept_coef
+    rms_all = np.sqrt(res.sum(axis=1) / (3 * res.shape[1])).tolist()
+    colours = obs.mean(axis=2) + base
+    energy = np.stack([ref.energy for ref in refs]).astype(np.float64)
+    gains = ((coef[:, :, 0] * energy).sum(axis=1) / np.maximum(energy.sum(axis=1), 1e-9)).tolist()
+    looks = []
+    for i, ref in enumerate(refs):
+        rms = rms_all[i]
+        obs_mean, ref_mean = colours[i], ref.mean
+        keep = keeps.get(i)
+        if keep is not None:
+            kept = kept_res[list(keeps).index(i)][keep]
+            rms = float(np.sqrt(kept.sum() / (3 * len(kept))))
+            obs_mean = obs[i][:, keep].mean(axis=1) + base[i]
+            ref_mean = np.ascontiguousarray(ref.wide.T)[:, keep].mean(axis=1)
+        looks_empty = _colour_misfit(obs_mean, ref_mean, cfg.min_gain) <= cfg.empty_max_cast
+        # A board picture with a pattern of its own must show it (not a flat thing over the
+        # cell): some of its pattern's energy must be there (fine print is softened by the
+        # lens, so less than a tile needs).
+        if ref.pattern >= cfg.empty_min_pattern**2:
+            looks_empty = looks_empty and seen[i] >= cfg.empty_min_gain**2 * ref.pattern
+        looks.append(_EmptyLook(rms, rms_all[i], bool(looks_empty), ref,
+                                (int(dx[i]), int(dy[i])), gains[i]))
+    return looks
+
+
+def _board_fit(boards: _Boards, obs: Float) -> tuple[Float, Float]:
+    """The light model with each cell's board picture fitted to its pictures obs
+    (N, S, 3, M) (of small mean): rss (N, S), coefficients (N, S, 3, 6)."""
+    rhs = np.matmul(obs.transpose(0, 2, 1, 3), boards.design)  # (N, 3, S, 6)
+    coef = np.matmul(rhs, boards.ninv.transpose(0, 1, 3, 2))
+    explained = np.einsum("ncsi,ncsi->ns", rhs, coef)
+    total = np.einsum("nscm,nscm->ns", obs, obs, optimize=True)
+    rss = np.maximum(total - explained, 0.0)
+    return rss, coef.transpose(0, 2, 1, 3)
+
+
+def _masked_boards(
+    obs: Float, boards: _Boards, cells: list[int], sq: _Square, keep: Mask
+) -> tuple[Float, Float]:
+    """The board pictures of cells fitted to their squares obs (J, 3, M) over the kept
+    pixels keep (J, M) only: the squared residual per pixel (J, M) and the coefficients
+    (J, 3, 6)."""
+    if not cells:
+        return np.zeros((0, obs.shape[2]), np.float32), np.zeros((0, 3, 6), np.float32)
+    chans, design = boards.channels[cells], boards.design[cells]
+    hidden = (~keep).astype(np.float32)
+    outer = (sq.basis[:, :, None] * sq.basis[:, None, :]).reshape(-1, 9)  # (M, 9)
+    tt = np.matmul(chans * chans * hidden[:, None], outer)  # (J, 3, 9)
+    tb = np.matmul(chans * hidden[:, None], outer)
+    bb = hidden @ outer  # (J, 9)
+    gram = boards.gram[cells].copy()
+    j = len(cells)
+    gram[:, :, :3, :3] -= tt.reshape(j, 3, 3, 3)
+    gram[:, :, :3, 3:] -= tb.reshape(j, 3, 3, 3)
+    gram[:, :, 3:, :3] -= tb.reshape(j, 3, 3, 3)
+    gram[:, :, 3:, 3:] -= bb.reshape(j, 1, 3, 3)
+    ninv = invert_normal(gram)
+    weight = keep.astype(np.float32)[:, None]
+    mean = (obs * weight).sum(axis=2) / weight.sum(axis=2)  # (J, 3)
+    centred = (obs - mean[..., None]) * weight
+    rhs = np.matmul(centred[:, :, None, :], design)[:, :, 0]  # (J, 3, 6)
+    coef = np.matmul(ninv, rhs[..., None])[..., 0]
+    coef[:, :, 3] += mean
+    fitted = chans * np.matmul(coef[:, :, :3], sq.basis_t) + np.matmul(coef[:, :, 3:], sq.basis_t)
+    return _squared_residual(obs, fitted), coef
+
+
+def _squared_residual(obs: Float, fitted: Float) -> Float:
+    """Per pixel, the squared residual summed over channels: (N, 3, M) -> (N, M)."""
+    res = obs - fitted
+    out: Float = res[:, 0] * res[:, 0] + res[:, 1] * res[:, 1] + res[:, 2] * res[:, 2]
+    return out
+
+
+def _light_residuals(x: Float, sq: _Square) -> NDArray[np.float64]:
+    """_light_residual of many pictures x (N, 3, M)."""
+    res = x - np.matmul(np.matmul(x, sq.pinv.T), sq.basis_t)
+    out: NDArray[np.float64] = np.einsum("ncm,ncm->n", res, res).astype(np.float64)
+    return out
+
+
+def _papers_white(planes: Float, model: TileModel) -> NDArray[np.float32]:
+    """How bright the paper is around each cell (N, 3, side, side): a high quantile of the
+    crop's rim beyond the tile's nominal square (neighbouring tiles may reach in, the gaps
+    between them do not)."""
+    side = planes.shape[2]
     n = round(model.config.tile_px)
     lo = max((side - n) // 2, 1)
-    grey = fine.mean(axis=2)
-    middle = grey[lo : side - lo]
-    rim = np.concatenate([grey[:lo].ravel(), grey[side - lo :].ravel(),
-                          middle[:, :lo].ravel(), middle[:, side - lo :].ravel()])
-    rank = int(model.config.paper_quantile * (rim.size - 1))
-    return float(np.partition(rim, rank)[rank])
+    grey = planes.transpose(0, 2, 3, 1).mean(axis=3)
+    count = len(planes)
+    middle = grey[:, lo : side - lo]
+    rim = np.concatenate([grey[:, :lo].reshape(count, -1), grey[:, side - lo :].reshape(count, -1),
+                          middle[:, :, :lo].reshape(count, -1),
+                          middle[:, :, side - lo :].reshape(count, -1)], axis=1)
+    rank = int(model.config.paper_quantile * (rim.shape[1] - 1))
+    out: NDArray[np.float32] = np.partition(rim, rank, axis=1)[:, rank]
+    return out
 
 
 def _empty(look: _EmptyLook, model: TileModel) -> CellMatch:
@@ -423,22 +644,22 @@ def _empty(look: _EmptyLook, model: TileModel) -> CellMatch:
 
 
 def _coarse_windows(
-    crop: Image, model: TileModel, crop_mm: float
+    crops: Sequence[Image], model: TileModel, crop_mm: float
 ) -> tuple[Float, NDArray[np.float64]]:
-    """Every coarse window of the crop, zero mean per channel and unit norm (P, D), and each
-    window's tile centre offset from the crop's centre in mm (P, 2)."""
+    """Every coarse window of crops of one size, zero mean per channel and unit norm
+    (N, P, D), and each window's tile centre offset from the crop's centre in mm (P, 2)."""
     cfg = model.config
     nc = cfg.coarse_tile_px
     side = max(nc, round(crop_mm * nc / model.tile_mm))
-    planes = np.ascontiguousarray(_scaled(crop, side).transpose(2, 0, 1))
+    planes = np.ascontiguousarray(np.stack([_scaled(c, side) for c in crops]).transpose(0, 3, 1, 2))
     b = model.rim_px(nc, cfg.coarse_border_mm)
     win = nc - 2 * b
     steps = side - win + 1
-    views = np.lib.stride_tricks.sliding_window_view(planes, (win, win), axis=(1, 2))
-    windows = views.transpose(1, 2, 0, 3, 4).reshape(steps * steps, 3, win * win)
-    windows = windows - windows.mean(axis=2, keepdims=True)
-    flat = windows.reshape(steps * steps, -1)
-    flat = flat / np.maximum(np.linalg.norm(flat, axis=1, keepdims=True), 1e-3)
+    views = np.lib.stride_tricks.sliding_window_view(planes, (win, win), axis=(2, 3))
+    windows = views.transpose(0, 2, 3, 1, 4, 5).reshape(len(crops), steps * steps, 3, win * win)
+    windows = windows - windows.mean(axis=3, keepdims=True)
+    flat = windows.reshape(len(crops), steps * steps, -1)
+    flat = flat / np.maximum(np.linalg.norm(flat, axis=2, keepdims=True), 1e-3)
     pos = np.arange(steps, dtype=np.float64) + (win - 1) / 2 - (side - 1) / 2
     gy, gx = np.meshgrid(pos, pos, indexing="ij")
     offsets = np.stack([gx.ravel(), gy.ravel()], axis=1) * (crop_mm / side)
@@ -460,63 +681,94 @@ class _Pose:
     score: float
 
 
-def _pose_windows(feats: Float, x0: int, y0: int, n_p: int, steps: int) -> tuple[Float, Float]:
-    """Windows (steps², features) of the pose features from (x0, y0), and their norms."""
-    region = feats[:, y0 : y0 + n_p + steps - 1, x0 : x0 + n_p + steps - 1]
-    views = np.lib.stride_tricks.sliding_window_view(region, (n_p, n_p), axis=(1, 2))
-    windows = views.transpose(1, 2, 0, 3, 4).reshape(steps * steps, -1)
-    norms = np.sqrt(np.maximum(np.einsum("pf,pf->p", windows, windows), 1e-6))
-    return np.ascontiguousarray(windows), norms.astype(np.float32)
+def _pose_windows(
+    feats: Float, x0: NDArray[np.intp], y0: NDArray[np.intp], n_p: int, steps: int
+) -> tuple[Float, Float]:
+    """Windows (N, steps², features) of each crop's pose features (N, colours, h, w) from
+    its (x0, y0), and their norms (N, steps²)."""
+    views = np.lib.stride_tricks.sliding_window_view(feats, (n_p, n_p), axis=(2, 3))
+    grid = np.arange(steps * steps)
+    ys = y0[:, None] + grid // steps
+    xs = x0[:, None] + grid % steps
+    crops = np.arange(len(feats))[:, None]
+    windows = views[crops, :, ys, xs].reshape(len(feats), len(grid), -1)
+    # Each window's energy from the summed-area table of the squared features.
+    table = np.zeros((len(feats), feats.shape[2] + 1, feats.shape[3] + 1))
+    table[:, 1:, 1:] = np.einsum("nchw,nchw->nhw", feats, feats, dtype=np.float64).cumsum(
+        axis=1).cumsum(axis=2)
+    energy = (table[crops, ys + n_p, xs + n_p] - table[crops, ys, xs + n_p]
+              - table[crops, ys + n_p, xs] + table[crops, ys, xs])
+    norms = np.sqrt(np.maximum(energy, 1e-6))
+    return windows, norms.astype(np.float32)
 
 
-def _find_pose(
-    feats: Float, model: TileModel, ks: list[int], offsets: list[NDArray[np.float64]], scale: float
-) -> tuple[int, _Pose]:
-    """Which of candidates ks places the tile best, and where: each searched around its own
-    coarse place at every turn; then the best one's sub-pixel place and turn."""
+def _find_poses(
+    feats: Float, half: Float, model: TileModel, ks: list[list[int]],
+    offsets: list[list[NDArray[np.float64]]], scales: list[float],
+) -> list[tuple[int, _Pose]]:
+    """For each crop (pose features `feats` (N, colours, side, side), and `half` at half
+    the scale), which of its candidates ks places the tile best, and where: each searched
+    around its own coarse place at every turn on `half`; then the best one's sub-pixel
+    place and turn on `feats`. All crops at once (as many candidates each)."""
     cfg = model.config
-    side = feats.shape[1]
+    count, side = len(feats), feats.shape[2]
     angles = cfg.pose_angles_deg
-    n_p = round(np.sqrt(model.pose.shape[2] / feats.shape[0]))
-    # First at half the scale: every candidate, every turn, around its coarse place.
-    half = halve_features(feats)
-    h_side, h_p = half.shape[1], n_p // 2
+    turns = len(angles)
+    n_p = round(np.sqrt(model.pose.shape[2] / feats.shape[1]))
+    # First at half the scale: every candidate, every turn, around its coarse place. (All
+    # places at once: the half-scale crop holds few.)
+    h_side, h_p = half.shape[2], n_p // 2
     r = max(1, cfg.pose_search_px // 2)
     steps = 2 * r + 1
-    best: tuple[float, int, int, int] | None = None  # score, k, x, y (full scale)
-    for k, offset in zip(ks, offsets, strict=True):
-        cx = ((side - 1) / 2 + offset[0] * scale - (n_p - 1) / 2) / 2
-        cy = ((side - 1) / 2 + offset[1] * scale - (n_p - 1) / 2) / 2
-        x0 = min(max(round(cx) - r, 0), h_side - h_p - 2 * r)
-        y0 = min(max(round(cy) - r, 0), h_side - h_p - 2 * r)
-        windows, norms = _pose_windows(half, x0, y0, h_p, steps)
-        scores = (windows @ model.pose_half[k].T).max(axis=1) / norms  # best turn per place
-        p = int(np.argmax(scores))
-        if best is None or scores[p] > best[0]:
-            best = (float(scores[p]), k, 2 * (x0 + p % steps), 2 * (y0 + p // steps))
-    assert best is not None
-    _score, k, bx, by = best
+    places = h_side - h_p + 1
+    zero = np.zeros(count, np.intp)
+    windows, norms = _pose_windows(half, zero, zero, h_p, places)
+    tried = np.asarray(ks)
+    templates = model.pose_half[tried].reshape(count, tried.shape[1] * turns, -1)
+    every = np.matmul(windows, templates.transpose(0, 2, 1)).reshape(
+        count, places, places, tried.shape[1], turns).max(axis=4)
+    every /= norms.reshape(count, places, places, 1)
+    starts = []
+    for c in range(count):
+        best: tuple[float, int, int, int] | None = None  # score, k, x, y (full scale)
+        for i, (k, offset) in enumerate(zip(ks[c], offsets[c], strict=True)):
+            cx = ((side - 1) / 2 + offset[0] * scales[c] - (n_p - 1) / 2) / 2
+            cy = ((side - 1) / 2 + offset[1] * scales[c] - (n_p - 1) / 2) / 2
+            x0 = min(max(round(cx) - r, 0), h_side - h_p - 2 * r)
+            y0 = min(max(round(cy) - r, 0), h_side - h_p - 2 * r)
+            scores = every[c, y0 : y0 + steps, x0 : x0 + steps, i].ravel()  # best turn per place
+            p = int(np.argmax(scores))
+            if best is None or scores[p] > best[0]:
+                best = (float(scores[p]), k, 2 * (x0 + p % steps), 2 * (y0 + p // steps))
+        assert best is not None
+        starts.append(best[1:])
     # Then at full scale, every turn around the best place, two pixels each way.
     n = 5
-    x0 = min(max(bx - 2, 0), side - n_p - n + 1)
-    y0 = min(max(by - 2, 0), side - n_p - n + 1)
-    windows, norms = _pose_windows(feats, x0, y0, n_p, n)
-    results = ((windows @ model.pose[k].T) / norms[:, None]).T.reshape(len(angles), n, n)
-    a, iy, ix = np.unravel_index(int(np.argmax(results)), results.shape)
-    res = results[a]
-    dx = _parabola(res[iy, ix - 1], res[iy, ix], res[iy, ix + 1]) if 0 < ix < n - 1 else 0.0
-    dy = _parabola(res[iy - 1, ix], res[iy, ix], res[iy + 1, ix]) if 0 < iy < n - 1 else 0.0
-    angle = angles[a]
-    if 0 < a < len(angles) - 1:
-        step = (angles[a + 1] - angles[a - 1]) / 2
-        angle += step * _parabola(results[a - 1, iy, ix], results[a, iy, ix],
-                                  results[a + 1, iy, ix])
-    centre = (x0 + ix + dx + (n_p - 1) / 2, y0 + iy + dy + (n_p - 1) / 2)
-    return k, _Pose(centre, float(angle), float(res[iy, ix]))
+    chosen = [k for k, _x, _y in starts]
+    x0s = np.array([min(max(x - 2, 0), side - n_p - n + 1) for _k, x, _y in starts])
+    y0s = np.array([min(max(y - 2, 0), side - n_p - n + 1) for _k, _x, y in starts])
+    windows, norms = _pose_windows(feats, x0s, y0s, n_p, n)
+    every_turn = np.matmul(windows, model.pose[chosen].transpose(0, 2, 1)) / norms[..., None]
+    out = []
+    for c in range(count):
+        results = every_turn[c].T.reshape(turns, n, n)
+        a, iy, ix = np.unravel_index(int(np.argmax(results)), results.shape)
+        res = results[a]
+        dx = _parabola(res[iy, ix - 1], res[iy, ix], res[iy, ix + 1]) if 0 < ix < n - 1 else 0.0
+        dy = _parabola(res[iy - 1, ix], res[iy, ix], res[iy + 1, ix]) if 0 < iy < n - 1 else 0.0
+        angle = angles[a]
+        if 0 < a < turns - 1:
+            step = (angles[a + 1] - angles[a - 1]) / 2
+            angle += step * _parabola(results[a - 1, iy, ix], results[a, iy, ix],
+                                      results[a + 1, iy, ix])
+        centre = (x0s[c] + ix + dx + (n_p - 1) / 2, y0s[c] + iy + dy + (n_p - 1) / 2)
+        out.append((chosen[c], _Pose((float(centre[0]), float(centre[1])), float(angle),
+                                     float(res[iy, ix]))))
+    return out
 
 
 def _aligned(fine: Float, model: TileModel, pose: _Pose, scale: float) -> Float:
-    """The tile's inner square cut from the fine crop along the found pose: (M, 3)."""
+    """The tile's inner square cut from the fine crop along the found pose: (n, n, 3)."""
     n_i = model.inner_px
     s = scale * model.tile_mm / model.config.tile_px  # fine-crop px per template px
     a = np.radians(pose.angle)
@@ -526,70 +778,59 @@ def _aligned(fine: Float, model: TileModel, pose: _Pose, scale: float) -> Float:
     m = np.hstack([rot, shift[:, None]])
     patch = cv2.warpAffine(fine, m, (n_i, n_i), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                            borderMode=cv2.BORDER_REPLICATE)
-    out: Float = np.asarray(patch, np.float32).reshape(-1, 3)
+    out: Float = np.asarray(patch, np.float32)
     return out
 
 
 # --- steps 3 and 4: which tile, how sure ---------------------------------------------------
 
 
-def _ranked(x: Float, model: TileModel) -> NDArray[np.intp]:
-    """Every candidate ranked by per-channel correlation at the medium scale, best first."""
-    n_i, m = model.inner_px, model.medium_px
-    small = cv2.resize(x.reshape(n_i, n_i, 3), (m, m), interpolation=cv2.INTER_AREA)
-    chans = np.asarray(small, np.float32).reshape(-1, 3).T
-    chans = chans - chans.mean(axis=1, keepdims=True)
-    dots = np.matmul(model.medium, chans.T)  # (K, 3, 3): every channel with every channel
-    mine = dots[:, [0, 1, 2], [0, 1, 2]]
-    explained = (np.maximum(mine, 0.0) ** 2).sum(axis=1)
-    return np.argsort(-explained)
+def _ranks(patches: Sequence[Float], model: TileModel) -> NDArray[np.intp]:
+    """Every candidate ranked for each straight-cut inner square (n, n, 3) by per-channel
+    correlation at the medium scale, best first: (N, K), one product for all squares."""
+    m = model.medium_px
+    small = np.stack([cv2.resize(p, (m, m), interpolation=cv2.INTER_AREA) for p in patches])
+    chans = np.ascontiguousarray(small.reshape(len(patches), -1, 3).transpose(2, 1, 0))
+    chans = chans - chans.mean(axis=1, keepdims=True)  # (3, m * m, N)
+    mine = np.matmul(model.medium_channels, chans)  # (3, K, N): each channel with its own
+    explained = (np.maximum(mine, 0.0) ** 2).sum(axis=0)
+    out: NDArray[np.intp] = np.argsort(-explained.T, axis=1)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class _Fits:
-    ks: list[int]
+    ks: NDArray[np.intp]  # the candidates fitted
     rss: NDArray[np.float64]
     coef: NDArray[np.float64]
-    base: float  # what the light alone leaves
+    ninv: Float  # the inverse normal matrices used (for the same pixels)
+    share: float  # of what the light alone leaves, what the best explains
 
     def best(self) -> int:
         return int(np.argmin(self.rss))
 
-    @property
-    def share(self) -> float:
-        return float(1.0 - self.rss.min() / max(self.base, 1e-6))
 
-
-def _masked_inverse(model: TileModel, ks: list[int], keep: Mask) -> Float:
-    """Inverse normal matrices of candidates ks without the pixels left out: the full normal
-    matrices less what the (few) hidden pixels add."""
-    hidden = ~keep
-    gram = model.gram[ks]
-    if hidden.any():
-        gram = gram - normal_matrices(np.ascontiguousarray(model.terms[ks][..., hidden]),
-                                      model.basis[hidden])
+def _masked_inverse(model: TileModel, ks: NDArray[np.intp], hidden: Mask) -> Float:
+    """Inverse normal matrices of candidates ks without the hidden blocks (blocks x blocks):
+    the full normal matrices less what those blocks add."""
+    gone = np.flatnonzero(hidden)
+    gram = model.gram[ks] - model.block_gram[ks[:, None], :, gone].sum(axis=1)
     return invert_normal(gram)
 
 
-def _fits(model: TileModel, ks: list[int], x: Float, keep: Mask | None) -> _Fits:
-    terms = model.terms[ks]
-    sq = _square(model.inner_px)
-    if keep is None:
-        rss, coef = unexplained(terms, model.normal_inv[ks], model.basis, x)
-        return _Fits(ks, rss, coef, _light_residual(x, sq))
-    rss, coef = unexplained(terms, _masked_inverse(model, ks, keep), model.basis,
-                            x * keep[:, None])
-    return _Fits(ks, rss, coef, _light_residual(x, sq, keep))
-
-
-def _is_rival(model: TileModel, best: int, k: int) -> bool:
-    return bool(model.groups[k] != model.groups[best] and not model.twins[best, k])
+def _fits(model: TileModel, ks: NDArray[np.intp], x: Float, hidden: Mask | None) -> _Fits:
+    """Candidates ks fitted to x (3, M) without the hidden blocks."""
+    keep = None if hidden is None else _block_mask(hidden, model.inner_px)
+    ninv = model.normal_inv[ks] if hidden is None else _masked_inverse(model, ks, hidden)
+    rss, coef = fit_light(model.channels[:, ks], ninv, model.basis_t, x, keep)
+    base = _light_residual(x, _square(model.inner_px), keep)
+    return _Fits(ks, rss, coef, ninv, float(1.0 - rss.min() / max(base, 1e-6)))
 
 
 @dataclass(frozen=True, slots=True)
 class _Verdict:
     match: CellMatch
-    predicted: Float  # the best fit's picture of the tile's inner square (M, 3)
+    predicted: Float  # the best fit's picture of the tile's inner square (3, M)
     rss: float  # what it leaves of the whole square
     others: list[int]  # candidates of the first fit, best first (the best one included)
 
@@ -601,8 +842,9 @@ def _covered(x: Float, fits: _Fits, model: TileModel) -> Mask:
     n_i = model.inner_px
     hidden: Mask | None = None
     for j in np.argsort(fits.rss)[: cfg.cover_witnesses]:
-        predicted = _predict(model.terms[fits.ks[j]], model.basis, fits.coef[j])
-        mine = _hidden_blocks(((x - predicted) ** 2).sum(axis=1), n_i, cfg, predicted)
+        predicted = _predicted(model, int(fits.ks[j]), fits.coef[j])
+        res = x - predicted
+        mine = _hidden_blocks((res * res).sum(axis=0), n_i, cfg, predicted)
         hidden = mine if hidden is None else hidden & mine
         if not hidden.any():
             break
@@ -610,36 +852,41 @@ def _covered(x: Float, fits: _Fits, model: TileModel) -> Mask:
     return hidden
 
 
-def _decide(model: TileModel, x: Float, first: int) -> _Verdict:
-    """Which candidate the straight-cut inner square x (M, 3) shows, and how sure."""
+def _decide(
+    model: TileModel, patch: Float, first: int, order: NDArray[np.intp] | None = None
+) -> _Verdict:
+    """Which candidate the straight-cut inner square (n, n, 3) shows, and how sure; `order`:
+    the candidates ranked (_ranks) if known."""
     cfg = model.config
-    order = _ranked(x, model)
-    shortlist = [int(k) for k in order[: cfg.shortlist]]
+    if order is None:
+        order = _ranks([patch], model)[0]
+    x = np.ascontiguousarray(patch.reshape(-1, 3).T)  # (3, M)
+    shortlist = order[: cfg.shortlist]
     if first not in shortlist:
-        shortlist.append(first)
+        shortlist = np.append(shortlist, first)
     fits = _fits(model, shortlist, x, None)
-    others = [fits.ks[j] for j in np.argsort(fits.rss)]
+    others = fits.ks[np.argsort(fits.rss)].tolist()
     n_i = model.inner_px
-    keep: Mask | None = None
+    left_out: Mask | None = None  # the blocks the fit leaves out
     share_hidden = 0.0
     # Covered blocks: far more left unexplained than the typical block. The fit is redone
     # without them, for the closest few candidates (a big cover spoils the first fit).
     for _ in range(cfg.cover_passes):
         hidden = _covered(x, fits, model)
-        share_hidden = float(hidden.mean())
+        share_hidden = int(np.count_nonzero(hidden)) / hidden.size
         if share_hidden > cfg.max_hidden:
             break
-        mask = _block_mask(hidden, n_i) if hidden.any() else None
-        if (mask is None and keep is None) or (
-            mask is not None and keep is not None and bool(np.array_equal(mask, keep))
+        now = hidden if hidden.any() else None
+        if (now is None and left_out is None) or (
+            now is not None and left_out is not None and bool(np.array_equal(now, left_out))
         ):
             break
-        keep = mask
-        closest = [fits.ks[j] for j in np.argsort(fits.rss)[: cfg.refit]]
-        fits = _fits(model, closest, x, keep)
+        left_out = now
+        fits = _fits(model, fits.ks[np.argsort(fits.rss)[: cfg.refit]], x, left_out)
+    keep = None if left_out is None else _block_mask(left_out, n_i)
     i = fits.best()
-    best = fits.ks[i]
-    predicted = _predict(model.terms[best], model.basis, fits.coef[i])
+    best = int(fits.ks[i])
+    predicted = _predicted(model, best, fits.coef[i])
     whole = float(((x - predicted) ** 2).sum())
 
     def unknown(reason: str, evidence: float = 0.0, rival: int | None = None) -> _Verdict:
@@ -649,7 +896,7 @@ def _decide(model: TileModel, x: Float, first: int) -> _Verdict:
 
     if share_hidden > cfg.max_hidden:
         return unknown("covered")
-    kept = x.shape[0] if keep is None else int(keep.sum())
+    kept = x.shape[1] if keep is None else int(keep.sum())
     rms = float(np.sqrt(fits.rss[i] / (3 * kept)))
     faint_ok = rms <= cfg.max_fit_rms and keep is None  # a plain tile, nothing covering it
     if fits.share < cfg.min_fit_floor or (fits.share < cfg.min_fit and not faint_ok):
@@ -658,23 +905,19 @@ def _decide(model: TileModel, x: Float, first: int) -> _Verdict:
         return unknown("washed out")
     if _gain_spread(fits.coef[i], model.energy[best]) > cfg.max_gain_spread:
         return unknown("colours")
-    rivals = sorted((j for j, k in enumerate(fits.ks) if _is_rival(model, best, k)),
-                    key=lambda j: fits.rss[j])[: cfg.rivals]
+    rivalling = (model.groups[fits.ks] != model.groups[best]) & ~model.twins[best, fits.ks]
+    rivals = [int(j) for j in np.argsort(fits.rss, kind="stable") if rivalling[j]][: cfg.rivals]
     evidence, rival, separation = 1.0, None, float("inf")
     if rivals:
         # What each rival would miss were the best exactly right, and the noise per value.
-        ks = [fits.ks[j] for j in rivals]
-        terms = model.terms[ks]
-        if keep is None:
-            apart, _coef = unexplained(terms, model.normal_inv[ks], model.basis, predicted)
-        else:
-            apart, _coef = unexplained(terms, _masked_inverse(model, ks, keep), model.basis,
-                                       predicted * keep[:, None])
+        ks = fits.ks[rivals]
+        apart, _coef = fit_light(model.channels[:, ks], fits.ninv[rivals], model.basis_t,
+                                 predicted, keep)
         apart = np.maximum(apart, 1e-6)
         noise = max(float(np.sqrt(fits.rss[i] / max(3 * kept - 18, 1))), 1.0)
         ev = (fits.rss[rivals] - fits.rss[i]) / apart
         j = int(np.argmin(ev))
-        evidence, rival = float(ev[j]), ks[j]
+        evidence, rival = float(ev[j]), int(ks[j])
         separation = float(np.sqrt(apart.min()) / (2 * noise))
     if separation < cfg.min_separation:
         return unknown("faint", evidence, rival)
@@ -701,11 +944,16 @@ def _settle(verdict: _Verdict, look: _EmptyLook, empty_rss: float, model: TileMo
             return match
         return replace(match, read=UNKNOWN, evidence=min(evidence, match.evidence),
                        reason="empty?")
-    # No tile named. Empty when the board picture is seen at its full contrast (no tile's
-    # glare would leave that), or when no tile explains clearly more than the empty look
-    # and nothing looks like a tile at all; otherwise (a faint tile pattern) unknown.
+    # No tile named. Never empty in glare that may wash a tile out, nor where the board's
+    # own picture is not seen. Empty when the board picture is seen at its full contrast
+    # (no tile's glare would leave that), or when no tile explains clearly more than the
+    # empty look and nothing looks like a tile at all; otherwise (a faint tile) unknown.
+    if look.washed:
+        return replace(match, reason="glare")
     if look.gain >= cfg.empty_full_gain:
         return _empty(look, model)
+    if not _board_seen(look, cfg):
+        return replace(match, reason="board unseen")
     noise = max(min(empty_rss, verdict.rss) / verdict.predicted.size, 1.0)
     if delta <= cfg.empty_max_excess * noise and match.fit < cfg.min_fit_floor:
         return _empty(look, model)
@@ -714,27 +962,63 @@ def _settle(verdict: _Verdict, look: _EmptyLook, empty_rss: float, model: TileMo
 
 @dataclass(frozen=True, slots=True)
 class _Pending:
-    index: int
     fine: Float
     scale: float  # fine-crop px per mm
     offsets: NDArray[np.float64]
     look: _EmptyLook
 
 
-def _read_tile(job: _Pending, scores: Float, model: TileModel) -> CellMatch:
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """Where a pending cell's tile was found: by which candidate, and its square cut there."""
+
+    where: NDArray[np.intp]  # each candidate's best coarse window
+    tried: list[int]  # the candidates that searched the place
+    feats: Float  # the crop's pose features
+    half: Float  # the same at half the scale
+    first: int  # the candidate that placed it best
+    patch: Float  # the tile's inner square cut along that place (n, n, 3)
+
+
+def _place_all(jobs: list[_Pending], scores: list[Float], model: TileModel) -> list[_Placed]:
+    """For each pending crop with its coarse scores: the candidates that match best at their
+    best coarse places each search the tile's place; the best placed fixes it, with its
+    turn. Crops of one size at once."""
     cfg = model.config
-    # The candidates that match best at their best coarse places each search the tile's
-    # place; the best placed fixes it, with its turn.
-    where = np.argmax(scores, axis=0)
-    top = np.argsort(-scores[where, np.arange(scores.shape[1])])[: cfg.pose_candidates]
-    tried = [int(k) for k in top]
-    feats = pose_features(job.fine, model.pose_colours, cfg.pose_highpass_px)
-    k, pose = _find_pose(feats, model, tried, [job.offsets[where[k]] for k in tried], job.scale)
-    x = _aligned(job.fine, model, pose, job.scale)
-    verdict = _decide(model, x, k)
-    # The tile may be none of those that placed it (a wrong place fits everything worse):
-    # when no tile is named, or a candidate that did not place it won, place it again with
-    # the best-fitting ones that have not tried yet.
+    out: list[_Placed | None] = [None] * len(jobs)
+    by_side: dict[int, list[int]] = {}
+    for i, job in enumerate(jobs):
+        by_side.setdefault(job.fine.shape[0], []).append(i)
+    for idx in by_side.values():
+        wheres, tried = [], []
+        for i in idx:
+            where = np.argmax(scores[i], axis=0)
+            top = np.argsort(-scores[i][where, np.arange(scores[i].shape[1])])[
+                : cfg.pose_candidates]
+            wheres.append(where)
+            tried.append([int(k) for k in top])
+        feats = np.stack([pose_features(jobs[i].fine, model.pose_colours,
+                                        cfg.pose_highpass_px) for i in idx])
+        half = np.stack([halve_features(f) for f in feats])
+        offsets = [[jobs[i].offsets[w[k]] for k in t]
+                   for i, w, t in zip(idx, wheres, tried, strict=True)]
+        found = _find_poses(feats, half, model, tried, offsets, [jobs[i].scale for i in idx])
+        for j, i in enumerate(idx):
+            job = jobs[i]
+            k, pose = found[j]
+            out[i] = _Placed(wheres[j], tried[j], feats[j], half[j], k,
+                             _aligned(job.fine, model, pose, job.scale))
+    return [p for p in out if p is not None]
+
+
+def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel) -> list[int]:
+    """Candidates that place the tile again after its first verdict (the better fit stands).
+
+    The tile may be none of those that placed it (a wrong place fits everything worse):
+    when no tile is named, or a candidate that did not place it won, it is placed again
+    with the best-fitting ones that have not tried yet."""
+    cfg = model.config
+    tried = placed.tried
     retry = [c for c in verdict.others if c not in tried]
     if verdict.match.read.tile is not None:
         # A close rival that did not place the tile is given its own place too: a place
@@ -750,33 +1034,116 @@ def _read_tile(job: _Pending, scores: Float, model: TileModel) -> CellMatch:
             retry = []
     elif job.look.looks or verdict.match.fit < cfg.min_fit_floor:
         retry = []  # an empty cell, or nothing like a tile: no place will make it one
-    for k2 in retry[: cfg.pose_retries]:
-        tried.append(k2)
-        _k, pose2 = _find_pose(feats, model, [k2], [job.offsets[where[k2]]], job.scale)
-        x2 = _aligned(job.fine, model, pose2, job.scale)
-        verdict2 = _decide(model, x2, k2)
-        if verdict2.match.fit > verdict.match.fit:
-            verdict, x = verdict2, x2
-    if not (job.look.looks and job.look.rms <= cfg.empty_max_rms):
-        return replace(verdict.match, empty_rms=job.look.rms)
-    empty_rss = job.look.inner_fit(model, _cut(job.fine, model.inner_px, job.look.shift))
-    return _settle(verdict, job.look, empty_rss, model)
+    return retry[: cfg.pose_retries]
+
+
+def _place_again(
+    again: list[tuple[_Pending, _Placed, int]], model: TileModel
+) -> list[Float]:
+    """Each crop placed again by one more candidate: the tile's square cut there (n, n, 3).
+    Crops of one size at once."""
+    out: list[Float | None] = [None] * len(again)
+    by_side: dict[int, list[int]] = {}
+    for i, (job, _placed, _k) in enumerate(again):
+        by_side.setdefault(job.fine.shape[0], []).append(i)
+    for idx in by_side.values():
+        found = _find_poses(
+            np.stack([again[i][1].feats for i in idx]), np.stack([again[i][1].half for i in idx]),
+            model, [[again[i][2]] for i in idx],
+            [[again[i][0].offsets[again[i][1].where[again[i][2]]]] for i in idx],
+            [again[i][0].scale for i in idx],
+        )
+        for i, (_k, pose) in zip(idx, found, strict=True):
+            out[i] = _aligned(again[i][0].fine, model, pose, again[i][0].scale)
+    return [x for x in out if x is not None]
+
+
+def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> list[CellMatch]:
+    """Which tile each pending crop shows (with its coarse scores): placed, cut straight,
+    ranked and fitted; placed again by other candidates when in doubt; weighed against the
+    empty look."""
+    cfg = model.config
+    placed = _place_all(jobs, scores, model)
+    orders = _ranks([p.patch for p in placed], model)
+    verdicts = [_decide(model, p.patch, p.first, order)
+                for p, order in zip(placed, orders, strict=True)]
+    again = [(c, k) for c, (job, place, verdict) in enumerate(zip(jobs, placed, verdicts,
+                                                                   strict=True))
+             for k in _retries(job, place, verdict, model)]
+    if again:
+        patches = _place_again([(jobs[c], placed[c], k) for c, k in again], model)
+        for (c, k), patch, order in zip(again, patches, _ranks(patches, model), strict=True):
+            verdict = _decide(model, patch, k, order)
+            if verdict.match.fit > verdicts[c].match.fit:
+                verdicts[c] = verdict
+    out = []
+    for job, verdict in zip(jobs, verdicts, strict=True):
+        look = job.look
+        if not (look.looks and look.rms <= cfg.empty_max_rms):
+            out.append(replace(verdict.match, empty_rms=look.rms))
+            continue
+        square = np.ascontiguousarray(_cut(job.fine, model.inner_px, look.shift).T)
+        out.append(_settle(verdict, look, look.inner_fit(model, square), model))
+    return out
+
+
+def _board_seen(look: _EmptyLook, cfg: CellConfig) -> bool:
+    """False when a board picture with a pattern of its own is not seen where nothing covers
+    it (something flat lies over the cell: an arm, a plain tile); True for the plain mat."""
+    ref = look.reference
+    if ref is None or ref.pattern < cfg.empty_min_pattern**2:
+        return True
+    clean = look.rms_all <= cfg.empty_sure_rms
+    return look.gain >= (cfg.empty_board_min_gain if clean else cfg.empty_board_doubt_gain)
+
+
+def _in_glare(
+    fines: Sequence[Float],
+    refs: Sequence[_Reference | None],
+    groups: Sequence[Hashable | None],
+    model: TileModel,
+) -> list[int]:
+    """Plain cells of a light group with a block far whiter than the group's paper (the
+    median of the paper seen round its cells): a lamp's reflection there may hide a tile."""
+    cfg = model.config
+    members: dict[Hashable, list[int]] = {}
+    for i, (ref, group) in enumerate(zip(refs, groups, strict=True)):
+        if ref is None and group is not None:
+            members.setdefault(group, []).append(i)
+    sq = _square(_wide_px(model))
+    out = []
+    for idx in members.values():
+        papers = [float(_papers_white(fines[i].transpose(2, 0, 1)[None], model)[0]) for i in idx]
+        paper = float(np.median(papers))
+        if paper >= cfg.glare_max_paper:
+            continue
+        whiter = paper + cfg.glare_washout * (255.0 - paper)
+        for i in idx:
+            grey = np.ascontiguousarray(_cut(fines[i], sq.n).mean(axis=1), np.float32)
+            if float(_block_means(grey[None], sq.n, cfg.blocks).max()) >= whiter:
+                out.append(i)
+    return out
 
 
 def match_cells(
     crops: Sequence[Image],
     model: TileModel,
     empty_references: Sequence[Image | None] | None = None,
+    *,
+    light_groups: Sequence[Hashable | None] | None = None,
 ) -> list[CellMatch]:
-    """Read cell crops and keep the figures behind each answer."""
+    """Read cell crops and keep the figures behind each answer (read_cells' arguments)."""
     refs = list(empty_references) if empty_references is not None else [None] * len(crops)
     if len(refs) != len(crops):
         raise ValueError(f"{len(crops)} crops but {len(refs)} empty references")
+    groups = list(light_groups) if light_groups is not None else [None] * len(crops)
+    if len(groups) != len(crops):
+        raise ValueError(f"{len(crops)} crops but {len(groups)} light groups")
     cfg = model.config
     out: list[CellMatch | None] = [None] * len(crops)
-    pending: list[_Pending] = []
-    windows: list[Float] = []
-    for i, (crop, ref) in enumerate(zip(crops, refs, strict=True)):
+    fines: list[Float] = []
+    prepared: list[_Reference | None] = []
+    for crop, ref in zip(crops, refs, strict=True):
         _check_crop(crop, "a cell crop")
         if ref is not None:
             _check_crop(ref, "an empty reference")
@@ -788,21 +1155,30 @@ def match_cells(
                 f"a cell crop of {crop_mm:.0f} mm is too small for a {model.tile_mm:g} mm tile"
             )
         side = max(8, round(crop_mm * cfg.tile_px / model.tile_mm))
-        fine = _scaled(crop, side)
-        prepared = None if ref is None else _reference(ref, model, side)
-        look = _empty_look(fine, model, prepared)
+        fines.append(_scaled(crop, side))
+        prepared.append(None if ref is None else _reference(ref, model, side))
+    looks = _empty_looks(fines, model, prepared)
+    for i in _in_glare(fines, prepared, groups, model):
+        looks[i] = replace(looks[i], washed=True)
+    waiting: dict[int, list[int]] = {}  # crops that may hold a tile, by size
+    for i, (ref, look) in enumerate(zip(refs, looks, strict=True)):
         sure = cfg.empty_sure_rms if ref is not None else cfg.mat_sure_rms
-        if look.looks and look.rms_all <= sure:
+        if look.looks and look.rms_all <= sure and not look.washed and _board_seen(look, cfg):
             out[i] = _empty(look, model)
-            continue
-        flat, offsets = _coarse_windows(crop, model, crop_mm)
-        windows.append(flat)
-        pending.append(_Pending(i, fine, side / crop_mm, offsets, look))
+        else:
+            waiting.setdefault(crops[i].shape[0], []).append(i)
+    pending: dict[int, tuple[_Pending, Float]] = {}
+    for size, idx in waiting.items():
+        crop_mm = size / model.px_per_mm
+        flat, offsets = _coarse_windows([crops[i] for i in idx], model, crop_mm)
+        # One product for every window of every crop of this size.
+        scores = (flat.reshape(-1, flat.shape[2]) @ model.coarse.T).reshape(*flat.shape[:2], -1)
+        for i, score in zip(idx, scores, strict=True):
+            job = _Pending(fines[i], fines[i].shape[0] / crop_mm, offsets, looks[i])
+            pending[i] = (job, score)
     if pending:
-        scores = np.concatenate(windows) @ model.coarse.T  # one product for every crop
-        start = 0
-        for job in pending:
-            count = len(job.offsets)
-            out[job.index] = _read_tile(job, scores[start : start + count], model)
-            start += count
+        order = sorted(pending)
+        reads = _read_tiles([pending[i][0] for i in order], [pending[i][1] for i in order], model)
+        for i, read in zip(order, reads, strict=True):
+            out[i] = read
     return [m for m in out if m is not None]

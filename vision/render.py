@@ -383,6 +383,24 @@ class _Sprites:
 
 _SPRITES = _Sprites()
 
+_SHIP_LAYERS: dict[int, tuple[Image, Image, Image]] = {}
+
+
+def _ship_layers(ship: Image) -> tuple[Image, Image]:
+    """The ship picture's colour and alpha as contiguous pictures, split once per picture:
+    the sprite cache files pictures by id and keeps them, so a new split every frame would
+    fill it (4096 entries, hundreds of MiB) before it is cleared."""
+    hit = _SHIP_LAYERS.get(id(ship))
+    if hit is None or hit[0] is not ship:
+        if len(_SHIP_LAYERS) >= 8:
+            _SHIP_LAYERS.clear()
+        colour = np.ascontiguousarray(ship[:, :, :3])
+        alpha = np.ascontiguousarray(ship[:, :, 3])
+        colour.flags.writeable = alpha.flags.writeable = False
+        hit = (ship, colour, alpha)
+        _SHIP_LAYERS[id(ship)] = hit
+    return hit[1], hit[2]
+
 
 class _Frame:
     """The picture being drawn, with the camera's table -> image homography."""
@@ -1007,10 +1025,9 @@ def render_table(
             @ _translate(cx + scene.ship_offset_mm[0], cy + scene.ship_offset_mm[1])
             @ _turn(heading + scene.ship_turn_deg)
         )
+        ship_bgr, ship_alpha = _ship_layers(ship)
         frame.paste(
-            np.ascontiguousarray(ship[:, :, :3]),
-            place @ picture_to_mm(sw, sh, sw * scale_mm, sh * scale_mm),
-            np.ascontiguousarray(ship[:, :, 3]),
+            ship_bgr, place @ picture_to_mm(sw, sh, sw * scale_mm, sh * scale_mm), ship_alpha
         )
         t = (np.arange(cfg.TRUTH_SAMPLES) + 0.5) / cfg.TRUTH_SAMPLES - 0.5
         gx, gy = np.meshgrid(t * sw * scale_mm * 0.8, t * sh * scale_mm * 0.8)

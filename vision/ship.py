@@ -81,12 +81,20 @@ def _over_white(ship: Image) -> tuple[Float, Float]:
     return laid.astype(np.float32), alpha
 
 
-@lru_cache(maxsize=1024)
-def _template(digest: bytes, ship_key: ShipKey, length_px: int, angle: float) -> Float:
-    """The ship laid on white, longer side `length_px`, turned `angle` degrees (OpenCV's
-    sense), cut to the turned ship and a pixel of white around it."""
-    ship = _SHIPS[digest]
-    laid, alpha = _over_white(ship)
+@lru_cache(maxsize=32)
+def _laid(digest: bytes, ship_key: ShipKey) -> tuple[Float, Float, float]:
+    """The ship (by digest) laid on white, its opacity and its mean opacity (made once)."""
+    laid, alpha = _over_white(_SHIPS[digest])
+    laid.flags.writeable = False  # shared by the cache
+    alpha.flags.writeable = False
+    return laid, alpha, float(alpha.mean())
+
+
+@lru_cache(maxsize=64)
+def _sized(digest: bytes, ship_key: ShipKey, length_px: int) -> tuple[Float, Float]:
+    """The ship laid on white, longer side `length_px`, in the middle of a square of white
+    wide enough to turn it, and its opacity there (one per length, shared by every turn)."""
+    laid, alpha, _share = _laid(digest, ship_key)
     h, w = laid.shape[:2]
     scale = length_px / max(h, w)
     size = (max(2, round(w * scale)), max(2, round(h * scale)))
@@ -98,6 +106,17 @@ def _template(digest: bytes, ship_key: ShipKey, length_px: int, angle: float) ->
     y0, x0 = (side - size[1]) // 2, (side - size[0]) // 2
     canvas[y0 : y0 + size[1], x0 : x0 + size[0]] = laid
     mask[y0 : y0 + size[1], x0 : x0 + size[0]] = alpha
+    canvas.flags.writeable = False  # shared by the cache
+    mask.flags.writeable = False
+    return canvas, mask
+
+
+@lru_cache(maxsize=1024)
+def _template(digest: bytes, ship_key: ShipKey, length_px: int, angle: float) -> Float:
+    """The ship laid on white, longer side `length_px`, turned `angle` degrees (OpenCV's
+    sense), cut to the turned ship and a pixel of white around it."""
+    canvas, mask = _sized(digest, ship_key, length_px)
+    side = canvas.shape[0]
     m = cv2.getRotationMatrix2D(((side - 1) / 2, (side - 1) / 2), angle, 1.0)
     turned = cv2.warpAffine(canvas, m, (side, side), flags=cv2.INTER_LINEAR,
                             borderMode=cv2.BORDER_CONSTANT, borderValue=(255, 255, 255))
@@ -118,6 +137,8 @@ def _ship_digest(ship: Image) -> bytes:
     if digest not in _SHIPS:
         if len(_SHIPS) > 16:
             _SHIPS.clear()
+            _laid.cache_clear()
+            _sized.cache_clear()
             _template.cache_clear()
         _SHIPS[digest] = np.array(ship, copy=True)
     return digest
@@ -165,13 +186,15 @@ def locate_ship(
     small = np.asarray(cv2.resize(area, (n, n), interpolation=cv2.INTER_AREA), np.float32)
     # The paper's local brightness (light and shadows vary across the mat): the brightest
     # nearby, smoothed. A pixel is "not paper" by how much darker or more colourful it is.
-    grey = small.mean(axis=2)
-    brightest = small.max(axis=2)
+    # Per-channel slices: numpy reduces a short last axis slowly (same values as mean/max).
+    b, g, r = small[:, :, 0], small[:, :, 1], small[:, :, 2]
+    grey = (b + g + r) / 3
+    brightest = np.maximum(np.maximum(b, g), r)
     reach = max(3, round(cfg.paper_reach_mm * ppm)) | 1
     paper = cv2.dilate(grey, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (reach, reach)))
     paper = cv2.GaussianBlur(paper, (0, 0), reach / 2)
     darker = np.clip((1.0 - grey / np.maximum(paper, 1.0) - cfg.paper_shade) / cfg.ink_shade, 0, 1)
-    chroma = (brightest - small.min(axis=2)) / np.maximum(brightest, 1.0)
+    chroma = (brightest - np.minimum(np.minimum(b, g), r)) / np.maximum(brightest, 1.0)
     colour = np.clip((chroma - cfg.paper_chroma) / cfg.ink_chroma, 0.0, 1.0)
     ink = np.maximum(darker, colour)  # how much each pixel is not paper
 
@@ -195,8 +218,7 @@ def locate_ship(
                  if cfg.min_area_mm2 <= fullness[p] <= cfg.max_area_mm2]
     order = plausible[: cfg.positions_searched]
     digest = _ship_digest(ship)
-    laid, _alpha = _over_white(ship)
-    ship_share = float(_alpha.mean())
+    laid, _alpha, ship_share = _laid(digest, tuple(ship.shape))
     scores = np.zeros(kit.SHIP_POSITIONS)
     for p in order:
         # The ship's size from how much of the window is not paper (its picture's share of

@@ -42,7 +42,7 @@ from vision.areas import (
     locate_display,
     locate_seat,
 )
-from vision.config import VisionConfig
+from vision.config import TeachConfig, VisionConfig
 from vision.kit_print import swap_into_place
 from vision.markers import detect_markers
 from vision.pack import PACK_FILE
@@ -51,59 +51,6 @@ Image = NDArray[np.uint8]
 Matrix = NDArray[np.float64]
 Cell = tuple[int, int]
 CELLS: tuple[Cell, ...] = tuple((r, c) for r in range(4) for c in range(4))
-
-
-@dataclass(frozen=True, slots=True)
-class TeachConfig:
-    """Tunables of teaching (lengths in mm on the table)."""
-
-    #: Side of each stored tile picture (formats.md asks for at least 128).
-    picture_px: int = 256
-    #: Scale of the rectified mat in which tiles and the ship are found.
-    work_px_per_mm: float = 4.0
-    #: A pixel is "not paper" when its colour lies this far (Euclidean, 0..441) from the
-    #: paper's colour expected there (fitted over the empty ship lane) ...
-    paper_distance: float = 45.0
-    #: ... unless it is brighter paper of the same hue within this distance (a glare spot).
-    hue_distance: float = 28.0
-    #: Where no tile edge shows against that, paper of the same hue down to this fraction of
-    #: its brightness counts as paper in shadow.
-    shadow_ratio: float = 0.5
-    #: Printed outlines (≤ 0.5 mm) vanish under an opening of this size; tiles do not.
-    line_removal_mm: float = 1.5
-    #: A cell holds a tile when this fraction of its inner square is not paper ...
-    occupied_fraction: float = 0.35
-    #: ... where the inner square is the tile square shrunk by this on every side (a tile
-    #: lying 4 mm and 5° off still covers it).
-    inner_shrink_mm: float = 8.0
-    #: The tile is searched this far beyond its nominal square, turned up to this many degrees.
-    search_margin_mm: float = 5.0
-    search_turn_deg: float = 6.0
-    search_turn_step_deg: float = 0.5
-    #: The edge fit looks this far beyond the found square and accepts a quadrilateral whose
-    #: sides differ from the tile's by at most this (a cardboard edge, a little blur).
-    outline_reach_mm: float = 2.5
-    outline_size_tolerance_mm: float = 2.5
-    #: The edge walk starts this far inside the found square's sides.
-    edge_inset_mm: float = 2.0
-    #: Among equally good placements prefer the nominal one: cost per mm off centre, as a
-    #: fraction of the tile's area.
-    off_centre_cost: float = 0.002
-    #: A found square counts only when at least this fraction of it is not paper.
-    found_min_fill: float = 0.6
-    #: A tile picture with more than this fraction of pixels at or above this level in every
-    #: channel is washed out by glare (the player is told).
-    glare_level: int = 250
-    glare_fraction: float = 0.04
-    #: The ship: the smallest plausible outline, and the paper kept around it.
-    ship_min_area_mm2: float = 120.0
-    ship_margin_mm: float = 3.0
-    #: Parts of the ship closer than this are one piece (pale bands look like paper).
-    ship_join_mm: float = 5.0
-    #: An empty board picture is stored at this scale.
-    board_px_per_mm: float = 4.0
-    #: Lane samples for the paper model: segments per side.
-    lane_segments: int = 10
 
 
 class TeachError(CompanionError):

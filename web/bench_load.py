@@ -12,12 +12,15 @@ Two measurements, both bounded in count and time and on the loopback address onl
 Every sample records the process's resident memory (VmRSS), its threads (Python's and the
 kernel's count) and its open files; the load run also records the events each phone got. The
 table is followed by the growth per minute (load) or per 100 turns (soak), a least-squares
-slope over the samples after the first (warm-up), and a flag when it grows.
+slope over the samples after the warm-up, and a flag when it grows. With --tracemalloc it
+also records Python's own heap, flags its growth (the leak test: RSS also moves with the C
+allocator) and lists the allocation sites that grew most after the warm-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import http.client
 import json
 import logging
@@ -34,9 +37,13 @@ from typing import Any
 from companion.bots import RandomPlayer
 from companion.game import Seat
 from companion.session import Session
+from web.memory import tune_allocator
 
 #: Growth beyond these (per minute for the load run, per 100 turns for the soak) is flagged.
 RSS_GROWTH_LIMIT_KIB = 1024.0
+#: With --tracemalloc, growth of Python's own heap beyond this is flagged: the leak test (RSS
+#: also moves with the C allocator, which keeps freed memory; see docs/load.md).
+PYTHON_GROWTH_LIMIT_KIB = 512.0
 THREAD_GROWTH_LIMIT = 0.5
 FD_GROWTH_LIMIT = 0.5
 #: The load run samples this often (seconds) and the driver plays this often.
@@ -44,6 +51,16 @@ SAMPLE_EVERY_S = 10.0
 TURN_EVERY_S = 1.0
 #: The soak run samples every this many turns.
 SOAK_SAMPLE_TURNS = 25
+#: The warm-up: the first this many minutes of the load run, turns of the soak (imports,
+#: caches filling, the allocator's arenas). Growth is measured after it, and with
+#: --tracemalloc Python's heap is compared between its end and the end of the run.
+WARMUP_MINUTES = 1.0
+WARMUP_TURNS = 50
+#: How many of the allocation sites that grew most are listed.
+TRACE_TOP = 10
+#: Sites holding less than this at the end of the warm-up are not kept (as if they held
+#: nothing): keeping every site would itself be megabytes of Python's heap during the run.
+TRACE_SITE_MIN_BYTES = 16 * 1024
 #: The simulated phones' socket timeout: longer than a keep-alive period of the stream.
 PHONE_TIMEOUT_S = 60.0
 
@@ -93,9 +110,12 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return num / sum((x - mx) ** 2 for x in xs)
 
 
-def growth(samples: list[Sample], per: float) -> dict[str, float]:
-    """Slopes after the warm-up sample, scaled to `per` units of `Sample.at`."""
-    kept = samples[1:] if len(samples) > 2 else samples
+def growth(samples: list[Sample], per: float, warm_up: float) -> dict[str, float]:
+    """Slopes over the samples from `warm_up` on (all of them if fewer than two are that
+    late), scaled to `per` units of `Sample.at`."""
+    kept = [s for s in samples if s.at >= warm_up]
+    if len(kept) < 2:
+        kept = samples
     xs = [s.at for s in kept]
     return {
         "rss_kib": slope(xs, [s.rss_kib for s in kept]) * per,
@@ -110,6 +130,8 @@ def flags(g: dict[str, float]) -> list[str]:
     out = []
     if g["rss_kib"] > RSS_GROWTH_LIMIT_KIB:
         out.append(f"memory grows by {g['rss_kib']:.0f} KiB")
+    if g.get("python_kib", 0.0) > PYTHON_GROWTH_LIMIT_KIB:
+        out.append(f"Python's own memory grows by {g['python_kib']:.0f} KiB")
     if g["threads_kernel"] > THREAD_GROWTH_LIMIT:
         out.append(f"threads grow by {g['threads_kernel']:.1f}")
     if g["open_files"] > FD_GROWTH_LIMIT:
@@ -136,6 +158,45 @@ def table(samples: list[Sample], at_label: str, events: bool) -> str:
             line += f" {s.events_min:>10d}-{s.events_max:<10d}"
         lines.append(line)
     return "\n".join(lines)
+
+
+#: Python's live memory per allocation site ("file:line"): (bytes, blocks).
+HeapSites = dict[str, tuple[int, int]]
+
+
+def heap_sites(min_bytes: int = 0) -> HeapSites | None:
+    """Python's heap now (after a collection) by allocation site holding at least
+    `min_bytes`, or None when not tracing. Only the sums are kept: a whole snapshot held
+    through the run would itself be tens of MiB of RSS that tracemalloc does not count."""
+    if not tracemalloc.is_tracing():
+        return None
+    gc.collect()
+    snapshot = tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, tracemalloc.__file__)]
+    )
+    sites: HeapSites = {}
+    for stat in snapshot.statistics("lineno"):
+        if stat.size < min_bytes:
+            break  # largest first
+        frame = stat.traceback[0]
+        sites[f"{frame.filename}:{frame.lineno}"] = (stat.size, stat.count)
+    return sites
+
+
+def heap_growth(before: HeapSites | None, after: HeapSites | None) -> list[dict[str, Any]]:
+    """The allocation sites whose live memory grew most between two moments."""
+    if before is None or after is None:
+        return []
+    grown = []
+    for site, (size, count) in after.items():
+        was_size, was_count = before.get(site, (0, 0))
+        if size > was_size:
+            grown.append((size - was_size, site, size, count - was_count))
+    grown.sort(reverse=True)
+    return [
+        {"site": site, "kib": size // 1024, "growth_kib": diff // 1024, "blocks_growth": blocks}
+        for diff, site, size, blocks in grown[:TRACE_TOP]
+    ]
 
 
 # ---------------------------------------------------------------- the load run
@@ -250,9 +311,13 @@ def measure_load(clients: int, minutes: float, seed: int, fetch: bool) -> dict[s
     start = time.monotonic()
     end = start + minutes * 60.0
     next_sample = start
+    warm: HeapSites | None = None
     try:
         while True:
             now = time.monotonic()
+            # Before the sample: taking it costs RSS once, which the growth leaves out.
+            if warm is None and now - start >= WARMUP_MINUTES * 60.0:
+                warm = heap_sites(TRACE_SITE_MIN_BYTES)
             if now >= next_sample:
                 samples.append(process_sample((now - start) / 60.0, [p.events for p in phones]))
                 next_sample += SAMPLE_EVERY_S
@@ -275,7 +340,8 @@ def measure_load(clients: int, minutes: float, seed: int, fetch: bool) -> dict[s
             phone.join(PHONE_TIMEOUT_S)
         queue_log.removeHandler(depth)
         queue_log.propagate = True
-    slopes = growth(samples, 1.0)
+    grown = heap_growth(warm, heap_sites(TRACE_SITE_MIN_BYTES))
+    slopes = growth(samples, 1.0, WARMUP_MINUTES)
     return {
         "clients": clients,
         "minutes": minutes,
@@ -288,6 +354,7 @@ def measure_load(clients: int, minutes: float, seed: int, fetch: bool) -> dict[s
         "deepest_queue": depth.deepest,
         "samples": [asdict(s) for s in samples],
         "growth_per_minute": slopes,
+        "heap_growth": grown,
         "flags": flags(slopes),
     }
 
@@ -316,6 +383,7 @@ def measure_soak(turns: int, players: int, seed: int, cache: Path) -> dict[str, 
     )
     demo = Demo(args)
     played = games = 0
+    warm: HeapSites | None = None
     start = time.monotonic()
     try:
         while played < turns:
@@ -333,12 +401,15 @@ def measure_soak(turns: int, players: int, seed: int, cache: Path) -> dict[str, 
             while not demo.world.over and played < turns:
                 demo.play_turn()
                 played += 1
+                if played == WARMUP_TURNS:  # before the sample, as in the load run
+                    warm = heap_sites(TRACE_SITE_MIN_BYTES)
                 if played % SOAK_SAMPLE_TURNS == 0:
                     samples.append(process_sample(float(played)))
     finally:
         demo.camera.close()
     demo.tally.seconds = time.monotonic() - start
-    slopes = growth(samples, 100.0)
+    grown = heap_growth(warm, heap_sites(TRACE_SITE_MIN_BYTES))
+    slopes = growth(samples, 100.0, WARMUP_TURNS)
     return {
         "turns": played,
         "games": games,
@@ -347,6 +418,7 @@ def measure_soak(turns: int, players: int, seed: int, cache: Path) -> dict[str, 
         "tally": demo.tally.summary(),
         "samples": [asdict(s) for s in samples],
         "growth_per_100_turns": slopes,
+        "heap_growth": grown,
         "flags": flags(slopes),
     }
 
@@ -365,6 +437,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "maori-companion"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--untuned",
+        action="store_true",
+        help="leave the C allocator at its defaults (to compare; the service tunes it, "
+        "see web/memory.py)",
+    )
     parser.add_argument(
         "--tracemalloc",
         action="store_true",
@@ -385,6 +463,10 @@ def _report(result: dict[str, Any], at_label: str, per: str, events: bool) -> No
             else ""
         )
     )
+    if result["heap_growth"]:
+        print("Python's heap, the sites that grew most after the warm-up (KiB now, growth):")
+        for site in result["heap_growth"]:
+            print(f"  {site['kib']:8d} {site['growth_kib']:+8d}  {site['site']}")
     print("FLAG: " + "; ".join(result["flags"]) if result["flags"] else "no growth flagged")
 
 
@@ -396,6 +478,8 @@ def run(args: argparse.Namespace) -> int:
     if args.clients > 500 or args.minutes > 60 or args.soak_turns > 10_000:
         raise DataError("bench load", "at most 500 clients, 60 minutes and 10000 turns.")
     results: dict[str, Any] = {}
+    if not args.untuned:
+        tune_allocator()  # as `companion run` and `companion demo` do
     if args.tracemalloc:
         tracemalloc.start()
     if args.clients > 0:

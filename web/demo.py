@@ -353,6 +353,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from web.memory import tune_allocator
+
+    tune_allocator()  # as `companion run` does: glibc's arenas capped, big frames given back
     if args.side == "atoll" and args.players > 4:
         raise DataError("--players", "the atoll side is played by at most 4 players")
     if args.pace is None:

@@ -15,6 +15,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 from flask import Flask
@@ -163,14 +164,19 @@ class Server:
                     channel.close()
 
 
-def announce(server: Server, generated_pin: str | None, out: TextIO) -> None:
-    """Tell the person at the console where the pages are and, if made now, the PIN."""
+def announce(
+    server: Server, generated_pin: str | None, out: TextIO, *, pin_file: Path | None = None
+) -> None:
+    """Tell the person at the console where the pages are and, if made now, the PIN (or,
+    for the service, whose output is a log, the file that keeps it)."""
     settings = server.settings
     url = server.url or server.local_url
     print(f"Māori table companion: open {url} on the phones at the table.", file=out)
     if settings.advertise and server.address is not None:
         print(f"  (or http://{settings.name}.local:{server.port}/)", file=out)
-    if generated_pin is not None:
+    if pin_file is not None:
+        print(f"  Host PIN: kept in {pin_file} (sudo cat it; [web] pin sets your own).", file=out)
+    elif generated_pin is not None:
         print(f"  Host PIN for this run: {generated_pin}", file=out)
     else:
         print("  Host PIN: as configured in [web] pin.", file=out)

@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +91,11 @@ def run(args: argparse.Namespace) -> int:
     from hardware.live import LiveTable
     from hardware.systemd import Notifier
     from web.app import create_app
+    from web.memory import tune_allocator
     from web.serve import Server, announce
     from web.settings import WebSettings
 
+    tune_allocator()  # before the threads and frames: glibc's arenas, big frames given back
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -104,6 +106,13 @@ def run(args: argparse.Namespace) -> int:
     table = TableSettings.from_mapping(data, source)
     hardware = HardwareConfig.from_mapping(data, source)
     web_settings = WebSettings.from_mapping(data, source)
+    pin_file: Path | None = None
+    if web_settings.pin is None:
+        # Made once and kept: never printed, for this output is the system journal.
+        from web.hostpin import kept_pin
+
+        pin, pin_file = kept_pin(table.state_dir)
+        web_settings = replace(web_settings, pin=pin)
 
     pack = None
     catalogue = None
@@ -170,8 +179,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, shutdown)
     loop = threading.Thread(target=live.run, args=(stop,), name="live", daemon=True)
     loop.start()
-    generated = app.config["WEB_SETTINGS"].pin if app.config.get("PIN_GENERATED") else None
-    announce(server, generated, sys.stdout)
+    announce(server, None, sys.stdout, pin_file=pin_file)
     notifier.ready(f"Serving the phone pages on port {server.port}")
     try:
         server.run()

@@ -23,7 +23,9 @@ from vision.areas import (
     DisplayNotFound,
     area_pixel,
     cell_crop,
+    cell_crops,
     crop_visible,
+    crops_visible,
     display_area,
     locate_all,
     locate_display,
@@ -245,6 +247,40 @@ def test_a_crop_outside_the_frame_is_not_visible() -> None:
     assert display is not None
     assert crop_visible(frame.image.shape, display, (0.0, 0.0), 53.0)
     assert not crop_visible(frame.image.shape, display, (2000.0, 0.0), 53.0)
+
+
+
+@pytest.mark.parametrize("tile_mm", [45.0, 43.7])
+def test_crops_cut_together_are_the_crops_cut_one_by_one(tile_mm: float) -> None:
+    """Cells a whole number of crop pixels apart come from one warp, others one by one: the
+    recogniser gets the same crops either way (a grey level of rounding at most)."""
+    picture = _pattern(300.0, 4.0)
+    camera = camera_homography(tilt_deg=20, roll_deg=130.0, px_per_mm=1.6, size=(1600, 1200))
+    to_mm = np.array([[0.25, 0, -150 + 0.125], [0, 0.25, -150 + 0.125], [0, 0, 1]])
+    photo = np.asarray(
+        cv2.warpPerspective(picture, camera @ to_mm, (1600, 1200), flags=cv2.INTER_AREA), np.uint8
+    )
+    geo = kit.DisplayGeometry(tile_mm)
+    pose = AreaPose(DISPLAY, camera, (0, 1, 2, 3), 0.0, geo)
+    centres = [geo.cell_centre(r, c) for r in range(4) for c in range(4)] + [(3.0, -151.0)]
+    size = tile_mm + 12.0
+    together = cell_crops(photo, pose, centres, size, 2.0)
+    assert len(together) == len(centres)
+    for centre, crop in zip(centres, together, strict=True):
+        alone = cell_crop(photo, pose, centre, size, 2.0)
+        assert crop.shape == alone.shape and crop.flags.c_contiguous
+        assert np.abs(crop.astype(int) - alone.astype(int)).max() <= 1
+    assert cell_crops(photo, pose, [], size, 2.0) == []
+
+
+def test_visibility_of_many_crops_is_that_of_each() -> None:
+    frame = draw(Scene(seats={1: seat_default(1)}), camera_homography())
+    display, _, _ = _locate(frame)
+    assert display is not None
+    centres = [(0.0, 0.0), (2000.0, 0.0), (-120.0, 120.0), (0.0, -140.0)]
+    each = [crop_visible(frame.image.shape, display, c, 53.0) for c in centres]
+    assert list(crops_visible(frame.image.shape, display, centres, 53.0)) == each
+    assert each[:2] == [True, False]
 
 
 # -- rendered tables ------------------------------------------------------------------------

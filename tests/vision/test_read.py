@@ -83,6 +83,16 @@ def test_a_table_reads_into_the_formats_md_object(pack_lagoon: Pack, rendered: R
     assert set(view.timings) == {"grey", "markers", "areas", "crops", "cells", "ship"}
 
 
+def test_the_ship_read_beside_the_cells_reads_as_one_read_after_them(
+    pack_lagoon: Pack, rendered: Rendered
+) -> None:
+    beside = read_table(rendered.image, pack_lagoon)
+    after = read_table(rendered.image, pack_lagoon,
+                       config=VisionConfig(read=ReadConfig(ship_beside_cells=False)))
+    assert beside == after
+    assert beside.ship == rendered.truth.ship
+
+
 def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_read(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:

@@ -310,3 +310,65 @@ def test_tables_drawn_with_an_unseen_pack_are_read_to_the_easy_targets(
     assert easy.wrong == 0
     assert easy.abstained <= 0.01 * easy.visible
     assert easy.ship_right == easy.ship_scenes
+
+
+def _washed(img: NDArray[np.float32], glare: float) -> NDArray[np.float32]:
+    """A lamp's reflection over the whole crop: every value pulled towards white."""
+    return 255 - (255 - img) * (1 - glare)
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_a_tile_washed_out_by_glare_on_the_display_is_unknown_not_empty(
+    style: str, models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    # The display's cells are read together: the paper seen round them says how white the
+    # mat is, so a cell far whiter than that is glare, which may hide a tile.
+    pack, model = models[style]
+    rng = np.random.default_rng(12)
+    ids = list(pack.tiles)
+    shade = (0.8, 0.8, 0.8)  # the paper as a camera exposes it, not clipped
+    crops = [photograph(lay_tile(pack.tiles[ids[i * 3]], rotation=90 * (i % 4)), rng, gain=shade)
+             for i in range(14)]
+    crops.append(photograph(lay_tile(None), rng, gain=shade))  # an empty cell
+    washed = _washed(lay_tile(pack.tiles["water-shell"]) * 0.8, 0.96)
+    crops.append(photograph(washed, rng))
+    reads = read_cells(crops, model, light_groups=["display"] * 16)
+    assert reads[14].empty
+    assert reads[15].unknown
+    # Read alone, with nothing to say how white the paper is, a white cell is empty.
+    assert read_cells([crops[15]], model)[0].empty
+
+
+def test_a_plain_tile_much_darker_than_the_paper_is_never_empty(
+    models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    _pack, model = models["lagoon"]
+    rng = np.random.default_rng(13)
+    plain = np.full((64, 64, 3), (178, 186, 180), np.uint8)  # pale, nearly grey, no pattern
+    read = read_cell(photograph(lay_tile(plain), rng, noise=3.0), model)
+    assert not read.empty
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_a_board_cell_whose_picture_is_not_seen_is_never_called_empty(
+    style: str, models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    # A tile on a seat's board under a flat, smooth cover (an arm's sleeve) over most of it:
+    # the board's own picture is not seen, so the cell cannot be known to be empty.
+    pack, model = models[style]
+    rng = np.random.default_rng(14)
+    layout = pack.catalogue.board("front")
+    geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
+    extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
+    size = tile_crop_mm(pack.tile_mm)
+    crops, refs = [], []
+    for r, c in [(0, 1), (1, 1), (2, 2), (3, 0)]:
+        ref = picture_crop(pack.boards["front"], extent, geo.cell_centre(r, c), size, PX_PER_MM)
+        laid = lay_tile(pack.tiles["end-e-palm1"], rotation=90 * c, background=ref)
+        n = laid.shape[0]
+        top = np.linspace(120.0, 150.0, n)[:, None, None] * np.array([0.75, 0.85, 1.0])
+        laid[: int(n * 0.62)] = top[: int(n * 0.62)]
+        crops.append(photograph(laid, rng, blur=1.2, noise=4.0))
+        refs.append(ref)
+    for read in read_cells(crops, model, refs):
+        assert not read.empty

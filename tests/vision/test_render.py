@@ -240,6 +240,23 @@ def test_same_seed_renders_the_same_frame(pack_random: Pack) -> None:
     assert first.shape != other.shape or not np.array_equal(first, other)
 
 
+def test_rendering_frame_after_frame_with_one_pack_keeps_no_more_pictures(
+    pack_random: Pack,
+) -> None:
+    # The demo renders a frame per turn all evening: the renderer's picture cache must not
+    # take a new entry per frame (it once kept a fresh copy of the ship picture every time).
+    from vision.render import _SPRITES
+
+    rng = np.random.default_rng(5)
+    scene = random_scene(pack_random.catalogue, rng, 3, "front", "easy")
+    camera = random_camera(rng, scene, pack_random)
+    render_table(scene, pack_random, camera, Effects.easy(), rng)
+    kept = len(_SPRITES._cache)
+    for _ in range(3):
+        render_table(scene, pack_random, camera, Effects.easy(), rng)
+    assert len(_SPRITES._cache) == kept
+
+
 def test_hand_over_a_cell_is_covered_but_truth_keeps_the_tile(pack_lagoon: Pack) -> None:
     rng = np.random.default_rng(5)
     scene = random_scene(pack_lagoon.catalogue, rng, 2, "front", "clean")
