@@ -30,13 +30,15 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
+def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
     """Replace `path` with `text` so that a crash leaves either the old or the new file.
 
-    `mode` is the new file's permissions from its first byte (0o600: its owner alone)."""
+    `mode`, if given, is the new file's permissions from its first byte (0o600: its owner
+    alone); otherwise the process's umask decides, as for any new file."""
     tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    os.fchmod(fd, mode)  # also when an old temp file was left with other permissions
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else mode)
+    if mode is not None:
+        os.fchmod(fd, mode)  # also when an old temp file was left with other permissions
     with open(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()

@@ -35,7 +35,7 @@ def _glibc() -> Any:
     except (OSError, TypeError):
         return None
     # Only glibc has gnu_get_libc_version; musl and macOS have no mallopt's arena knob.
-    names = ("gnu_get_libc_version", "mallopt", "malloc_trim")
+    names = ("gnu_get_libc_version", "mallopt")
     return libc if all(hasattr(libc, name) for name in names) else None
 
 
@@ -47,12 +47,3 @@ def tune_allocator() -> bool:
     arenas = libc.mallopt(_M_ARENA_MAX, ARENA_MAX)
     threshold = libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
     return bool(arenas == 1 and threshold == 1)
-
-
-def trim() -> bool:
-    """Give free heap memory back to the system now; False (and nothing done) without glibc."""
-    libc = _glibc()
-    if libc is None:
-        return False
-    libc.malloc_trim(0)
-    return True
