@@ -37,13 +37,12 @@ area, north of the area up, warped DIRECTLY from the full frame (one interpolati
 - cells: centre = the NOMINAL cell centre (kit.DisplayGeometry / kit.SeatGeometry
   .cell_centre), size = tile_mm + 2 * CROP_MARGIN_MM (`tile_crop_mm`), at
   `config.PX_PER_MM` (2.0 px/mm: a 45 mm tile is 90 px, never less than the camera's own
-  1.5 px/mm); `display_cell_crop` / `seat_cell_crop` do exactly this.
+  1.5 px/mm); `vision.read` cuts them with `cell_crops`.
 - the storage slot: `storage_crop`: centre = SeatGeometry.storage_centre(), size =
   board pitch Pb + 2 * CROP_MARGIN_MM (the slot is a Pb square, a tile may lie loosely in it).
 - the ship lane: `display_area(image, pose, px_per_mm)` is the whole mat, grid and lane,
   side 2 * DisplayGeometry.half_extent, centred on the display centre, north up; the ship at
   position p is centred at `area_pixel(pose.geometry.ship_centre(p), ...)` of it.
-  `lane_crop(image, pose, position, size_mm, px_per_mm)` cuts one ship position.
 - `cell_crops` cuts many crops of one area and size, each exactly as `cell_crop` would (one
   warp over all of them when their pixel grids coincide, as a grid's cells do).
 - `picture_crop` cuts the same square from an upright flat picture covering a known extent
@@ -928,32 +927,6 @@ def crops_visible(
     return np.asarray(inside.all(axis=1), bool)
 
 
-def display_cell_crop(
-    image: Image, pose: AreaPose, row: int, col: int, px_per_mm: float = PX_PER_MM,
-    margin_mm: float = CROP_MARGIN_MM,
-) -> Image:
-    """The crop of display cell (row, col) as the recogniser takes it."""
-    geo = pose.geometry
-    if not isinstance(geo, kit.DisplayGeometry):
-        raise TypeError("display_cell_crop needs the display's pose")
-    return cell_crop(
-        image, pose, geo.cell_centre(row, col), tile_crop_mm(geo.tile_mm, margin_mm), px_per_mm
-    )
-
-
-def seat_cell_crop(
-    image: Image, pose: AreaPose, row: int, col: int, px_per_mm: float = PX_PER_MM,
-    margin_mm: float = CROP_MARGIN_MM,
-) -> Image:
-    """The crop of board cell (row, col) of a seat, seat north up."""
-    geo = pose.geometry
-    if not isinstance(geo, kit.SeatGeometry):
-        raise TypeError("seat_cell_crop needs a seat's pose")
-    return cell_crop(
-        image, pose, geo.cell_centre(row, col), tile_crop_mm(geo.tile_mm, margin_mm), px_per_mm
-    )
-
-
 def storage_size_mm(geometry: kit.SeatGeometry, margin_mm: float = CROP_MARGIN_MM) -> float:
     """The side of the storage crop: the slot (Pb) and the margin on every side."""
     return geometry.pitch + 2 * margin_mm
@@ -976,16 +949,6 @@ def display_area(image: Image, pose: AreaPose, px_per_mm: float = PX_PER_MM) -> 
     if not isinstance(geo, kit.DisplayGeometry):
         raise TypeError("display_area needs the display's pose")
     return cell_crop(image, pose, (0.0, 0.0), 2 * geo.half_extent, px_per_mm)
-
-
-def lane_crop(
-    image: Image, pose: AreaPose, position: int, size_mm: float, px_per_mm: float = PX_PER_MM
-) -> Image:
-    """A square of the ship lane centred where the ship stands at `position` (0..15)."""
-    geo = pose.geometry
-    if not isinstance(geo, kit.DisplayGeometry):
-        raise TypeError("lane_crop needs the display's pose")
-    return cell_crop(image, pose, geo.ship_centre(position), size_mm, px_per_mm)
 
 
 def area_pixel(
