@@ -25,6 +25,7 @@ from companion.cli import main
 from companion.errors import DataError
 from companion.gamefile import MAX_FILE_BYTES, load_game_file
 from companion.tiles import ROTATIONS, Kind
+from tests.jsonpaths import json_slots
 
 FUZZ = settings(
     max_examples=200,
@@ -103,19 +104,6 @@ def games(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-def _slots(value: Any, out: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-    """Every (container, key or index) inside a JSON value, depth first."""
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            out.append((value, key))
-            _slots(inner, out)
-    elif isinstance(value, list):
-        for i, inner in enumerate(value):
-            out.append((value, i))
-            _slots(inner, out)
-    return out
-
-
 #: Stands for a deeply nested list until the game is written out (json.dumps itself could
 #: not write one thousands of levels deep).
 DEEP = "@@nested@@"
@@ -134,7 +122,7 @@ def mutated_games(draw: st.DrawFn) -> dict[str, Any]:
     number, a deep list), a key or list item removed, an unknown key added."""
     game = copy.deepcopy(draw(games()))  # drawn values are shared: change a copy
     for _ in range(draw(st.integers(1, 4))):
-        slots = _slots(game, [])
+        slots = json_slots(game, [])
         container, key = draw(st.sampled_from(slots))
         change = draw(st.sampled_from(["replace", "remove", "add", "deep"]))
         if change == "replace":

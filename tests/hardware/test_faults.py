@@ -15,16 +15,14 @@ from companion.actions import Turn
 from companion.bots import RandomPlayer
 from companion.errors import DataError
 from companion.game import Seat
-from companion.reading import TableRead
 from companion.session import Session
-from companion.state import GameState
-from companion.tracker import read_of_state
 from hardware.buttons import TurnDone
 from hardware.camera import CameraStatus, Frame, SyntheticSource
 from hardware.config import CameraConfig
 from hardware.faults import NO_FRAMES, UNPLUGGED, FaultyCamera
 from hardware.live import BLACK_SENTENCE, LiveSettings, LiveTable, frozen_sentence
 from tests.companion.conftest import PLAIN_DISPLAY
+from tests.hardware.fakes import CountingGate, Table
 
 REFUSED = "The camera is not working: enter the turn on the host page."
 FAULT_START, FAULT_END = 5.0, 40.0
@@ -74,36 +72,12 @@ class NoisyCamera:
         return CameraStatus("closed", "the camera is closed.", None)
 
 
-class CountingGate:
-    """Still after three frames since the last reset."""
-
-    def __init__(self) -> None:
-        self.seen = 0
-
-    def feed(self, image: np.ndarray, at: float) -> bool:
-        self.seen += 1
-        return self.seen >= 3
-
-    def reset(self) -> None:
-        self.seen = 0
-
-
 class CountingNotifier:
     def __init__(self) -> None:
         self.fed = 0
 
     def watchdog(self) -> None:
         self.fed += 1
-
-
-class Table:
-    """The physical table: the state the camera films."""
-
-    def __init__(self, state: GameState) -> None:
-        self.state = state
-
-    def read(self, image: np.ndarray) -> TableRead:
-        return read_of_state(self.state)
 
 
 @dataclass

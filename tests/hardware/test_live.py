@@ -12,15 +12,13 @@ from gpiozero.pins.mock import MockFactory
 
 from companion.actions import TakeToBoard, Turn
 from companion.game import Seat
-from companion.reading import TableRead
 from companion.session import Phase, Question, Session
-from companion.state import GameState
-from companion.tracker import read_of_state
 from hardware.buttons import TableButtons, TurnDone, UndoPressed
 from hardware.camera import CameraStatus, Frame
 from hardware.config import ButtonConfig
 from hardware.live import LiveSettings, LiveTable
 from tests.companion.conftest import PLAIN_DISPLAY
+from tests.hardware.fakes import CountingGate, Table
 
 
 class FakeCamera:
@@ -44,31 +42,6 @@ class FakeCamera:
         if self.ok:
             return CameraStatus("ok", "frames arrive", 0.0)
         return CameraStatus("lost", "the camera sends no frames (cable?)", None)
-
-
-class CountingGate:
-    """Still after `needed` frames since the last reset."""
-
-    def __init__(self, needed: int = 3) -> None:
-        self.needed = needed
-        self.seen = 0
-
-    def feed(self, image: np.ndarray, at: float) -> bool:
-        self.seen += 1
-        return self.seen >= self.needed
-
-    def reset(self) -> None:
-        self.seen = 0
-
-
-class Table:
-    """The physical table the fake camera films: a game state the test changes by hand."""
-
-    def __init__(self, state: GameState) -> None:
-        self.state = state
-
-    def read(self, image: np.ndarray) -> TableRead:
-        return read_of_state(self.state)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from companion.errors import DataError
+from tests.jsonpaths import json_slots
 from vision.pack import MAX_PICTURE_PIXELS, PACK_FILE, Pack, PackError, load_pack
 
 FUZZ = settings(
@@ -247,18 +248,6 @@ TOML_VALUES = st.recursive(
 )
 
 
-def _slots(value: Any, out: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            out.append((value, key))
-            _slots(inner, out)
-    elif isinstance(value, list):
-        for i, inner in enumerate(value):
-            out.append((value, i))
-            _slots(inner, out)
-    return out
-
-
 @st.composite
 def pack_documents(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
     """The pack's pack.toml with 1-3 changes: a value replaced (by an escaping picture path,
@@ -271,12 +260,12 @@ def pack_documents(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
             tiles.append(dict(draw(st.sampled_from(tiles))))
             continue
         if change == "image":
-            images = [(c, k) for c, k in _slots(doc, []) if k == "image"]
+            images = [(c, k) for c, k in json_slots(doc, []) if k == "image"]
             if images:
                 container, key = draw(st.sampled_from(images))
                 container[key] = draw(st.sampled_from(ESCAPING_PATHS))
                 continue
-        slots = _slots(doc, [])
+        slots = json_slots(doc, [])
         if not slots:
             break
         container, key = draw(st.sampled_from(slots))
