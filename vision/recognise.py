@@ -369,6 +369,8 @@ class _EmptyLook:
     shift: tuple[int, int] = (0, 0)  # where the board picture fits best (fine px)
     gain: float = float("nan")  # how much of the board picture's contrast is seen
     washed: bool = False  # a plain cell partly in glare far whiter than its paper
+    paper: float = float("nan")  # plain cells: the paper seen round the cell (grey level)
+    whitest: float = float("nan")  # plain cells: the brightest block of its square
 
     def inner_fit(self, model: TileModel, picture: Float) -> float:
         """What the empty look leaves unexplained of a picture (3, M) of the tile's inner
@@ -416,6 +418,7 @@ def _mat_looks(planes: Float, model: TileModel) -> list[_EmptyLook]:
     keeps = _keeps(hidden, n, cfg)
     kept_res = _masked_light(obs[list(keeps)], sq, np.array(list(keeps.values())))
     paper = _papers_white(planes, model)
+    whitest = _block_means(obs.mean(axis=1), n, cfg.blocks).reshape(len(planes), -1).max(axis=1)
     looks = []
     for i in range(len(planes)):
         rms_all = rms = float(np.sqrt(res[i].sum() / (3 * res[i].size)))
@@ -429,7 +432,8 @@ def _mat_looks(planes: Float, model: TileModel) -> list[_EmptyLook]:
         # as bright as the paper around the tile's place (the brightest of the crop's rim).
         misfit = _colour_misfit(colour, np.full(3, 255.0), cfg.min_gain)
         bright = float(colour.mean()) >= cfg.empty_min_white * paper[i]
-        looks.append(_EmptyLook(rms, rms_all, misfit <= cfg.empty_max_cast and bright, None))
+        looks.append(_EmptyLook(rms, rms_all, misfit <= cfg.empty_max_cast and bright, None,
+                                paper=float(paper[i]), whitest=float(whitest[i])))
     return looks
 
 
@@ -1098,30 +1102,21 @@ def _board_seen(look: _EmptyLook, cfg: CellConfig) -> bool:
 
 
 def _in_glare(
-    fines: Sequence[Float],
-    refs: Sequence[_Reference | None],
-    groups: Sequence[Hashable | None],
-    model: TileModel,
+    looks: Sequence[_EmptyLook], groups: Sequence[Hashable | None], cfg: CellConfig
 ) -> list[int]:
     """Plain cells of a light group with a block far whiter than the group's paper (the
     median of the paper seen round its cells): a lamp's reflection there may hide a tile."""
-    cfg = model.config
     members: dict[Hashable, list[int]] = {}
-    for i, (ref, group) in enumerate(zip(refs, groups, strict=True)):
-        if ref is None and group is not None:
+    for i, (look, group) in enumerate(zip(looks, groups, strict=True)):
+        if look.reference is None and group is not None:
             members.setdefault(group, []).append(i)
-    sq = _square(_wide_px(model))
-    out = []
+    out: list[int] = []
     for idx in members.values():
-        papers = [float(_papers_white(fines[i].transpose(2, 0, 1)[None], model)[0]) for i in idx]
-        paper = float(np.median(papers))
+        paper = float(np.median([looks[i].paper for i in idx]))
         if paper >= cfg.glare_max_paper:
             continue
         whiter = paper + cfg.glare_washout * (255.0 - paper)
-        for i in idx:
-            grey = np.ascontiguousarray(_cut(fines[i], sq.n).mean(axis=1), np.float32)
-            if float(_block_means(grey[None], sq.n, cfg.blocks).max()) >= whiter:
-                out.append(i)
+        out.extend(i for i in idx if looks[i].whitest >= whiter)
     return out
 
 
@@ -1158,7 +1153,7 @@ def match_cells(
         fines.append(_scaled(crop, side))
         prepared.append(None if ref is None else _reference(ref, model, side))
     looks = _empty_looks(fines, model, prepared)
-    for i in _in_glare(fines, prepared, groups, model):
+    for i in _in_glare(looks, groups, cfg):
         looks[i] = replace(looks[i], washed=True)
     waiting: dict[int, list[int]] = {}  # crops that may hold a tile, by size
     for i, (ref, look) in enumerate(zip(refs, looks, strict=True)):
