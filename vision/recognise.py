@@ -26,7 +26,9 @@ tile plus a margin, at the model's px_per_mm) is read in four steps:
    how much the rival would miss were the best exactly right (+1 exactly the best, -1
    exactly the rival), with the two far enough apart for the noise. Two candidates meaning
    the same thing, or the same picture turned alike (a symmetric picture), are not rivals.
-   A cell that might be empty is empty unless a tile clearly beats the empty look.
+   A cell that might be empty is empty unless a tile clearly beats the empty look; a tile
+   named with covered blocks left out must beat the empty look the same way over the
+   blocks neither takes as covered (or the cell is unknown).
    Otherwise unknown: a wrong answer is far worse than unknown.
 
 The crops read together (a table's cells) go through steps 1 to 3 as stacked arrays (crops
@@ -371,14 +373,17 @@ class _EmptyLook:
     washed: bool = False  # a plain cell partly in glare far whiter than its paper
     paper: float = float("nan")  # plain cells: the paper seen round the cell (grey level)
     whitest: float = float("nan")  # plain cells: the brightest block of its square
+    hidden: Mask | None = None  # blocks left out as covered (blocks x blocks), if any
 
-    def inner_fit(self, model: TileModel, picture: Float) -> float:
+    def inner_fit(self, model: TileModel, picture: Float, keep: Mask | None = None) -> float:
         """What the empty look leaves unexplained of a picture (3, M) of the tile's inner
-        square."""
+        square (over the kept pixels only, if given)."""
         if self.reference is None:
-            return _light_residual(picture, _square(model.inner_px))
+            return _light_residual(picture, _square(model.inner_px), keep)
         ref = self.reference
-        rss, _coef = fit_light(ref.inner_channels, ref.inner_ninv, model.basis_t, picture)
+        ninv = ref.inner_ninv if keep is None else normal_inverse(
+            ref.inner_terms, model.basis, keep.astype(np.float32))
+        rss, _coef = fit_light(ref.inner_channels, ninv, model.basis_t, picture, keep)
         return float(rss[0])
 
 
@@ -433,7 +438,8 @@ def _mat_looks(planes: Float, model: TileModel) -> list[_EmptyLook]:
         misfit = _colour_misfit(colour, np.full(3, 255.0), cfg.min_gain)
         bright = float(colour.mean()) >= cfg.empty_min_white * paper[i]
         looks.append(_EmptyLook(rms, rms_all, misfit <= cfg.empty_max_cast and bright, None,
-                                paper=float(paper[i]), whitest=float(whitest[i])))
+                                paper=float(paper[i]), whitest=float(whitest[i]),
+                                hidden=hidden[i] if hidden[i].any() else None))
     return looks
 
 
@@ -559,7 +565,8 @@ def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> lis
         if ref.pattern >= cfg.empty_min_pattern**2:
             looks_empty = looks_empty and seen[i] >= cfg.empty_min_gain**2 * ref.pattern
         looks.append(_EmptyLook(rms, rms_all[i], bool(looks_empty), ref,
-                                (int(dx[i]), int(dy[i])), gains[i]))
+                                (int(dx[i]), int(dy[i])), gains[i],
+                                hidden=hidden[i] if hidden[i].any() else None))
     return looks
 
 
@@ -837,6 +844,8 @@ class _Verdict:
     predicted: Float  # the best fit's picture of the tile's inner square (3, M)
     rss: float  # what it leaves of the whole square
     others: list[int]  # candidates of the first fit, best first (the best one included)
+    x: Float | None = None  # the square read (3, M)
+    left_out: Mask | None = None  # blocks left out as covered (blocks x blocks), if any
 
 
 def _covered(x: Float, fits: _Fits, model: TileModel) -> Mask:
@@ -896,7 +905,7 @@ def _decide(
     def unknown(reason: str, evidence: float = 0.0, rival: int | None = None) -> _Verdict:
         match = CellMatch(UNKNOWN, best, fits.share, evidence, share_hidden, reason=reason,
                           rival=rival)
-        return _Verdict(match, predicted, whole, others)
+        return _Verdict(match, predicted, whole, others, x, left_out)
 
     if share_hidden > cfg.max_hidden:
         return unknown("covered")
@@ -931,7 +940,7 @@ def _decide(
     confidence *= 1.0 - 0.5 * share_hidden
     read = CellRead(model.ids[best], model.rotations[best], round(float(max(confidence, 0.0)), 4))
     match = CellMatch(read, best, fits.share, evidence, share_hidden, reason="tile", rival=rival)
-    return _Verdict(match, predicted, whole, others)
+    return _Verdict(match, predicted, whole, others, x, left_out)
 
 
 def _settle(verdict: _Verdict, look: _EmptyLook, empty_rss: float, model: TileModel) -> CellMatch:
@@ -962,6 +971,33 @@ def _settle(verdict: _Verdict, look: _EmptyLook, empty_rss: float, model: TileMo
     if delta <= cfg.empty_max_excess * noise and match.fit < cfg.min_fit_floor:
         return _empty(look, model)
     return match
+
+
+def _settle_covered(
+    verdict: _Verdict, look: _EmptyLook, square: Float, model: TileModel
+) -> CellMatch:
+    """A tile named where covered blocks were left out must beat the empty look on the
+    blocks neither takes as covered, as it would beat it were the tile exactly there (each
+    fit alone leaves out its own blocks: compared over different pixels, a cover would
+    favour either)."""
+    cfg = model.config
+    match = replace(verdict.match, empty_rms=look.rms)
+    assert verdict.left_out is not None and verdict.x is not None and match.best is not None
+    both = verdict.left_out if look.hidden is None else verdict.left_out | look.hidden
+    if np.count_nonzero(both) > cfg.max_hidden * both.size:
+        return replace(match, read=UNKNOWN, reason="covered")
+    keep = _block_mask(both, model.inner_px)
+    fits = _fits(model, np.array([match.best]), verdict.x, both)
+    empty_rss = look.inner_fit(model, square, keep)
+    if empty_rss > cfg.empty_max_rms**2 * 3 * int(keep.sum()):
+        return match  # the empty look explains the seen part far worse than any empty cell
+    predicted = _predicted(model, match.best, fits.coef[0])
+    apart = look.inner_fit(model, predicted, keep)  # what it misses of the tile
+    evidence = (empty_rss - float(fits.rss[0])) / max(apart, 1e-6)
+    if evidence >= cfg.min_evidence:
+        return match
+    return replace(match, read=UNKNOWN, evidence=min(evidence, match.evidence),
+                   reason="empty?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -1083,6 +1119,10 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     out = []
     for job, verdict in zip(jobs, verdicts, strict=True):
         look = job.look
+        if verdict.left_out is not None and verdict.match.read.tile is not None:
+            square = np.ascontiguousarray(_cut(job.fine, model.inner_px, look.shift).T)
+            out.append(_settle_covered(verdict, look, square, model))
+            continue
         if not (look.looks and look.rms <= cfg.empty_max_rms):
             out.append(replace(verdict.match, empty_rms=look.rms))
             continue

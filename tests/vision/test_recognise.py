@@ -372,3 +372,39 @@ def test_a_board_cell_whose_picture_is_not_seen_is_never_called_empty(
         refs.append(ref)
     for read in read_cells(crops, model, refs):
         assert not read.empty
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_a_flat_arm_or_a_pale_plain_tile_on_the_display_is_never_empty(
+    style: str, models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    # An arm in a lamp's light over a whole display cell, and a pale plain tile, look like
+    # paper under a warm light; both are darker than the paper left round them.
+    pack, model = models[style]
+    rng = np.random.default_rng(21)
+    ids = list(pack.tiles)
+    crops = [photograph(lay_tile(pack.tiles[ids[i * 3]], rotation=90 * (i % 4)), rng)
+             for i in range(13)]
+    crops.append(photograph(lay_tile(None), rng))  # an empty cell
+    arm = lay_tile(None)
+    n = arm.shape[0]
+    cv2.rectangle(arm, (0, int(n * 0.12)), (n, n), (183, 205, 231), -1)
+    crops.append(photograph(arm, rng))
+    pale = np.full((64, 64, 3), (205, 211, 208), np.uint8)
+    crops.append(photograph(lay_tile(pale), rng))
+    reads = read_cells(crops, model, light_groups=["display"] * 16)
+    assert reads[13].empty
+    assert not reads[14].empty
+    assert not reads[15].empty
+
+
+def test_a_hand_over_an_empty_board_cell_does_not_make_a_tile(pack_ink: Pack) -> None:
+    # A rendered hard table's board cell, empty, 96 % under a hand (tests/vision/cells): a
+    # tile fitted to what the hand leaves once matched it better than the empty board did
+    # over the whole square, hand included.
+    model = learn_pack(pack_ink, PX_PER_MM)
+    here = Path(__file__).parent / "cells"
+    crop = cv2.imread(str(here / "ink-board-hand-empty.png"))
+    board = cv2.imread(str(here / "ink-board-hand-empty-ref.png"))
+    read = read_cell(crop, model, board)
+    assert read.tile is None
