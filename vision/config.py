@@ -142,6 +142,9 @@ class ReadConfig:
     # Look for the ship in a second thread while the cells are cut and read (OpenCV and
     # numpy let go of Python's lock while they work, so a second core does it).
     ship_beside_cells: bool = True
+    # Worker processes that read parts of the table's cells beside this one (vision.cellpool);
+    # None: one fewer than the cores, at most 3; 0: read every cell in this process.
+    cell_workers: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ no marker of the kit at all raises TableNotFound.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import product
@@ -43,6 +43,7 @@ from vision.areas import (
     storage_size_mm,
     tile_crop_mm,
 )
+from vision.cellpool import cell_workers
 from vision.config import VisionConfig
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
@@ -198,7 +199,7 @@ def read_table_view(
         timings["crops"] = t1 - t0
         # The display's cells lie on one paper under one light: together they tell glare.
         groups: list[Hashable | None] = [DISPLAY if s[0] == DISPLAY else None for s in slots]
-        reads = _cell_reader(pack, config)(crops, refs, groups) if crops else []
+        reads = _read_cells(pack, config, crops, refs, groups, [s[0] for s in slots])
         timings["cells"] = time.perf_counter() - t1
 
         ship: int | None = None
@@ -319,19 +320,24 @@ def _board_references(
     return refs
 
 
-CellReader = Callable[[list[Image], list[Image | None], list[Hashable | None]], list[CellRead]]
-
-
-def _cell_reader(pack: Pack, config: VisionConfig) -> CellReader:
-    """vision.recognise's batched reader with the pack's model learned at the crops' scale."""
+def _read_cells(
+    pack: Pack, config: VisionConfig, crops: list[Image], refs: list[Image | None],
+    groups: list[Hashable | None], areas: list[Any],
+) -> list[CellRead]:
+    """vision.recognise's batched read with the pack's model learnt at the crops' scale;
+    shared out by area with worker processes when there are cores for them (vision.cellpool)."""
+    if not crops:
+        return []
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
 
-    def read(
-        crops: list[Image], refs: list[Image | None], groups: list[Hashable | None]
-    ) -> list[CellRead]:
-        return list(read_cells(crops, model, refs, light_groups=groups))
+    def here(part: tuple[list[Image], list[Image | None], list[Hashable | None]]
+             ) -> list[CellRead]:
+        return read_cells(part[0], model, part[1], light_groups=part[2])
 
-    return read
+    workers = cell_workers(pack, config) if len(set(areas)) > 1 else None
+    if workers is None:
+        return here((crops, refs, groups))
+    return workers.read(crops, refs, groups, areas, here)
 
 
 def _timed_ship(

@@ -1,0 +1,140 @@
+"""Reading a table's cells in worker processes: the same answers, and nothing lost when a
+worker cannot be used."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision import cellpool
+from vision.cellpool import CellWorkers, cell_workers, share_out, worker_count
+from vision.config import ReadConfig, VisionConfig
+from vision.pack import Pack, load_pack
+from vision.read import read_table
+from vision.render import Effects, Rendered, random_camera, render_table
+from vision.scene import random_scene
+
+ONE = VisionConfig(read=ReadConfig(cell_workers=0))
+TWO = VisionConfig(read=ReadConfig(cell_workers=1))
+
+
+def _render(pack: Pack, seed: int) -> Rendered:
+    rng = np.random.default_rng(seed)
+    scene = random_scene(pack.catalogue, rng, n_seats=4, side="front", difficulty="hard")
+    return render_table(scene, pack, random_camera(rng, scene, pack), Effects.hard(), rng)
+
+
+def test_areas_are_shared_out_whole_and_evenly() -> None:
+    areas = ["display"] * 16 + [1] * 17 + [2] * 17 + [3] * 17 + [4] * 17 + [5] * 17
+    parts = share_out(areas, 2)
+    assert sorted(i for part in parts for i in part) == list(range(len(areas)))
+    for part in parts:  # no area split between parts
+        assert all({areas[i] for i in part}.isdisjoint({areas[j] for j in other})
+                   for other in parts if other is not part)
+    assert sorted(len(p) for p in parts) == [50, 51]
+    assert share_out(["display"] * 3, 4) == [[0, 1, 2]]
+
+
+def test_workers_are_one_fewer_than_the_cores_unless_set() -> None:
+    assert worker_count(ONE) == 0
+    assert worker_count(TWO) == 1
+    assert 0 <= worker_count(VisionConfig()) <= 3
+
+
+def test_a_table_read_with_a_worker_reads_as_one_read_alone(pack_ink: Pack) -> None:
+    for seed in (3, 4):
+        rendered = _render(pack_ink, seed)
+        alone = read_table(rendered.image, pack_ink, config=ONE)
+        shared = read_table(rendered.image, pack_ink, config=TWO)
+        assert shared == alone
+    workers = cell_workers(pack_ink, TWO)
+    assert workers is not None and workers.alive
+
+
+def test_a_killed_worker_costs_time_not_the_read(pack_ink: Pack) -> None:
+    rendered = _render(pack_ink, 5)
+    alone = read_table(rendered.image, pack_ink, config=ONE)
+    workers = cell_workers(pack_ink, TWO)
+    assert workers is not None
+    read_table(rendered.image, pack_ink, config=TWO)
+    pool = workers._pool
+    assert pool is not None
+    for process in list(pool._processes.values()):
+        os.kill(process.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    assert read_table(rendered.image, pack_ink, config=TWO) == alone
+    assert not workers.alive
+    assert cell_workers(pack_ink, TWO) is None  # not restarted again and again
+
+
+def test_workers_refuse_a_pack_changed_on_disk_and_the_cells_are_read_here(
+    pack_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    root = tmp_path / "pack"
+    shutil.copytree(pack_dirs["ink"], root)
+    pack = load_pack(root)
+    rendered = _render(pack, 6)
+    alone = read_table(rendered.image, pack, config=ONE)
+    picture = next(root.rglob("*.png"))
+    picture.write_bytes(next(p for p in root.rglob("*.png") if p != picture).read_bytes())
+    workers = CellWorkers(pack, TWO, 1)
+    try:
+        crops = [np.full((114, 114, 3), 240, np.uint8)] * 2
+
+        def here(part: cellpool.Part) -> list:  # type: ignore[type-arg]
+            return [f"here {len(part[0])}"]
+
+        got = workers.read(crops, [None, None], [None, None], ["a", "b"], here)
+        assert got == ["here 1", "here 1"]
+        assert not workers.alive
+    finally:
+        workers.close()
+    assert read_table(rendered.image, pack, config=TWO) == alone
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux ends orphans so")
+def test_workers_end_with_a_reader_killed_outright(pack_dirs: dict[str, Path]) -> None:
+    script = (
+        "import sys, time\n"
+        "from vision.cellpool import CellWorkers\n"
+        "from vision.config import ReadConfig, VisionConfig\n"
+        "from vision.pack import load_pack\n"
+        "if __name__ == '__main__':\n"
+        "    config = VisionConfig(read=ReadConfig(cell_workers=1))\n"
+        "    w = CellWorkers(load_pack(sys.argv[1]), config, 1)\n"
+        "    w._pool.submit(print, 'up').result()\n"
+        "    print(*[p.pid for p in w._pool._processes.values()], flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    reader = subprocess.Popen([sys.executable, "-c", script, str(pack_dirs["ink"])],
+                              stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[2])
+    assert reader.stdout is not None
+    line = reader.stdout.readline()
+    while line.strip() == "up":
+        line = reader.stdout.readline()
+    pids = [int(p) for p in line.split()]
+    assert pids
+    reader.send_signal(signal.SIGKILL)
+    reader.wait(10)
+    assert reader.stdout.read() == ""  # no worker holds the reader's output open
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,231 @@
+"""Reading a table's cell crops on more than one core.
+
+A table's crops are shared out by area (an area's cells stay together: the display's are one
+light group) between this process and worker processes, each holding the pack's model,
+learnt once when it starts. A second thread would gain nothing: a cell's read is many small
+numpy steps, each taking Python's lock. BLAS is held to one thread while the parts are read,
+or the processes' BLAS threads fight over the cores.
+
+Workers load the pack from its directory and prove it is the same pack (a digest of its
+pictures) before they read anything. Whatever goes wrong with a worker (the pack changed on
+disk, a worker killed, no way to start processes), the cells are read here instead: a read
+is never lost, only slower.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import multiprocessing
+import os
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from threadpoolctl import ThreadpoolController
+
+from companion.reading import CellRead
+from vision.config import VisionConfig
+from vision.pack import Pack, load_pack
+from vision.recognise import read_cells
+from vision.tilemodel import TileModel, learn_pack
+
+__all__ = ["CellWorkers", "cell_workers", "pack_digest", "share_out", "worker_count"]
+
+log = logging.getLogger(__name__)
+
+Image = NDArray[np.uint8]
+Part = tuple[list[Image], list[Image | None], list[Hashable | None]]
+
+_BLAS = ThreadpoolController()
+
+
+def worker_count(config: VisionConfig) -> int:
+    """Worker processes to use: ReadConfig.cell_workers, or (None) one fewer than the cores
+    this process may run on, at most 3."""
+    wanted = config.read.cell_workers
+    if wanted is not None:
+        return max(0, wanted)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(0, min(3, cores - 1))
+
+
+def pack_digest(pack: Pack) -> str:
+    """A digest of everything the recogniser learns from a pack (its pictures and tile size)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr(pack.tile_mm).encode())
+    for name, picture in [*sorted(pack.tiles.items()), ("ship", pack.ship),
+                          *sorted(pack.boards.items())]:
+        h.update(name.encode())
+        h.update(repr(picture.shape).encode())
+        h.update(np.ascontiguousarray(picture).tobytes())
+    return h.hexdigest()
+
+
+def share_out(areas: Sequence[Hashable], parts: int) -> list[list[int]]:
+    """Crop indices in `parts` parts, each area's crops kept together, the parts as even as
+    whole areas allow (largest areas first, each to the part with fewest so far)."""
+    by_area: dict[Hashable, list[int]] = {}
+    for i, area in enumerate(areas):
+        by_area.setdefault(area, []).append(i)
+    out: list[list[int]] = [[] for _ in range(max(1, parts))]
+    for idx in sorted(by_area.values(), key=len, reverse=True):
+        min(out, key=len).extend(idx)
+    return [sorted(part) for part in out if part]
+
+
+# -- in a worker process ------------------------------------------------------------------
+
+_MODEL: TileModel | None = None
+
+
+def _start(root: str, config: VisionConfig, digest: str) -> None:
+    """A worker's start: BLAS on one thread, the pack loaded and learnt, proven the same."""
+    global _MODEL
+    _die_with_parent()
+    _BLAS.limit(limits=1, user_api="blas")
+    pack = load_pack(Path(root))
+    if pack_digest(pack) != digest:
+        raise RuntimeError(f"the pack at {root} is not the one being read")
+    _MODEL = learn_pack(pack, config.crops.px_per_mm, config.cells)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to end this worker when the reading process ends, however it ends (a
+    kill -9 included): an orphan would hold the reader's output open and its memory."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the pool's own shutdown must do
+        return
+    if os.getppid() == 1:  # the parent ended before the wish was made
+        os._exit(0)
+
+
+def _read(part: Part) -> list[CellRead]:
+    if _MODEL is None:
+        raise RuntimeError("the cell worker was not started")
+    crops, refs, groups = part
+    return read_cells(crops, _MODEL, refs, light_groups=groups)
+
+
+# -- in the reading process ----------------------------------------------------------------
+
+
+class CellWorkers:
+    """Worker processes that read parts of a table's cells with one pack's model."""
+
+    def __init__(self, pack: Pack, config: VisionConfig, workers: int) -> None:
+        self.pack = pack
+        self.workers = workers
+        # Spawned, not forked: the reader may have threads (the web server's), and a spawned
+        # worker is the reader's own child, which Linux can end with it.
+        method = "spawn"
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context(method), initializer=_start,
+            initargs=(str(pack.root), config, pack_digest(pack)),
+        )
+
+    def read(
+        self, crops: list[Image], refs: list[Image | None], groups: list[Hashable | None],
+        areas: Sequence[Hashable], here: Callable[[Part], list[CellRead]],
+    ) -> list[CellRead]:
+        """Every crop's read: the first part read here (with `here`), the others by the
+        workers at the same time; a part a worker fails on is read here too."""
+        parts = share_out(areas, self.workers + 1)
+        jobs: list[tuple[list[int], Future[list[CellRead]] | None]] = []
+        for idx in parts[1:]:
+            jobs.append((idx, self._submit(([crops[i] for i in idx], [refs[i] for i in idx],
+                                            [groups[i] for i in idx]))))
+        out: list[CellRead | None] = [None] * len(crops)
+        with _BLAS.limit(limits=1, user_api="blas"):
+            mine = here(([crops[i] for i in parts[0]], [refs[i] for i in parts[0]],
+                         [groups[i] for i in parts[0]]))
+            for i, read in zip(parts[0], mine, strict=True):
+                out[i] = read
+            for idx, job in jobs:
+                part = ([crops[i] for i in idx], [refs[i] for i in idx], [groups[i] for i in idx])
+                for i, read in zip(idx, self._result(job, part, here), strict=True):
+                    out[i] = read
+        return [read for read in out if read is not None]
+
+    def _submit(self, part: Part) -> Future[list[CellRead]] | None:
+        if self._pool is None:
+            return None
+        try:
+            return self._pool.submit(_read, part)
+        except Exception as error:  # a broken pool refuses new work
+            self._give_up(error)
+            return None
+
+    def _result(
+        self, job: Future[list[CellRead]] | None, part: Part,
+        here: Callable[[Part], list[CellRead]],
+    ) -> list[CellRead]:
+        if job is not None:
+            try:
+                return job.result()
+            except Exception as error:
+                self._give_up(error)
+        return here(part)
+
+    def _give_up(self, error: BaseException) -> None:
+        """Read everything here from now on (said once in the log)."""
+        if self._pool is not None:
+            log.warning("cell workers stopped (%s); reading cells in one process", error)
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    @property
+    def alive(self) -> bool:
+        """True while the workers take parts."""
+        return self._pool is not None
+
+    def close(self) -> None:
+        """Stop the workers."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+_CURRENT: dict[str, Any] = {}
+
+
+def cell_workers(pack: Pack, config: VisionConfig) -> CellWorkers | None:
+    """The workers for this pack and config (started on first use; one set at a time, the
+    last pack's stopped when another comes), or None when one process is to read."""
+    count = worker_count(config)
+    if count == 0 or not pack.root.is_dir():
+        return None
+    key = (id(pack), pack.root, config)
+    current: CellWorkers | None = _CURRENT.get("workers")
+    if current is not None and _CURRENT.get("key") == key and current.pack is pack:
+        return current if current.alive else None
+    if current is not None:
+        current.close()
+    try:
+        current = CellWorkers(pack, config, count)
+    except Exception as error:  # no processes on this system
+        log.warning("cannot start cell workers (%s); reading cells in one process", error)
+        _CURRENT.clear()
+        return None
+    _CURRENT.update(key=key, workers=current)
+    return current
+
+
+@atexit.register
+def _close_current() -> None:
+    current: CellWorkers | None = _CURRENT.pop("workers", None)
+    if current is not None:
+        current.close()
