@@ -46,7 +46,7 @@ _BLAS = ThreadpoolController()
 
 def worker_count(config: VisionConfig) -> int:
     """Worker processes to use: ReadConfig.cell_workers, or (None) one fewer than the cores
-    this process may run on, at most 3."""
+    this process may run on, at most 2 (each holds the pack's model: some 185 MB)."""
     wanted = config.read.cell_workers
     if wanted is not None:
         return max(0, wanted)
@@ -54,7 +54,7 @@ def worker_count(config: VisionConfig) -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
-    return max(0, min(3, cores - 1))
+    return max(0, min(2, cores - 1))
 
 
 def pack_digest(pack: Pack) -> str:

@@ -143,7 +143,8 @@ class ReadConfig:
     # numpy let go of Python's lock while they work, so a second core does it).
     ship_beside_cells: bool = True
     # Worker processes that read parts of the table's cells beside this one (vision.cellpool);
-    # None: one fewer than the cores, at most 3; 0: read every cell in this process.
+    # None: one fewer than the cores, at most 2 (each holds the model: some 185 MB); 0: read
+    # every cell in this process.
     cell_workers: int | None = None
 
 

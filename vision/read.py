@@ -4,7 +4,8 @@
 the `companion read --json` object (companion.reading.TableRead). Each stage is a pure
 function of its inputs and vision.config: vision.markers finds the markers, vision.areas
 places the display and the seats (and cuts the crops), vision.recognise names what lies in
-each cell (all crops in one batch) and vision.ship finds the explorer ship in the lane (in a
+each cell (all crops in one batch, shared out by area with worker processes when there are
+cores for them: vision.cellpool) and vision.ship finds the explorer ship in the lane (in a
 second thread, beside the crops and cells: it needs only the display's pose).
 
 What the camera cannot see is reported, never guessed: a display that cannot be placed

@@ -46,7 +46,7 @@ def test_areas_are_shared_out_whole_and_evenly() -> None:
 def test_workers_are_one_fewer_than_the_cores_unless_set() -> None:
     assert worker_count(ONE) == 0
     assert worker_count(TWO) == 1
-    assert 0 <= worker_count(VisionConfig()) <= 3
+    assert 0 <= worker_count(VisionConfig()) <= 2
 
 
 def test_a_table_read_with_a_worker_reads_as_one_read_alone(pack_ink: Pack) -> None:
