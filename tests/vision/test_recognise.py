@@ -312,6 +312,15 @@ def test_tables_drawn_with_an_unseen_pack_are_read_to_the_easy_targets(
     assert easy.ship_right == easy.ship_scenes
 
 
+def _display_of_tiles(
+    pack: Pack, rng: np.random.Generator, count: int, gain: tuple[float, float, float] = (1, 1, 1)
+) -> list[Image]:
+    """Crops of `count` display cells, each with a different tile and turn."""
+    ids = list(pack.tiles)
+    return [photograph(lay_tile(pack.tiles[ids[i * 3]], rotation=90 * (i % 4)), rng, gain=gain)
+            for i in range(count)]
+
+
 def _washed(img: NDArray[np.float32], glare: float) -> NDArray[np.float32]:
     """A lamp's reflection over the whole crop: every value pulled towards white."""
     return 255 - (255 - img) * (1 - glare)
@@ -325,10 +334,8 @@ def test_a_tile_washed_out_by_glare_on_the_display_is_unknown_not_empty(
     # mat is, so a cell far whiter than that is glare, which may hide a tile.
     pack, model = models[style]
     rng = np.random.default_rng(12)
-    ids = list(pack.tiles)
     shade = (0.8, 0.8, 0.8)  # the paper as a camera exposes it, not clipped
-    crops = [photograph(lay_tile(pack.tiles[ids[i * 3]], rotation=90 * (i % 4)), rng, gain=shade)
-             for i in range(14)]
+    crops = _display_of_tiles(pack, rng, 14, gain=shade)
     crops.append(photograph(lay_tile(None), rng, gain=shade))  # an empty cell
     washed = _washed(lay_tile(pack.tiles["water-shell"]) * 0.8, 0.96)
     crops.append(photograph(washed, rng))
@@ -382,9 +389,7 @@ def test_a_flat_arm_or_a_pale_plain_tile_on_the_display_is_never_empty(
     # paper under a warm light; both are darker than the paper left round them.
     pack, model = models[style]
     rng = np.random.default_rng(21)
-    ids = list(pack.tiles)
-    crops = [photograph(lay_tile(pack.tiles[ids[i * 3]], rotation=90 * (i % 4)), rng)
-             for i in range(13)]
+    crops = _display_of_tiles(pack, rng, 13)
     crops.append(photograph(lay_tile(None), rng))  # an empty cell
     arm = lay_tile(None)
     n = arm.shape[0]
