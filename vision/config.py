@@ -262,11 +262,15 @@ class CellConfig:
     empty_full_gain: float = 0.6
     empty_board_min_gain: float = 0.1
     empty_board_doubt_gain: float = 0.2
-    # The plain mat or card must be at least this bright against the paper seen around the
-    # tile's place (that rim's paper_quantile brightness): a pale plain tile in a lamp's
-    # glare reached 0.87 of it and an arm over the cell 0.89 (a hand's shadow darkening an
-    # empty cell to some 0.8 of it makes the cell unknown).
+    # A plain cell of a light group (the display's) must be at least this bright against the
+    # paper seen around the tile's place (that rim's paper_quantile brightness): a pale plain
+    # tile in a lamp's glare reached 0.87 of it and an arm over the cell 0.89 (a hand's
+    # shadow darkening an empty cell to some 0.8 of it makes the cell unknown). A plain cell
+    # read alone (the storage card, whose crop's rim is not all card) needs
+    # empty_min_white_alone: at 0.9 an empty card under the lamp's uneven light was unknown
+    # one time in 40.
     empty_min_white: float = 0.9
+    empty_min_white_alone: float = 0.78
     paper_quantile: float = 0.9
     # Glare: cells read as one light group (the display's) share the paper seen round them
     # (the group's median). A block of a plain cell whiter than that paper by glare_washout

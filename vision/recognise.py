@@ -373,6 +373,7 @@ class _EmptyLook:
     washed: bool = False  # a plain cell partly in glare far whiter than its paper
     paper: float = float("nan")  # plain cells: the paper seen round the cell (grey level)
     whitest: float = float("nan")  # plain cells: the brightest block of its square
+    white: float = float("nan")  # plain cells: its brightness over the paper seen round it
     hidden: Mask | None = None  # blocks left out as covered (blocks x blocks), if any
 
     def inner_fit(self, model: TileModel, picture: Float, keep: Mask | None = None) -> float:
@@ -436,9 +437,10 @@ def _mat_looks(planes: Float, model: TileModel) -> list[_EmptyLook]:
         # The white mat or storage card: flat, grey under a plausible warm or cold cast, and
         # as bright as the paper around the tile's place (the brightest of the crop's rim).
         misfit = _colour_misfit(colour, np.full(3, 255.0), cfg.min_gain)
-        bright = float(colour.mean()) >= cfg.empty_min_white * paper[i]
+        white = float(colour.mean()) / max(float(paper[i]), 1.0)
+        bright = white >= cfg.empty_min_white_alone
         looks.append(_EmptyLook(rms, rms_all, misfit <= cfg.empty_max_cast and bright, None,
-                                paper=float(paper[i]), whitest=float(whitest[i]),
+                                paper=float(paper[i]), whitest=float(whitest[i]), white=white,
                                 hidden=hidden[i] if hidden[i].any() else None))
     return looks
 
@@ -1195,6 +1197,9 @@ def match_cells(
     looks = _empty_looks(fines, model, prepared)
     for i in _in_glare(looks, groups, cfg):
         looks[i] = replace(looks[i], washed=True)
+    for i, (look, group) in enumerate(zip(looks, groups, strict=True)):
+        if group is not None and look.reference is None and look.white < cfg.empty_min_white:
+            looks[i] = replace(look, looks=False)
     waiting: dict[int, list[int]] = {}  # crops that may hold a tile, by size
     for i, (ref, look) in enumerate(zip(refs, looks, strict=True)):
         sure = cfg.empty_sure_rms if ref is not None else cfg.mat_sure_rms

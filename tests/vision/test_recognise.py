@@ -413,3 +413,16 @@ def test_a_hand_over_an_empty_board_cell_does_not_make_a_tile(pack_ink: Pack) ->
     board = cv2.imread(str(here / "ink-board-hand-empty-ref.png"))
     read = read_cell(crop, model, board)
     assert read.tile is None
+
+
+def test_an_unevenly_lit_card_read_alone_is_empty_but_not_on_the_display(
+    models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    # A plain cell some 0.85 as bright as the brightest paper round it: the storage card
+    # (read alone, its crop's rim not all card) is empty; a display cell must be 0.9 of its
+    # mat, as a pale tile in glare or an arm over the cell is not.
+    _pack, model = models["ink"]
+    crop = photograph(lay_tile(None), np.random.default_rng(5), gradient=0.4,
+                      gain=(0.7, 0.7, 0.7))
+    assert read_cell(crop, model).empty
+    assert not read_cells([crop], model, light_groups=["display"])[0].empty
