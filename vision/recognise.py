@@ -846,8 +846,8 @@ class _Verdict:
     predicted: Float  # the best fit's picture of the tile's inner square (3, M)
     rss: float  # what it leaves of the whole square
     others: list[int]  # candidates of the first fit, best first (the best one included)
-    x: Float | None = None  # the square read (3, M)
-    left_out: Mask | None = None  # blocks left out as covered (blocks x blocks), if any
+    x: Float  # the square read (3, M)
+    left_out: Mask | None  # blocks left out as covered (blocks x blocks), if any
 
 
 def _covered(x: Float, fits: _Fits, model: TileModel) -> Mask:
@@ -984,7 +984,7 @@ def _settle_covered(
     favour either)."""
     cfg = model.config
     match = replace(verdict.match, empty_rms=look.rms)
-    assert verdict.left_out is not None and verdict.x is not None and match.best is not None
+    assert verdict.left_out is not None and match.best is not None
     both = verdict.left_out if look.hidden is None else verdict.left_out | look.hidden
     if np.count_nonzero(both) > cfg.max_hidden * both.size:
         return replace(match, read=UNKNOWN, reason="covered")
