@@ -123,6 +123,8 @@ def mutated_games(draw: st.DrawFn) -> dict[str, Any]:
     game = copy.deepcopy(draw(games()))  # drawn values are shared: change a copy
     for _ in range(draw(st.integers(1, 4))):
         slots = json_slots(game, [])
+        if not slots:  # every key removed already: nothing left to change
+            break
         container, key = draw(st.sampled_from(slots))
         change = draw(st.sampled_from(["replace", "remove", "add", "deep"]))
         if change == "replace":
