@@ -1,9 +1,12 @@
-"""`companion teach --out PACKDIR --frames DIR [--batch 16]`: teach the camera your own box.
+"""`companion teach --out PACKDIR (--frames DIR | --camera FILE) [--batch 16]`: teach the
+camera your own box.
 
 The terminal side of vision.teach: it shows each step, takes the next picture from the frame
 source and asks the player to confirm or correct what was seen. Pictures come from a folder
-(one per step, in name order; a picture that cannot be used is skipped with a note). The
-live camera sources come later.
+(one per step, in name order; a picture that cannot be used is skipped with a note) or from
+the table's camera (`--camera` names the service's TOML file, whose [camera] table says
+which camera: a picture is taken each time the player presses Enter). The host page of
+`companion run` offers the same flow on a phone.
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import cv2
 import numpy as np
 
-from companion.catalogue import Catalogue, default_catalogue, load_catalogue
+from companion.catalogue import Catalogue, default_catalogue, load_catalogue, read_toml
 from companion.errors import CompanionError
 from vision.teach import (
     BatchView,
@@ -52,6 +55,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="folder for the new tile pack (new, empty, or an earlier pack)")
     parser.add_argument("--frames", metavar="DIR",
                         help="folder of pictures, one per step, taken in name order")
+    parser.add_argument("--camera", metavar="FILE",
+                        help="take the pictures with the camera named in the [camera] table "
+                        "of this service TOML file (Enter takes each picture)")
     parser.add_argument("--plan", action="store_true",
                         help="only list the steps (which tiles go where in each batch) and stop")
     parser.add_argument("--batch", type=int, default=16, metavar="N",
@@ -197,9 +203,22 @@ def _teach_batch(ui: Terminal, session: TeachSession, view: BatchView) -> bool:
             ui.say(f"  {exc.message}")
 
 
-def teach(session: TeachSession, files: list[Path], ui: Terminal) -> None:
-    """Run the whole flow; returns when every step is done (nothing written yet)."""
-    frames = _frames(files, ui.say)
+def camera_frames(camera: Any, ui: Terminal) -> Iterator[tuple[str, np.ndarray]]:
+    """A picture from an open hardware.camera source each time the player presses Enter."""
+    taken = 0
+    while True:
+        ui.ask("lay it out as shown, then press Enter to take the picture ('q' quits)> ")
+        frame = camera.capture()
+        if frame is None:
+            ui.say(f"  the camera gave no picture: {camera.status().message}")
+            continue
+        taken += 1
+        yield f"camera {taken}", np.asarray(frame.image, np.uint8)
+
+
+def teach(session: TeachSession, frames: Iterator[tuple[str, np.ndarray]], ui: Terminal) -> None:
+    """Run the whole flow with pictures from `frames`; returns when every step is done
+    (nothing written yet)."""
     ui.say(HELP)
     while (step := session.step).kind is not StepKind.DONE:
         ui.say("")
@@ -277,7 +296,7 @@ def plan_lines(session: TeachSession) -> list[str]:
 
 
 def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
-    """Teach a box from a folder of pictures and write the pack."""
+    """Teach a box from a folder of pictures or the camera and write the pack."""
     ui = ui or Terminal()
     catalogue = load_catalogue(args.catalogue) if args.catalogue else default_catalogue()
     sides = ("front", "atoll") if args.atoll else ("front",)
@@ -285,10 +304,11 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
         session = TeachSession(catalogue, batch=args.batch, board_sides=sides)
         ui.say("\n".join(plan_lines(session)))
         return 0
-    if not args.out or not args.frames:
-        raise TeachError("teaching needs --out PACKDIR and --frames DIR (or --plan)")
+    if not args.out or bool(args.frames) == bool(args.camera):
+        raise TeachError("teaching needs --out PACKDIR and either --frames DIR or --camera FILE "
+                         "(or --plan)")
     out = check_out_dir(args.out)
-    files = frame_files(args.frames)
+    files = frame_files(args.frames) if args.frames else []
     session = TeachSession(
         catalogue,
         name=args.name or out.absolute().name,
@@ -296,11 +316,23 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
         board_sides=sides,
         tile_mm=args.tile_mm,
     )
+    camera: Any = None
     try:
-        teach(session, files, ui)
+        if args.camera:
+            from hardware.camera import open_camera
+            from hardware.config import HardwareConfig
+
+            settings = HardwareConfig.from_mapping(read_toml(Path(args.camera)), args.camera)
+            camera = open_camera(settings.camera)
+            teach(session, camera_frames(camera, ui), ui)
+        else:
+            teach(session, _frames(files, ui.say), ui)
     except Cancelled as exc:
         print(f"companion: {exc.message}", file=sys.stderr)
         return 1
+    finally:
+        if camera is not None:
+            camera.close()
     session.write(out)
     draft = session.draft()
     ui.say(f"Tile pack written to {out}: {len(draft.tiles)} tile types, the explorer ship, "

@@ -316,3 +316,32 @@ def test_the_plan_lists_every_type_once_one_picture_per_step() -> None:
     assert len(pictures) == batches + 2  # the batches, the ship, the front board
     for tile in catalogue:
         assert sum(f"] {tile.id} (" in line for line in lines) == 1
+
+
+def test_the_terminal_flow_takes_its_pictures_with_the_camera(
+    source: Pack, script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The service's TOML names the camera; here a recording stands in for it. Each Enter at
+    # "take the picture" captures the next frame (the first is blurry and refused).
+    _write_frames(tmp_path / "frames", script.frames)
+    settings = tmp_path / "companion.toml"
+    settings.write_text(f'[camera]\nkind = "folder"\npath = "{tmp_path / "frames"}"\n')
+    # take (refused), take, correct batch 1 and confirm; then take and keep each other step
+    answers = "\n" + "\na1=1@90 b1=3 c1=2\n\n" + "\n\n" * (len(script.frames) - 1)
+    args = ["--out", str(tmp_path / "pack"), "--camera", str(settings),
+            "--catalogue", str(source.root), "--batch", "4"]
+    assert _cli(args, answers, monkeypatch) == 0
+    printed = capsys.readouterr().out
+    assert "camera 1:" in printed and "trying the next picture" in printed
+    assert "batch 2: 3 of 6 tile types taught" in printed
+    pack = load_pack(tmp_path / "pack")
+    assert _ncc(pack.tiles[script.first_plan[0]], source.tiles[script.first_plan[0]]) > 0.9
+
+
+def test_teaching_wants_one_picture_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                           ) -> None:
+    status = main(["teach", "--out", str(tmp_path / "pack")])
+    assert status == 2
+    assert "either --frames DIR or --camera FILE" in capsys.readouterr().err
+    assert not (tmp_path / "pack").exists()
