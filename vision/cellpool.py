@@ -86,10 +86,10 @@ def share_out(areas: Sequence[Hashable], parts: int) -> list[list[int]]:
 _MODEL: TileModel | None = None
 
 
-def _start(root: str, config: VisionConfig, digest: str) -> None:
+def _start(root: str, config: VisionConfig, digest: str, parent: int) -> None:
     """A worker's start: BLAS on one thread, the pack loaded and learnt, proven the same."""
     global _MODEL
-    _die_with_parent()
+    _die_with_parent(parent)
     _BLAS.limit(limits=1, user_api="blas")
     pack = load_pack(Path(root))
     if pack_digest(pack) != digest:
@@ -97,7 +97,7 @@ def _start(root: str, config: VisionConfig, digest: str) -> None:
     _MODEL = learn_pack(pack, config.crops.px_per_mm, config.cells)
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """Ask Linux to end this worker when the reading process ends, however it ends (a
     kill -9 included): an orphan would hold the reader's output open and its memory."""
     try:
@@ -109,7 +109,7 @@ def _die_with_parent() -> None:
         libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
     except (OSError, AttributeError):  # not Linux: the pool's own shutdown must do
         return
-    if os.getppid() == 1:  # the parent ended before the wish was made
+    if os.getppid() != parent:  # the parent ended before the wish was made
         os._exit(0)
 
 
@@ -134,7 +134,7 @@ class CellWorkers:
         method = "spawn"
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context(method), initializer=_start,
-            initargs=(str(pack.root), config, pack_digest(pack)),
+            initargs=(str(pack.root), config, pack_digest(pack), os.getpid()),
         )
 
     def read(
