@@ -220,19 +220,24 @@ def test_empty_display_and_storage_cells_are_empty(
     assert all(r.empty for r in read_cells(crops, model))
 
 
+def _empty_board_cell(pack: Pack, row: int, col: int) -> Image:
+    """The pack's front board picture cut like a cell crop of that board cell."""
+    layout = pack.catalogue.board("front")
+    geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
+    extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
+    return picture_crop(pack.boards["front"], extent, geo.cell_centre(row, col),
+                        tile_crop_mm(pack.tile_mm), PX_PER_MM)
+
+
 @pytest.mark.parametrize("style", ["lagoon", "ink"])
 def test_empty_board_cells_are_empty_and_tiles_on_the_board_are_read(
     style: str, models: dict[str, tuple[Pack, TileModel]]
 ) -> None:
     pack, model = models[style]
     rng = np.random.default_rng(11)
-    layout = pack.catalogue.board("front")
-    geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
-    extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
-    size = tile_crop_mm(pack.tile_mm)
     crops, refs, truth = [], [], []
     for r, c in [(0, 0), (1, 2), (2, 1), (3, 3)]:
-        ref = picture_crop(pack.boards["front"], extent, geo.cell_centre(r, c), size, PX_PER_MM)
+        ref = _empty_board_cell(pack, r, c)
         crops.append(photograph(ref.astype(np.float32), rng, gain=(0.9, 0.95, 1.05)))
         refs.append(ref)
         truth.append(None)
@@ -364,13 +369,9 @@ def test_a_board_cell_whose_picture_is_not_seen_is_never_called_empty(
     # the board's own picture is not seen, so the cell cannot be known to be empty.
     pack, model = models[style]
     rng = np.random.default_rng(14)
-    layout = pack.catalogue.board("front")
-    geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
-    extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
-    size = tile_crop_mm(pack.tile_mm)
     crops, refs = [], []
     for r, c in [(0, 1), (1, 1), (2, 2), (3, 0)]:
-        ref = picture_crop(pack.boards["front"], extent, geo.cell_centre(r, c), size, PX_PER_MM)
+        ref = _empty_board_cell(pack, r, c)
         laid = lay_tile(pack.tiles["end-e-palm1"], rotation=90 * c, background=ref)
         n = laid.shape[0]
         top = np.linspace(120.0, 150.0, n)[:, None, None] * np.array([0.75, 0.85, 1.0])
