@@ -22,7 +22,6 @@ import os
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -128,14 +127,18 @@ class CellWorkers:
 
     def __init__(self, pack: Pack, config: VisionConfig, workers: int) -> None:
         self.pack = pack
+        self.config = config
         self.workers = workers
-        # Spawned, not forked: the reader may have threads (the web server's), and a spawned
-        # worker is the reader's own child, which Linux can end with it.
-        method = "spawn"
-        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context(method), initializer=_start,
-            initargs=(str(pack.root), config, pack_digest(pack), os.getpid()),
-        )
+        self._pool: ProcessPoolExecutor | None = None
+        try:
+            # Spawned, not forked: the reader may have threads (the web server's), and a
+            # spawned worker is the reader's own child, which Linux can end with it.
+            self._pool = ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+                initargs=(str(pack.root), config, pack_digest(pack), os.getpid()),
+            )
+        except Exception as error:  # no processes on this system
+            log.warning("cannot start cell workers (%s); reading cells in one process", error)
 
     def read(
         self, crops: list[Image], refs: list[Image | None], groups: list[Hashable | None],
@@ -143,21 +146,17 @@ class CellWorkers:
     ) -> list[CellRead]:
         """Every crop's read: the first part read here (with `here`), the others by the
         workers at the same time; a part a worker fails on is read here too."""
-        parts = share_out(areas, self.workers + 1)
-        jobs: list[tuple[list[int], Future[list[CellRead]] | None]] = []
-        for idx in parts[1:]:
-            jobs.append((idx, self._submit(([crops[i] for i in idx], [refs[i] for i in idx],
-                                            [groups[i] for i in idx]))))
+        shares = share_out(areas, self.workers + 1)
+        parts: list[Part] = [([crops[i] for i in idx], [refs[i] for i in idx],
+                              [groups[i] for i in idx]) for idx in shares]
+        jobs = [self._submit(part) for part in parts[1:]]
         out: list[CellRead | None] = [None] * len(crops)
         with _BLAS.limit(limits=1, user_api="blas"):
-            mine = here(([crops[i] for i in parts[0]], [refs[i] for i in parts[0]],
-                         [groups[i] for i in parts[0]]))
-            for i, read in zip(parts[0], mine, strict=True):
+            reads = [here(parts[0])] + [self._result(job, part, here)
+                                        for job, part in zip(jobs, parts[1:], strict=True)]
+        for idx, part_reads in zip(shares, reads, strict=True):
+            for i, read in zip(idx, part_reads, strict=True):
                 out[i] = read
-            for idx, job in jobs:
-                part = ([crops[i] for i in idx], [refs[i] for i in idx], [groups[i] for i in idx])
-                for i, read in zip(idx, self._result(job, part, here), strict=True):
-                    out[i] = read
         return [read for read in out if read is not None]
 
     def _submit(self, part: Part) -> Future[list[CellRead]] | None:
@@ -199,7 +198,7 @@ class CellWorkers:
             self._pool = None
 
 
-_CURRENT: dict[str, Any] = {}
+_CURRENT: list[CellWorkers] = []  # the workers in use (one set at a time)
 
 
 def cell_workers(pack: Pack, config: VisionConfig) -> CellWorkers | None:
@@ -208,24 +207,17 @@ def cell_workers(pack: Pack, config: VisionConfig) -> CellWorkers | None:
     count = worker_count(config)
     if count == 0 or not pack.root.is_dir():
         return None
-    key = (id(pack), pack.root, config)
-    current: CellWorkers | None = _CURRENT.get("workers")
-    if current is not None and _CURRENT.get("key") == key and current.pack is pack:
-        return current if current.alive else None
-    if current is not None:
-        current.close()
-    try:
+    current = _CURRENT[0] if _CURRENT else None
+    if current is None or current.pack is not pack or current.config != config:
+        if current is not None:
+            current.close()
         current = CellWorkers(pack, config, count)
-    except Exception as error:  # no processes on this system
-        log.warning("cannot start cell workers (%s); reading cells in one process", error)
-        _CURRENT.clear()
-        return None
-    _CURRENT.update(key=key, workers=current)
-    return current
+        _CURRENT[:] = [current]
+    # Workers that could not start or have failed are not started again for this pack.
+    return current if current.alive else None
 
 
 @atexit.register
 def _close_current() -> None:
-    current: CellWorkers | None = _CURRENT.pop("workers", None)
-    if current is not None:
-        current.close()
+    while _CURRENT:
+        _CURRENT.pop().close()
