@@ -1121,15 +1121,14 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     out = []
     for job, verdict in zip(jobs, verdicts, strict=True):
         look = job.look
-        if verdict.left_out is not None and verdict.match.read.tile is not None:
-            square = np.ascontiguousarray(_cut(job.fine, model.inner_px, look.shift).T)
-            out.append(_settle_covered(verdict, look, square, model))
-            continue
-        if not (look.looks and look.rms <= cfg.empty_max_rms):
-            out.append(replace(verdict.match, empty_rms=look.rms))
-            continue
+        # The tile's square where the empty look fits best (3, M).
         square = np.ascontiguousarray(_cut(job.fine, model.inner_px, look.shift).T)
-        out.append(_settle(verdict, look, look.inner_fit(model, square), model))
+        if verdict.left_out is not None and verdict.match.read.tile is not None:
+            out.append(_settle_covered(verdict, look, square, model))
+        elif look.looks and look.rms <= cfg.empty_max_rms:
+            out.append(_settle(verdict, look, look.inner_fit(model, square), model))
+        else:
+            out.append(replace(verdict.match, empty_rms=look.rms))
     return out
 
 
