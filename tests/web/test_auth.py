@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import logging
 from typing import Any
 
@@ -41,42 +40,6 @@ def test_a_wrong_pin_is_refused(client: FlaskClient) -> None:
     assert response.status_code == 401
     assert response.get_json() == {"error": "That is not the host PIN."}
     assert client.get("/api/state").get_json()["you"] == {"host": False}
-
-
-def test_the_pin_is_compared_in_constant_time(
-    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls: list[tuple[bytes, bytes]] = []
-    real = hmac.compare_digest
-
-    def spy(a: bytes, b: bytes) -> bool:
-        calls.append((a, b))
-        return real(a, b)
-
-    monkeypatch.setattr("web.auth.hmac.compare_digest", spy)
-    try_pin(client, "1357")
-    assert (b"1357", PIN.encode()) in calls
-    assert not auth.pin_matches(2468, PIN) and not auth.pin_matches(None, PIN)
-
-
-def test_wrong_guesses_are_limited_per_client(client: FlaskClient) -> None:
-    for _ in range(5):
-        assert try_pin(client, "0000").status_code == 401
-    limited = try_pin(client, "0000")
-    assert limited.status_code == 429
-    assert int(limited.headers["Retry-After"]) >= 1
-    assert limited.get_json() == {"error": "Too many wrong PINs: wait a minute and try again."}
-    # While paused even the right PIN is not tried, so guessing gains nothing.
-    assert try_pin(client, PIN).status_code == 429
-    # Another phone at the table can still log in.
-    assert try_pin(client, PIN, address="10.1.2.4").status_code == 200
-
-
-def test_wrong_guesses_are_limited_in_all(session: Session) -> None:
-    client = create_app(session, web_settings()).test_client()
-    for i in range(20):  # 20 addresses, one wrong guess each
-        assert try_pin(client, "0000", address=f"10.0.0.{i}").status_code == 401
-    assert try_pin(client, PIN, address="10.0.1.1").status_code == 429
 
 
 def test_the_limit_forgets_guesses_after_its_window() -> None:

@@ -131,6 +131,7 @@ def test_the_pin_is_compared_in_constant_time(
     calls.clear()
     assert try_pin(client, PIN).status_code == 200
     assert (PIN.encode(), PIN.encode()) in calls
+    assert not auth.pin_matches(2468, PIN) and not auth.pin_matches(None, PIN)  # not text
 
 
 def test_wrong_pins_are_limited_per_client(client: FlaskClient) -> None:
