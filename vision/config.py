@@ -317,13 +317,19 @@ class ShipConfig:
     paper_chroma: float = 0.25
     ink_chroma: float = 0.25
     # Each position's window: a square this wide (mm) around the nominal ship centre; the
-    # fullest `positions_searched` are searched, if at least min_area_mm2 is not paper.
+    # fullest `positions_searched` are searched, if at least min_area_mm2 is not paper and
+    # at most max_area_mm2 is more than spread_ink not paper (an arm or a hand, however pale,
+    # spreads over more than a ship).
     window_mm: float = 64.0
     # The ship may stand this far (mm) over the lane's lines.
     over_lines_mm: float = 6.0
+    # Tiles lying off their place reach this far (mm) into the lane: the ship's size and
+    # heading are measured beyond that, and off the corner squares (the markers).
+    tiles_reach_mm: float = 5.0
     positions_searched: int = 5
     min_area_mm2: float = 150.0
-    max_area_mm2: float = 1400.0
+    max_area_mm2: float = 1000.0
+    spread_ink: float = 0.25
     # The ship's length is estimated from how much is not paper, kept within these bounds
     # (mm), and tried at these factors of the estimate ...
     min_length_mm: float = 20.0
@@ -333,11 +339,23 @@ class ShipConfig:
     # the long axis of what is not paper (either way) and these many degrees off it.
     angle_step_deg: float = 7.5
     heading_tries_deg: tuple[float, ...] = (-7.5, 0.0, 7.5)
-    # The ship is seen when its best match correlates at least this much (under hard light
-    # a ship beside glare or a hand matched 0.46-0.49, still 0.27 clear of any other place) ...
+    # The ship's picture is matched with this much paper (mm) round it: the ship stands
+    # apart, where a fingertip or an arm's edge runs on beyond a ship-sized blob.
+    paper_around_mm: float = 5.0
+    # The ship is seen when its best match correlates at least this much (on hard tables
+    # ships matched 0.46 and more, most over 0.7; a fingertip or an arm's edge, with the
+    # paper round the picture, at most 0.40) ...
     min_score: float = 0.42
     # ... and beats the best match at any other position by this much.
     min_margin: float = 0.1
+    # When no position is clearly the ship's, the best `positions_again` (matching at least
+    # again_min_score) are searched again at lengths_again lengths from min_length_mm, each
+    # length_ladder_step times the last (something beside the ship, a hand, made the size
+    # guessed from what is not paper too large).
+    positions_again: int = 2
+    again_min_score: float = 0.3
+    lengths_again: int = 8
+    length_ladder_step: float = 1.15
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,13 @@ The ship is taught by the pack's picture of it seen from above (formats.md); its
 table is not known beforehand, nor its heading. The display's picture (north up, the mat's
 active area, any scale) is shrunk to `ShipConfig.px_per_mm`. The lane is white paper with
 thin grey lines, so at each of the 16 positions the window around the nominal ship centre is
-scored by how much of it is not paper; the fullest few are searched with the ship's picture
-laid on white (sized from how much is not paper, turned through every heading) by normalised
-cross-correlation. The position is named when the best match is good and clearly better than
-the best at any other position; otherwise None (a hand over the lane, no ship).
+scored by how much of the lane proper (clear of tiles lying over its inner line and of the
+corner markers) is not paper; the fullest few that an arm does not spread over are searched
+with the ship's picture laid on white with a margin of paper round it (sized from how much is
+not paper, turned along its long axis) by normalised cross-correlation. The position is named
+when the best match is good and clearly better than the best at any other position; if not,
+the best two are searched again at every length (a hand beside the ship spoils the size
+guess), and otherwise None (a hand over the lane, no ship).
 """
 
 from __future__ import annotations
@@ -112,9 +115,11 @@ def _sized(digest: bytes, ship_key: ShipKey, length_px: int) -> tuple[Float, Flo
 
 
 @lru_cache(maxsize=1024)
-def _template(digest: bytes, ship_key: ShipKey, length_px: int, angle: float) -> Float:
+def _template(
+    digest: bytes, ship_key: ShipKey, length_px: int, angle: float, around: int
+) -> Float:
     """The ship laid on white, longer side `length_px`, turned `angle` degrees (OpenCV's
-    sense), cut to the turned ship and a pixel of white around it."""
+    sense), cut to the turned ship and `around` pixels of white round it."""
     canvas, mask = _sized(digest, ship_key, length_px)
     side = canvas.shape[0]
     m = cv2.getRotationMatrix2D(((side - 1) / 2, (side - 1) / 2), angle, 1.0)
@@ -123,8 +128,10 @@ def _template(digest: bytes, ship_key: ShipKey, length_px: int, angle: float) ->
     cover = cv2.warpAffine(mask, m, (side, side), flags=cv2.INTER_LINEAR)
     rows = np.flatnonzero(cover.max(axis=1) > 0.05)
     cols = np.flatnonzero(cover.max(axis=0) > 0.05)
-    r0, r1 = max(int(rows[0]) - 1, 0), min(int(rows[-1]) + 2, side)
-    c0, c1 = max(int(cols[0]) - 1, 0), min(int(cols[-1]) + 2, side)
+    turned = cv2.copyMakeBorder(turned, around, around, around, around, cv2.BORDER_CONSTANT,
+                                value=(255, 255, 255))
+    r0, r1 = int(rows[0]), int(rows[-1]) + 1 + 2 * around
+    c0, c1 = int(cols[0]), int(cols[-1]) + 1 + 2 * around
     return np.ascontiguousarray(turned[r0:r1, c0:c1], np.float32)
 
 
@@ -151,6 +158,18 @@ def _lane_mask(n: int, ppm: float, inner: float, outer: float, half: float) -> F
     yy, xx = np.meshgrid(t, t, indexing="ij")
     ring = np.maximum(np.abs(xx), np.abs(yy))
     out: Float = ((ring > inner) & (ring < outer)).astype(np.float32)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _core_mask(n: int, ppm: float, inner: float, corner: float, half: float) -> Float:
+    """1 on the lane from `inner` mm from the centre outwards, 0 on the corner squares
+    (beyond `corner` both ways) and elsewhere."""
+    t = (np.arange(n) + 0.5) / ppm - half
+    yy, xx = np.meshgrid(t, t, indexing="ij")
+    ring = np.maximum(np.abs(xx), np.abs(yy))
+    square = np.minimum(np.abs(xx), np.abs(yy)) > corner
+    out: Float = ((ring > inner) & ~square).astype(np.float32)
     return out
 
 
@@ -201,9 +220,14 @@ def locate_ship(
     # Only the lane (and a little over its lines) counts: the grid's tiles are not the ship.
     ink = ink * _lane_mask(n, ppm, geometry.lane_inner - cfg.over_lines_mm,
                            geometry.half_extent + cfg.over_lines_mm, geometry.half_extent)
+    # The ship's size and heading come from the lane itself, clear of tiles lying off their
+    # place and of the corner squares (the markers): those would count as ship.
+    core = ink * _core_mask(n, ppm, geometry.lane_inner + cfg.tiles_reach_mm,
+                            geometry.lane_inner, geometry.half_extent)
     along, across = cfg.window_mm / 2 * ppm, (kit.LANE_MM / 2 + cfg.over_lines_mm) * ppm
     boxes: list[tuple[int, int, int, int]] = []
     fullness = np.zeros(kit.SHIP_POSITIONS)
+    spread = np.zeros(kit.SHIP_POSITIONS)
     for p in range(kit.SHIP_POSITIONS):
         cx, cy = geometry.ship_centre(p)
         u = (cx + geometry.half_extent) * ppm - 0.5
@@ -212,40 +236,73 @@ def locate_ship(
         x0, x1 = max(0, round(u - hx)), min(n, round(u + hx) + 1)
         y0, y1 = max(0, round(v - hy)), min(n, round(v + hy) + 1)
         boxes.append((x0, y0, x1, y1))
-        fullness[p] = float(ink[y0:y1, x0:x1].sum()) / (ppm * ppm)  # mm² not paper
-    # A ship fills part of its window; an arm or a hand across the lane fills all of it.
+        fullness[p] = float(core[y0:y1, x0:x1].sum()) / (ppm * ppm)  # mm² not paper
+        spread[p] = float(np.count_nonzero(core[y0:y1, x0:x1] > cfg.spread_ink)) / (ppm * ppm)
+    # A ship fills part of its window; an arm or a hand across the lane (however pale)
+    # spreads over all of it.
     plausible = [int(p) for p in np.argsort(-fullness)
-                 if cfg.min_area_mm2 <= fullness[p] <= cfg.max_area_mm2]
+                 if fullness[p] >= cfg.min_area_mm2 and spread[p] <= cfg.max_area_mm2]
     order = plausible[: cfg.positions_searched]
     digest = _ship_digest(ship)
-    laid, _alpha, ship_share = _laid(digest, tuple(ship.shape))
+    key = tuple(ship.shape)
+    laid, _alpha, ship_share = _laid(digest, key)
+    h, w = laid.shape[:2]
+    shortest, longest = cfg.min_length_mm * ppm, cfg.max_length_mm * ppm
     scores = np.zeros(kit.SHIP_POSITIONS)
+    windows = {p: (small[y0:y1, x0:x1], core[y0:y1, x0:x1])
+               for p, (x0, y0, x1, y1) in enumerate(boxes)}
     for p in order:
         # The ship's size from how much of the window is not paper (its picture's share of
         # opaque pixels gives its picture's area).
-        h, w = laid.shape[:2]
         area_px = fullness[p] * ppm * ppm
         length = math.sqrt(area_px / max(ship_share, 1e-3) * max(h, w) / min(h, w))
-        length = float(np.clip(length, cfg.min_length_mm * ppm, cfg.max_length_mm * ppm))
-        x0, y0, x1, y1 = boxes[p]
-        window = small[y0:y1, x0:x1]
-        heading = _heading(ink[y0:y1, x0:x1])
-        best = -1.0
-        step = cfg.angle_step_deg
-        turns = sorted({(round((heading + half + d) / step) * step) % 360.0
-                        for half in (0.0, 180.0) for d in cfg.heading_tries_deg})
-        for factor in cfg.length_factors:
-            px = max(4, 2 * round(length * factor / 2))  # even lengths: templates are reused
-            for tpl in (_template(digest, tuple(ship.shape), px, t) for t in turns):
-                if tpl.shape[0] > window.shape[0] or tpl.shape[1] > window.shape[1]:
-                    continue
-                res = cv2.matchTemplate(window, tpl, cv2.TM_CCOEFF_NORMED)
-                best = max(best, float(res.max()))
-        scores[p] = best
+        lengths = [float(np.clip(length * f, shortest, longest)) for f in cfg.length_factors]
+        scores[p] = _best_match(windows[p], digest, key, lengths, ppm, cfg)
+    position = _decide(scores, cfg)
+    if position is None and cfg.lengths_again > 0:
+        # Something beside the ship (a hand, a shadow's edge) adds to what is not paper, so
+        # the size guessed from it is too large: the best few are searched again at every
+        # length from the shortest to the longest.
+        ladder = [min(shortest * cfg.length_ladder_step**i, longest)
+                  for i in range(cfg.lengths_again)]
+        again = [int(p) for p in np.argsort(-scores)[: cfg.positions_again]
+                 if scores[p] >= cfg.again_min_score]
+        for p in again:
+            scores[p] = max(scores[p], _best_match(windows[p], digest, key, ladder, ppm, cfg))
+        position = _decide(scores, cfg)
+    ranked = np.argsort(-scores)
+    score, second = float(scores[ranked[0]]), float(scores[ranked[1]])
+    return ShipSighting(position, score, second, tuple(float(s) for s in scores))
+
+
+def _best_match(
+    window: tuple[Float, Float], digest: bytes, key: ShipKey, lengths: list[float],
+    ppm: float, cfg: ShipConfig,
+) -> float:
+    """The best normalised cross-correlation of the ship's picture, at these lengths (px)
+    and turned along the long axis of what is not paper (either way, give or take), with
+    the window (its colour picture and how much each pixel is not paper)."""
+    colour, ink = window
+    heading = _heading(ink)
+    step = cfg.angle_step_deg
+    turns = sorted({(round((heading + half + d) / step) * step) % 360.0
+                    for half in (0.0, 180.0) for d in cfg.heading_tries_deg})
+    around = max(1, round(cfg.paper_around_mm * ppm))
+    best = -1.0
+    for length in lengths:
+        px = max(4, 2 * round(length / 2))  # even lengths: templates are reused
+        for tpl in (_template(digest, key, px, t, around) for t in turns):
+            if tpl.shape[0] > colour.shape[0] or tpl.shape[1] > colour.shape[1]:
+                continue
+            res = cv2.matchTemplate(colour, tpl, cv2.TM_CCOEFF_NORMED)
+            best = max(best, float(res.max()))
+    return best
+
+
+def _decide(scores: NDArray[np.float64], cfg: ShipConfig) -> int | None:
+    """The position whose match is good and clearly better than any other's, or None."""
     ranked = np.argsort(-scores)
     top, second = int(ranked[0]), float(scores[ranked[1]])
-    score = float(scores[top])
-    position: int | None = top
-    if score < cfg.min_score or score - max(second, 0.0) < cfg.min_margin:
-        position = None
-    return ShipSighting(position, score, second, tuple(float(s) for s in scores))
+    if scores[top] < cfg.min_score or scores[top] - max(second, 0.0) < cfg.min_margin:
+        return None
+    return top

@@ -127,3 +127,39 @@ def test_the_heading_along_the_lane_is_found_whatever_the_picture_turns() -> Non
     cv2.ellipse(ink, (30, 20), (25, 6), 0, 0, 360, 1.0, -1)
     # A long axis along x: the upright ship picture must turn by 90 degrees.
     assert math.isclose(_heading(ink) % 180.0, 90.0, abs_tol=2.0)
+
+
+def lay_tiles(img: NDArray[np.float32], geo: kit.DisplayGeometry, reach_mm: float) -> None:
+    """Dark tiles in all 16 cells, the edge tiles of the north, east and west sides pushed
+    `reach_mm` out over the lane's line (the south side's lie in place)."""
+    c = (img.shape[0] - 1) / 2
+    half = geo.tile_mm / 2
+    for r in range(4):
+        for col in range(4):
+            x, y = geo.cell_centre(r, col)
+            x += reach_mm * ((col == 3) - (col == 0))
+            y -= reach_mm * (r == 0)
+            cv2.rectangle(img, (round(c + (x - half) * PPM), round(c + (y - half) * PPM)),
+                          (round(c + (x + half) * PPM), round(c + (y + half) * PPM)),
+                          (70, 55, 45), -1)
+
+
+def test_the_ship_beside_a_hand_between_tiles_over_the_lane_is_found(pack_ink: Pack) -> None:
+    """Tiles lying over the lane's inner line on three sides, a washed-out ship on the fourth
+    and a hand reaching
+    over the tiles with a finger into the lane two places away: the ship is still found."""
+    geo = kit.DisplayGeometry(pack_ink.tile_mm)
+    area = mat(geo)
+    lay_tiles(area, geo, 5.0)
+    # Washed out by glare: the ship shows at 40 % of its contrast against the paper.
+    paper = area.copy()
+    put_ship(area, pack_ink.ship, geo, 9, 270.0, (3.0, 0.0))
+    area[:] = 0.4 * area + 0.6 * paper
+    cx, cy = geo.ship_centre(11)
+    c = (area.shape[0] - 1) / 2
+    palm = (round(c + cx * PPM), round(c + (cy - 40) * PPM))
+    cv2.ellipse(area, palm, (round(30 * PPM), round(30 * PPM)), 0, 0, 360, (120, 150, 205), -1)
+    cv2.line(area, palm, (round(c + (cx + 6) * PPM), round(c + (cy + 4) * PPM)),
+             (120, 150, 205), round(16 * PPM))
+    sighting = locate_ship(camera(area, np.random.default_rng(6), gain=0.9), pack_ink.ship, geo)
+    assert sighting.position == 9, sighting
