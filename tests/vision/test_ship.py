@@ -146,8 +146,8 @@ def lay_tiles(img: NDArray[np.float32], geo: kit.DisplayGeometry, reach_mm: floa
 
 def test_the_ship_beside_a_hand_between_tiles_over_the_lane_is_found(pack_ink: Pack) -> None:
     """Tiles lying over the lane's inner line on three sides, a washed-out ship on the fourth
-    and a hand reaching
-    over the tiles with a finger into the lane two places away: the ship is still found."""
+    and a hand reaching over the tiles with a finger into the lane two places away: the
+    ship is still found."""
     geo = kit.DisplayGeometry(pack_ink.tile_mm)
     area = mat(geo)
     lay_tiles(area, geo, 5.0)
