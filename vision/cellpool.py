@@ -33,7 +33,9 @@ from vision.pack import Pack, load_pack
 from vision.recognise import read_cells
 from vision.tilemodel import TileModel, learn_pack
 
-__all__ = ["CellWorkers", "cell_workers", "pack_digest", "share_out", "worker_count"]
+__all__ = [
+    "CellWorkers", "Part", "cell_workers", "pack_digest", "read_part", "share_out", "worker_count"
+]
 
 log = logging.getLogger(__name__)
 
@@ -112,11 +114,16 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
+def read_part(model: TileModel, part: Part) -> list[CellRead]:
+    """One part's reads with a model: what a worker does, and the reader with its own part."""
+    crops, refs, groups = part
+    return read_cells(crops, model, refs, light_groups=groups)
+
+
 def _read(part: Part) -> list[CellRead]:
     if _MODEL is None:
         raise RuntimeError("the cell worker was not started")
-    crops, refs, groups = part
-    return read_cells(crops, _MODEL, refs, light_groups=groups)
+    return read_part(_MODEL, part)
 
 
 # -- in the reading process ----------------------------------------------------------------

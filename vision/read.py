@@ -44,11 +44,10 @@ from vision.areas import (
     storage_size_mm,
     tile_crop_mm,
 )
-from vision.cellpool import cell_workers
+from vision.cellpool import Part, cell_workers, read_part
 from vision.config import VisionConfig
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
-from vision.recognise import read_cells
 from vision.ship import read_ship_in_frame
 from vision.tilemodel import learn_pack
 
@@ -331,9 +330,8 @@ def _read_cells(
         return []
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
 
-    def here(part: tuple[list[Image], list[Image | None], list[Hashable | None]]
-             ) -> list[CellRead]:
-        return read_cells(part[0], model, part[1], light_groups=part[2])
+    def here(part: Part) -> list[CellRead]:
+        return read_part(model, part)
 
     workers = cell_workers(pack, config) if len(set(areas)) > 1 else None
     if workers is None:
