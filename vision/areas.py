@@ -203,12 +203,7 @@ def locate_all(
     config = config or AreaConfig()
     warnings: list[str] = []
     fits: list[_Fit] = []
-    geometries: list[tuple[AreaKey, Geometry]] = [(DISPLAY, kit.DisplayGeometry(tile_mm))]
-    for seat in kit.SEATS:
-        layout = seat_layouts if isinstance(seat_layouts, BoardLayout) else seat_layouts.get(seat)
-        if layout is not None:
-            geometries.append((seat, kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)))
-    for area, geometry in geometries:
+    for area, geometry in area_geometries(tile_mm, seat_layouts):
         fit, notes = _fit_area(area, geometry, markers, config)
         warnings.extend(notes)
         if fit is not None:
@@ -232,7 +227,8 @@ def locate_all(
     display = next((p for p in poses if p.area == DISPLAY), None)
     seats = {int(p.area): p for p in poses if p.area != DISPLAY}
     if gray is not None:
-        display, seats = refine_areas(gray, display, seats, config)
+        display, seats = refine_areas(gray, display, seats, config, markers=markers)
+        warnings = placed_by_lane_notes(warnings, display)
     return display, seats, warnings
 
 
@@ -241,12 +237,23 @@ def refine_areas(
     display: AreaPose | None,
     seats: Mapping[int, AreaPose],
     config: AreaConfig | None = None,
+    *,
+    markers: Mapping[int, MarkerSighting] | None = None,
 ) -> tuple[AreaPose | None, dict[int, AreaPose]]:
     """The last step of `locate_all` given the grey frame: the display refined with its
     printed lane outline (`refine_display`), and the jointly fitted seats placed again on
     the table plane it gives. Unchanged when the outline is not found (or lane_refine is
-    off)."""
+    off). Given the markers, a display not located because only one of its markers is seen
+    is placed by that marker and its lane outline (`place_display_by_lane`) when a seat
+    gives the table plane; the seats then stay as they are."""
     config = config or AreaConfig()
+    if display is None and markers is not None and config.lane_refine and seats:
+        tile_mm = next(iter(seats.values())).geometry.tile_mm
+        rough = from_one_marker(kit.DisplayGeometry(tile_mm), markers, list(seats.values()))
+        placed = None if rough is None else place_display_by_lane(gray, rough, config)
+        if placed is not None and _implausible(placed, markers, config):
+            placed = None
+        return placed, dict(seats)
     if display is None or not config.lane_refine:
         return display, dict(seats)
     refined, used = refine_display(gray, display, config)
@@ -256,6 +263,92 @@ def refine_areas(
         seat: _on_plane(pose, refined) if pose.method == "joint" else pose
         for seat, pose in seats.items()
     }
+
+
+ONE_MARKER = "one marker + lane"
+
+
+def area_geometries(
+    tile_mm: float, seat_layouts: BoardLayout | Mapping[int, BoardLayout]
+) -> list[tuple[AreaKey, Geometry]]:
+    """The display's and every seat's geometry (`seat_layouts`: one board side for every
+    seat, or one layout per seat; a seat without one is left out)."""
+    out: list[tuple[AreaKey, Geometry]] = [(DISPLAY, kit.DisplayGeometry(tile_mm))]
+    for seat in kit.SEATS:
+        layout = seat_layouts if isinstance(seat_layouts, BoardLayout) else seat_layouts.get(seat)
+        if layout is not None:
+            out.append((seat, kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)))
+    return out
+
+
+def from_one_marker(
+    geometry: Geometry, markers: Mapping[int, MarkerSighting], located: Sequence[AreaPose]
+) -> AreaPose | None:
+    """A rough pose of an area of which exactly ONE marker is seen, on the table plane a
+    located area gives (the one with the most markers): turned and placed by that marker
+    alone, so off by its sticker's 3 mm and 2° (10 mm and more across the area). Good for
+    looking again where its other markers must be, or, for the display, as a start for its
+    lane outline (`place_display_by_lane`); None when nothing is located or not exactly one
+    marker is seen."""
+    nominal = geometry.marker_centres()
+    seen = [i for i in nominal if i in markers]
+    if len(seen) != 1 or not located:
+        return None
+    plane = max(located, key=lambda p: (len(p.markers_seen), p.method != "separate"))
+    obj = np.asarray(kit.marker_corners(nominal[seen[0]]), np.float64)
+    img = np.asarray(markers[seen[0]].corners, np.float64).reshape(4, 2)
+    # The marker's corners on the table, in the located area's mm frame: one plane, one scale.
+    on_plane = _apply(np.linalg.inv(plane.homography), img)
+    h = plane.homography @ _similarity(obj, on_plane, scaled=False)
+    area: AreaKey = DISPLAY if isinstance(geometry, kit.DisplayGeometry) else geometry.seat
+    return AreaPose(area, h / h[2, 2], (seen[0],), 0.0, geometry, ONE_MARKER, img)
+
+
+def place_display_by_lane(
+    gray: Image, rough: AreaPose, config: AreaConfig | None = None
+) -> AreaPose | None:
+    """The display placed from a rough pose on ONE marker (`from_one_marker`) by
+    its printed lane outline; None when the outline is not found clearly on every side.
+
+    The rough pose's turn may be 2° off, beyond the outline's search at the lane's far
+    side; so the display is turned about the marker by each of `one_marker_turns_deg`,
+    refined with the outline from each start, and the refinement resting on the most line
+    samples is kept."""
+    config = config or AreaConfig()
+    assert rough.corners_px is not None and len(rough.markers_seen) == 1
+    obj = np.asarray(
+        kit.marker_corners(rough.geometry.marker_centres()[rough.markers_seen[0]]), np.float64
+    )
+    cx, cy = obj.mean(axis=0)
+    loose = replace(config, lane_max_shift_mm=config.one_marker_max_shift_mm)
+    best: tuple[int, AreaPose] | None = None
+    for turn in config.one_marker_turns_deg:
+        a = math.radians(turn)
+        c, s = math.cos(a), math.sin(a)
+        about = np.array([[c, -s, cx - c * cx + s * cy], [s, c, cy - s * cx - c * cy],
+                          [0.0, 0.0, 1.0]])
+        h = rough.homography @ about
+        refined, used = refine_display(gray, replace(rough, homography=h / h[2, 2]), loose)
+        if not used:
+            continue
+        error = _marker_errors_mm(refined.homography, [obj], [rough.corners_px])[0]
+        if error > config.max_marker_error_mm:
+            continue
+        if best is None or used > best[0]:
+            best = (used, replace(refined, method=ONE_MARKER))
+    return None if best is None else best[1]
+
+
+def placed_by_lane_notes(warnings: Sequence[str], display: AreaPose | None) -> list[str]:
+    """The warnings, with "only 1 of 4 markers seen ...; not read" said again as what was
+    done when the display was placed by one marker and its lane outline."""
+    if display is None or display.method != ONE_MARKER:
+        return list(warnings)
+    seen = display.markers_seen[0]
+    note = f"{area_name(DISPLAY)}: only 1 of 4 markers seen (marker {seen}); not read"
+    done = (f"{area_name(DISPLAY)}: 1 of 4 markers seen (marker {seen}); placed by it and "
+            "the printed lane outline")
+    return [done if w == note else w for w in warnings]
 
 
 def _on_plane(pose: AreaPose, display: AreaPose) -> AreaPose:
@@ -492,8 +585,11 @@ def _rms_mm(hs: Sequence[Matrix], fits: Sequence[_Fit]) -> float:
     return float(np.sqrt(np.mean(np.concatenate(sq))))
 
 
-def _similarity(src: NDArray[np.float64], dst: NDArray[np.float64]) -> Matrix:
-    """The least-squares rotation, uniform scale and shift taking src to dst (Umeyama)."""
+def _similarity(
+    src: NDArray[np.float64], dst: NDArray[np.float64], *, scaled: bool = True
+) -> Matrix:
+    """The least-squares rotation, uniform scale and shift taking src to dst (Umeyama);
+    with scaled=False, rotation and shift only (both in mm on one plane)."""
     ms, md = src.mean(axis=0), dst.mean(axis=0)
     a, b = src - ms, dst - md
     cov = b.T @ a / len(src)
@@ -503,7 +599,7 @@ def _similarity(src: NDArray[np.float64], dst: NDArray[np.float64]) -> Matrix:
         sign[1, 1] = -1
     rot = u @ sign @ vt
     var = float(np.mean(np.sum(a**2, axis=1)))
-    scale = float(np.trace(np.diag(d) @ sign)) / var if var > 0 else 1.0
+    scale = float(np.trace(np.diag(d) @ sign)) / var if var > 0 and scaled else 1.0
     out = np.eye(3)
     out[:2, :2] = scale * rot
     out[:2, 2] = md - scale * rot @ ms

@@ -97,6 +97,14 @@ class AreaConfig:
     lane_min_per_side: int = 8
     lane_min_sides: int = 3
     lane_max_shift_mm: float = 4.0
+    # A display with one marker seen (a hand over the others) is placed on the table plane
+    # a seat gives, turned by that marker, whose sticker may sit 2° off: some 10 mm at the
+    # lane's far side, beyond the outline's search. So it is turned about the marker by each
+    # of these angles, refined with the lane outline from each start, and kept where the
+    # outline is found clearly on every side; the refined pose may move a cell centre this
+    # far (mm) from its start, and must put the marker within max_marker_error_mm.
+    one_marker_turns_deg: tuple[float, ...] = (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0)
+    one_marker_max_shift_mm: float = 6.0
     # Line samples further than this from the fitted outline are outliers (mm).
     lane_outlier_mm: float = 0.8
     lane_line_sigma_mm: float = 0.25

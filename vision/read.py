@@ -34,11 +34,14 @@ from vision import kit
 from vision.areas import (
     DISPLAY,
     AreaPose,
+    area_geometries,
     area_name,
     cell_crops,
     crops_visible,
+    from_one_marker,
     locate_all,
     picture_crop,
+    placed_by_lane_notes,
     predicted_markers,
     refine_areas,
     storage_size_mm,
@@ -137,10 +140,17 @@ def locate_table(
     # The areas from their markers alone first: the lane refinement (the costly part) is
     # done once, on the final markers.
     display, seats, warnings = locate_all(markers, tile_mm, seat_layouts, config.areas)
-    # Look again, closely, where located areas say their missing markers must be.
+    # Look again, closely, where located areas say their missing markers must be; an area
+    # with one marker seen is placed roughly by it, on their plane: enough to look there.
     predictions: dict[int, NDArray[np.float64]] = {}
-    for pose in [display, *seats.values()]:
-        if pose is not None and len(pose.markers_seen) < 4:
+    located = [p for p in (display, *seats.values()) if p is not None]
+    rough = [
+        pose for area, geometry in area_geometries(tile_mm, seat_layouts)
+        if area not in {p.area for p in located}
+        and (pose := from_one_marker(geometry, markers, located)) is not None
+    ]
+    for pose in [*located, *rough]:
+        if len(pose.markers_seen) < 4:
             missing = [i for i in pose.geometry.marker_ids if i not in markers]
             predictions.update(predicted_markers(pose, missing))
     more = recover_markers(gray, markers, predictions, config.markers) if predictions else {}
@@ -150,7 +160,8 @@ def locate_table(
             markers, tile_mm, seat_layouts, config.areas, gray=gray
         )
     else:
-        display, seats = refine_areas(gray, display, seats, config.areas)
+        display, seats = refine_areas(gray, display, seats, config.areas, markers=markers)
+        warnings = placed_by_lane_notes(warnings, display)
     timings["areas"] = time.perf_counter() - t2
     shape = (int(gray.shape[0]), int(gray.shape[1]))
     return TableView(markers, display, seats, tuple(warnings), shape, timings)

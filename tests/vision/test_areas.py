@@ -137,6 +137,28 @@ def test_one_marker_does_not_place_an_area() -> None:
     assert any(w.startswith("seat 4: only 1 of 4 markers seen") for w in warnings)
 
 
+@pytest.mark.parametrize("seed", [1, 22, 31])  # marker 3 turned 0.2°, -1.8°, +1.9°
+def test_a_display_with_one_marker_seen_is_placed_by_its_lane_outline(seed: int) -> None:
+    # A hand over three of the display's stickers, each sticker up to 3 mm and 2° off: the
+    # one left turns the display by up to 2°, some 10 mm at the lane's far side.
+    scene = Scene(seats={1: seat_default(1), 3: seat_default(3)}, hidden=frozenset({0, 1, 2}),
+                  sticker_mm=3.0, sticker_deg=2.0, seed=seed)
+    frame = draw(scene, camera_homography(tilt_deg=15, roll_deg=30, px_per_mm=1.6), noise=2.0)
+    display, _, warnings = _locate(frame)
+    assert display is not None and display.markers_seen == (3,)
+    assert cell_error_mm(display, frame.truth[DISPLAY]) < 1.0
+    assert ("display: 1 of 4 markers seen (marker 3); placed by it and the printed lane "
+            "outline") in warnings
+
+
+def test_a_display_with_one_marker_seen_and_no_seat_is_not_placed() -> None:
+    # Nothing gives the table plane: one marker alone does not place the display.
+    scene = Scene(hidden=frozenset({0, 1, 2}))
+    display, _, warnings = _locate(draw(scene, camera_homography()))
+    assert display is None
+    assert "display: only 1 of 4 markers seen (marker 3); not read" in warnings
+
+
 def test_two_seats_without_the_display() -> None:
     scene = Scene(display=None, seats={1: seat_default(1), 2: seat_default(2)})
     frame = draw(scene, camera_homography(roll_deg=130.0))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tests.vision.handmade import Scene, camera_homography, draw, seat_default
+from vision.bench import same_answer
 from vision.config import ReadConfig, VisionConfig
 from vision.pack import Pack
 from vision.read import BadFrame, TableNotFound, locate_table, read_table, read_table_view
@@ -93,15 +94,45 @@ def test_the_ship_read_beside_the_cells_reads_as_one_read_after_them(
     assert beside.ship == rendered.truth.ship
 
 
-def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_read(
-    pack_lagoon: Pack, rendered: Rendered
-) -> None:
-    image = rendered.image.copy()
-    for marker_id in (0, 1, 2):  # a hand over three of the display's four markers
+def _hand_over_markers(image: np.ndarray, rendered: Rendered, ids: tuple[int, ...]) -> None:
+    """Paint a hand's colour over markers (a little beyond each sticker's square)."""
+    for marker_id in ids:
         corners = rendered.marker_corners[marker_id]
         centre = corners.mean(axis=0)
         grown = centre + 1.6 * (corners - centre)
         cv2.fillConvexPoly(image, np.round(grown).astype(np.int32), (90, 120, 170))
+
+
+def test_a_display_with_one_marker_seen_is_placed_by_it_and_its_lane_outline(
+    pack_lagoon: Pack, rendered: Rendered
+) -> None:
+    image = rendered.image.copy()
+    _hand_over_markers(image, rendered, (0, 1, 2))
+    table = read_table(image, pack_lagoon)
+    assert ("display: 1 of 4 markers seen (marker 3); placed by it and the printed lane "
+            "outline") in table.warnings
+    truth = rendered.truth.display
+    read = [(table.display[r][c], truth[r][c]) for r in range(4) for c in range(4)]
+    assert sum(not cell.unknown for cell, _ in read) >= 14
+    assert all(same_answer(cell, want, pack_lagoon.catalogue) for cell, want in read
+               if not cell.unknown)
+    assert table.ship == rendered.truth.ship
+    assert sorted(table.seats) == sorted(rendered.truth.seats)
+
+
+def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_read(
+    pack_lagoon: Pack, rendered: Rendered
+) -> None:
+    image = rendered.image.copy()
+    _hand_over_markers(image, rendered, (0, 1, 2))
+    # An arm over the lane's north and east sides too: one marker and two sides of the
+    # outline cannot place the display.
+    to_image = rendered.homographies["display"]
+    arm_mm = np.array([[-140.0, -140.0], [140.0, -140.0], [140.0, 140.0], [95.0, 140.0],
+                       [95.0, -95.0], [-140.0, -95.0], [-140.0, -140.0]])
+    lifted = to_image @ np.vstack([arm_mm.T, np.ones(len(arm_mm))])
+    arm = (lifted[:2] / lifted[2]).T
+    cv2.fillPoly(image, [np.round(arm).astype(np.int32)], (90, 120, 170))
     table = read_table(image, pack_lagoon)
     assert all(cell.unknown for row in table.display for cell in row)
     assert table.ship is None
