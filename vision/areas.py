@@ -19,6 +19,14 @@ A marker that does not fit its area's others (a wrong or far-misplaced sticker) 
 out with a warning; an area that still does not fit, or whose view is impossible (scale,
 marker sizes, a fold), is not located and gets a warning instead of garbage.
 
+One marker alone does not place an area: its sticker's 2° turn is some 10 mm across a
+board. But it does place it roughly on the table plane another area gives
+(`from_one_marker`), which is enough for `vision.read` to look again, closely, where the
+area's other markers must be (a sticker the first pass missed is often found). A display
+still left with one marker (a hand over the others) is placed by that marker and its
+printed lane outline (`place_display_by_lane`); a seat, whose board has no outline the kit
+prints, is not.
+
 Given the grey frame, `locate_all` then refines the display beyond its stickers with the
 printed outline of its ship lane (`refine_display`): thin grey lines found to a fraction of
 a pixel between the stickers, where nothing else is printed. The jointly fitted seats then
