@@ -102,7 +102,8 @@ class AreaPose:
     reprojection_error_px: float
     geometry: Geometry
     # How the pose was fitted: "joint" (with the table plane), "separate", "lane" (refined
-    # with the display's printed lane outline).
+    # with the display's printed lane outline), ONE_MARKER (a display placed by one marker
+    # and its lane outline; or, rough, any area by one marker: `from_one_marker`).
     method: str = "separate"
     # The seen corners of markers_seen (4 per marker, in order), image px.
     corners_px: NDArray[np.float64] | None = None
