@@ -144,10 +144,10 @@ def locate_table(
     # with one marker seen is placed roughly by it, on their plane: enough to look there.
     predictions: dict[int, NDArray[np.float64]] = {}
     located = [p for p in (display, *seats.values()) if p is not None]
+    placed = {p.area for p in located}
     rough = [
         pose for area, geometry in area_geometries(tile_mm, seat_layouts)
-        if area not in {p.area for p in located}
-        and (pose := from_one_marker(geometry, markers, located)) is not None
+        if area not in placed and (pose := from_one_marker(geometry, markers, located))
     ]
     for pose in [*located, *rough]:
         if len(pose.markers_seen) < 4:
