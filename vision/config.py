@@ -38,6 +38,9 @@ class MarkerConfig:
     recover_max_offset: float = 0.6
     # ... and candidates smaller than this share of its predicted side are passed over early.
     recover_min_side_share: float = 0.5
+    # Rounds of looking again: a marker found again may place its area well enough to find
+    # its others (an area with one marker seen is placed only roughly at first).
+    recover_rounds: int = 2
     # Markers the kit uses: 0-3 display, 4s..4s+3 seat s (s = 1..5).
     max_marker_id: int = 23
     # Sub-pixel corners from lines fitted to the four sides of the black square.

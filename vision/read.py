@@ -140,31 +140,46 @@ def locate_table(
     # The areas from their markers alone first: the lane refinement (the costly part) is
     # done once, on the final markers.
     display, seats, warnings = locate_all(markers, tile_mm, seat_layouts, config.areas)
-    # Look again, closely, where located areas say their missing markers must be; an area
-    # with one marker seen is placed roughly by it, on their plane: enough to look there.
-    predictions: dict[int, NDArray[np.float64]] = {}
+    # Look again, closely, where the areas say their missing markers must be; a marker
+    # found again may place its area well enough to find more (a second round looks only
+    # at the areas that gained one).
+    looking: set[int] | None = None  # marker ids whose areas to look at (None: all)
+    for _ in range(config.markers.recover_rounds):
+        predictions = _expected_markers(markers, display, seats, tile_mm, seat_layouts, looking)
+        more = recover_markers(gray, markers, predictions, config.markers) if predictions else {}
+        looking = set(more) - set(markers)
+        if not looking:
+            break
+        markers = more
+        display, seats, warnings = locate_all(markers, tile_mm, seat_layouts, config.areas)
+    display, seats = refine_areas(gray, display, seats, config.areas, markers=markers)
+    warnings = placed_by_lane_notes(warnings, display)
+    timings["areas"] = time.perf_counter() - t2
+    shape = (int(gray.shape[0]), int(gray.shape[1]))
+    return TableView(markers, display, seats, tuple(warnings), shape, timings)
+
+
+def _expected_markers(
+    markers: dict[int, MarkerSighting], display: AreaPose | None, seats: dict[int, AreaPose],
+    tile_mm: float, seat_layouts: BoardLayout | dict[int, BoardLayout],
+    gained: set[int] | None,
+) -> dict[int, NDArray[np.float64]]:
+    """Where the missing markers of the areas must be (id -> 4 x 2 image corners): as the
+    located areas place them, and as an area with one marker seen places them roughly on
+    the table plane the located areas give (`from_one_marker`). Given `gained`, only for the
+    areas that own one of those marker ids."""
     located = [p for p in (display, *seats.values()) if p is not None]
     placed = {p.area for p in located}
     rough = [
         pose for area, geometry in area_geometries(tile_mm, seat_layouts)
         if area not in placed and (pose := from_one_marker(geometry, markers, located))
     ]
+    out: dict[int, NDArray[np.float64]] = {}
     for pose in [*located, *rough]:
-        if len(pose.markers_seen) < 4:
-            missing = [i for i in pose.geometry.marker_ids if i not in markers]
-            predictions.update(predicted_markers(pose, missing))
-    more = recover_markers(gray, markers, predictions, config.markers) if predictions else {}
-    if len(more) > len(markers):
-        markers = more
-        display, seats, warnings = locate_all(
-            markers, tile_mm, seat_layouts, config.areas, gray=gray
-        )
-    else:
-        display, seats = refine_areas(gray, display, seats, config.areas, markers=markers)
-        warnings = placed_by_lane_notes(warnings, display)
-    timings["areas"] = time.perf_counter() - t2
-    shape = (int(gray.shape[0]), int(gray.shape[1]))
-    return TableView(markers, display, seats, tuple(warnings), shape, timings)
+        ids = pose.geometry.marker_ids
+        if len(pose.markers_seen) < 4 and (gained is None or gained & set(ids)):
+            out.update(predicted_markers(pose, [i for i in ids if i not in markers]))
+    return out
 
 
 def read_table(

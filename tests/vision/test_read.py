@@ -6,6 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
+import vision.read
 from tests.vision.handmade import Scene, camera_homography, draw, seat_default
 from vision.bench import same_answer
 from vision.config import ReadConfig, VisionConfig
@@ -139,6 +140,29 @@ def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_rea
     assert "display: not located; its cells are unknown and the ship unread" in table.warnings
     assert any(w.startswith("display: only 1 of 4 markers seen") for w in table.warnings)
     assert sorted(table.seats) == sorted(rendered.truth.seats)
+
+
+@pytest.mark.parametrize(("missed", "area"), [((0, 1, 2), "display"), ((5, 6, 7), 1)])
+def test_markers_the_first_pass_missed_are_found_again_from_one_seen(
+    pack_lagoon: Pack, monkeypatch: pytest.MonkeyPatch, missed: tuple[int, ...],
+    area: str | int,
+) -> None:
+    # The quick first pass finds one of an area's markers (the others small, blurred or
+    # half in shadow): the one it found places the area roughly on the table plane the
+    # other areas give, and the close look there finds the rest.
+    scene = Scene(seats={1: seat_default(1), 3: seat_default(3)}, sticker_mm=3.0,
+                  sticker_deg=2.0, seed=22)
+    frame = draw(scene, camera_homography(tilt_deg=15, roll_deg=30, px_per_mm=1.6), noise=2.0)
+    first_pass = vision.read.detect_markers
+
+    def quick(gray, config=None):  # type: ignore[no-untyped-def]
+        return {i: m for i, m in first_pass(gray, config).items() if i not in missed}
+
+    monkeypatch.setattr(vision.read, "detect_markers", quick)
+    view = locate_table(frame.image, 45.0, pack_lagoon.catalogue.board("front"))
+    pose = view.display if area == "display" else view.seats.get(int(area))
+    assert pose is not None and len(pose.markers_seen) == 4
+    assert not any("markers seen" in w for w in view.warnings)
 
 
 def test_cells_outside_the_picture_are_unknown(pack_lagoon: Pack) -> None:
