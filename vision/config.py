@@ -204,9 +204,6 @@ class CellConfig:
     # A cell where no tile is named is placed again by up to this many more candidates
     # (the best-fitting that have not placed it yet).
     pose_retries: int = 2
-    # A named tile whose closest rival is within this evidence, and did not place it, is
-    # placed again by that rival; the better fit stands.
-    recheck_evidence: float = 1.0
     # Every candidate is ranked at medium_tile_px; the best `shortlist` are fitted finely.
     medium_tile_px: int = 24
     shortlist: int = 24
