@@ -1060,7 +1060,7 @@ def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel
     when no tile is named, or a candidate that did not place it won, it is placed again
     with the best-fitting ones that have not tried yet. (A named tile's close rival placing
     it again, as the first sessions did, changed 1 answer in 26 000 rendered cells of three
-    art styles, for a quarter of the fits: left out.)"""
+    art styles, for a quarter of the tile decisions: left out.)"""
     cfg = model.config
     tried = placed.tried
     retry = [c for c in verdict.others if c not in tried]
