@@ -45,6 +45,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
 import cv2
 import numpy as np
@@ -56,6 +57,7 @@ from vision.tilemodel import (
     Float,
     Image,
     TileModel,
+    block_members,
     design_terms,
     fit_light,
     halve_features,
@@ -136,8 +138,19 @@ def _check_crop(crop: Image, what: str) -> None:
         raise ValueError(f"{what} must have 8-bit pixels, not {crop.dtype}")
 
 
-def _scaled(crop: Image, side: int) -> Float:
-    small = cv2.resize(crop, (side, side), interpolation=cv2.INTER_AREA)
+def _scaled(crop: Image | Float, side: int, quick: bool = False) -> Float:
+    """A square crop resampled to side x side by area (each pixel the mean of what it covers).
+
+    OpenCV's area resampling by a ratio that is not a whole number is slow (70 µs a 114 px
+    crop to 61). `quick`: resampled linearly up to a whole multiple of the side first, then
+    reduced by area (its fast path), in half the time; a little softer, which the coarse
+    search and the ranking do not mind (the fine crops, read at their limits, do)."""
+    n = crop.shape[0]
+    whole = -(-n // side)
+    big: NDArray[Any] = crop
+    if quick and whole > 1 and whole * side != n:
+        big = cv2.resize(crop, (whole * side, whole * side), interpolation=cv2.INTER_LINEAR)
+    small = cv2.resize(big, (side, side), interpolation=cv2.INTER_AREA)
     out: Float = np.asarray(small, np.float32)
     return out
 
@@ -172,14 +185,12 @@ def _cut(fine: Float, n: int, shift: tuple[int, int] = (0, 0)) -> Float:
 
 @lru_cache(maxsize=16)
 def _block_matrix(n: int, blocks: int) -> Float:
-    """Per pixel of an n x n square (given flat), its share of its block's mean: (M, blocks²)
-    (blocks cut as _block_mask cuts them), so block means are one product."""
-    edges = np.linspace(0, n, blocks + 1).round().astype(np.intp)
-    sizes = np.diff(edges)
-    band = np.repeat(np.arange(blocks), sizes)
-    member = (band[:, None] * blocks + band[None, :]).ravel()
+    """Per pixel of an n x n square (given flat), its share of its block's mean: (M, blocks²),
+    so block means are one product."""
+    member = block_members(n, blocks)
+    sizes = np.bincount(member, minlength=blocks * blocks)
     out = np.zeros((n * n, blocks * blocks), np.float32)
-    out[np.arange(n * n), member] = 1.0 / (sizes[band][:, None] * sizes[band][None, :]).ravel()
+    out[np.arange(n * n), member] = 1.0 / sizes[member]
     out.flags.writeable = False
     return out
 
@@ -221,25 +232,8 @@ def _hidden_many(res: Float, n: int, cfg: CellConfig, predicted: Float | None) -
 
 
 def _block_mask(hidden: Mask, n: int) -> Mask:
-    """Pixels (n * n) kept when the hidden blocks are left out (read-only, cached)."""
-    key = (n, hidden.shape[0], hidden.tobytes())
-    hit = _MASKS.get(key)
-    if hit is None:
-        hit = _MASKS[key] = _new_block_mask(hidden, n)
-        hit.flags.writeable = False
-        if len(_MASKS) > _MASKS_KEPT:
-            _MASKS.clear()
-    return hit
-
-
-_MASKS: dict[tuple[int, int, bytes], Mask] = {}
-_MASKS_KEPT = 256  # a table's covers repeat from frame to frame; few other patterns come back
-
-
-def _new_block_mask(hidden: Mask, n: int) -> Mask:
-    edges = np.linspace(0, n, hidden.shape[0] + 1).round().astype(int)
-    sizes = np.diff(edges)
-    out: Mask = np.repeat(np.repeat(~hidden, sizes, axis=0), sizes, axis=1).ravel()
+    """Pixels (n * n) kept when the hidden blocks (blocks x blocks) are left out."""
+    out: Mask = ~hidden.ravel()[block_members(n, hidden.shape[0])]
     return out
 
 
@@ -510,30 +504,33 @@ def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> lis
     # small numbers (the light's offsets take any constant back).
     base = planes[:, :, lo : lo + n, lo : lo + n].mean(axis=(2, 3), dtype=np.float64)
     planes = planes - base.astype(np.float32)[:, :, None, None]
-    views = np.lib.stride_tricks.sliding_window_view(planes, (n, n), axis=(2, 3))
-    cells = np.arange(count)[:, None]
+    cells = np.arange(count)
     steps = np.arange(-cfg.empty_shift_px, cfg.empty_shift_px + 1)
-    shape = (count, len(steps))
 
     def place(d: NDArray[np.int_]) -> NDArray[np.int_]:
         out: NDArray[np.int_] = np.clip(lo + d, 0, side - n)
         return out
 
-    def fits(xs: NDArray[np.int_], ys: NDArray[np.int_]) -> tuple[Float, Float, Float]:
-        obs = views[cells, :, ys, xs].reshape(*shape, 3, -1)
+    def fits(columns: Float, xs: NDArray[np.int_], ys: NDArray[np.int_]
+             ) -> tuple[Float, Float, Float]:
+        """The board fitted at each shift (xs, ys each (len(steps),)) of `columns` (the
+        planes, or a band n wide of each): squares (N, 3, shifts, M) made by slicing."""
+        squares = np.empty((count, 3, len(steps), n, n), np.float32)
+        for k, (x, y) in enumerate(zip(xs, ys, strict=True)):
+            squares[:, :, k] = columns[:, :, y : y + n, x : x + n]
+        obs: Float = squares.reshape(count, 3, len(steps), n * n)
         rss, coef = _board_fit(boards, obs)
         return obs, rss, coef
 
     # The board picture is fitted at small shifts, across then along (the printed outline's
     # two directions fix the two shifts): a seat's pose may put the crop a millimetre off.
-    _obs, rss, _coef = fits(np.broadcast_to(place(steps), shape),
-                            np.broadcast_to(place(np.zeros_like(steps)), shape))
+    _obs, rss, _coef = fits(planes, place(steps), place(np.zeros_like(steps)))
     dx = steps[np.argmin(rss, axis=1)]
-    obs, rss, coef = fits(np.broadcast_to(place(dx)[:, None], shape),
-                          np.broadcast_to(place(steps), shape))
+    band = np.lib.stride_tricks.sliding_window_view(planes, n, axis=3)[cells, :, :, place(dx)]
+    obs, rss, coef = fits(band, np.zeros_like(steps), place(steps))
     best = np.argmin(rss, axis=1)
     dy = steps[best]
-    obs, coef = obs[np.arange(count), best], coef[np.arange(count), best]
+    obs, coef = obs[cells, :, best], coef[cells, best]
     fitted = boards.channels * np.matmul(coef[:, :, :3], sq.basis_t) + np.matmul(
         coef[:, :, 3:], sq.basis_t)
     res = _squared_residual(obs, fitted)
@@ -574,11 +571,11 @@ def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> lis
 
 def _board_fit(boards: _Boards, obs: Float) -> tuple[Float, Float]:
     """The light model with each cell's board picture fitted to its pictures obs
-    (N, S, 3, M) (of small mean): rss (N, S), coefficients (N, S, 3, 6)."""
-    rhs = np.matmul(obs.transpose(0, 2, 1, 3), boards.design)  # (N, 3, S, 6)
+    (N, 3, S, M) (of small mean): rss (N, S), coefficients (N, S, 3, 6)."""
+    rhs = np.matmul(obs, boards.design)  # (N, 3, S, 6)
     coef = np.matmul(rhs, boards.ninv.transpose(0, 1, 3, 2))
     explained = np.einsum("ncsi,ncsi->ns", rhs, coef)
-    total = np.einsum("nscm,nscm->ns", obs, obs, optimize=True)
+    total = np.einsum("ncsm,ncsm->ns", obs, obs)
     rss = np.maximum(total - explained, 0.0)
     return rss, coef.transpose(0, 2, 1, 3)
 
@@ -664,7 +661,8 @@ def _coarse_windows(
     cfg = model.config
     nc = cfg.coarse_tile_px
     side = max(nc, round(crop_mm * nc / model.tile_mm))
-    planes = np.ascontiguousarray(np.stack([_scaled(c, side) for c in crops]).transpose(0, 3, 1, 2))
+    planes = np.ascontiguousarray(
+        np.stack([_scaled(c, side, quick=True) for c in crops]).transpose(0, 3, 1, 2))
     b = model.rim_px(nc, cfg.coarse_border_mm)
     win = nc - 2 * b
     steps = side - win + 1
@@ -694,25 +692,40 @@ class _Pose:
     score: float
 
 
-def _pose_windows(
-    feats: Float, x0: NDArray[np.intp], y0: NDArray[np.intp], n_p: int, steps: int
-) -> tuple[Float, Float]:
-    """Windows (N, steps², features) of each crop's pose features (N, colours, h, w) from
-    its (x0, y0), and their norms (N, steps²)."""
-    views = np.lib.stride_tricks.sliding_window_view(feats, (n_p, n_p), axis=(2, 3))
-    grid = np.arange(steps * steps)
-    ys = y0[:, None] + grid // steps
-    xs = x0[:, None] + grid % steps
-    crops = np.arange(len(feats))[:, None]
-    windows = views[crops, :, ys, xs].reshape(len(feats), len(grid), -1)
-    # Each window's energy from the summed-area table of the squared features.
-    table = np.zeros((len(feats), feats.shape[2] + 1, feats.shape[3] + 1))
-    table[:, 1:, 1:] = np.einsum("nchw,nchw->nhw", feats, feats, dtype=np.float64).cumsum(
-        axis=1).cumsum(axis=2)
-    energy = (table[crops, ys + n_p, xs + n_p] - table[crops, ys, xs + n_p]
-              - table[crops, ys + n_p, xs] + table[crops, ys, xs])
-    norms = np.sqrt(np.maximum(energy, 1e-6))
-    return windows, norms.astype(np.float32)
+def _pose_scores(
+    feats: Float, x0: NDArray[np.intp], y0: NDArray[np.intp], n_p: int, steps: int,
+    templates: Float,
+) -> Float:
+    """Normalised correlation of each crop's pose features (N, colours, h, w) with its own
+    templates (N, n_p * colours * n_p, T) (TileModel.pose's layout) at the steps x steps
+    places from its (x0, y0): (N, steps², T), each window's product over its norm.
+
+    The windows are not copied out one by one (steps² copies of a template's size): in a
+    copy of each crop's band ordered (x, row, colour, column), a window's rows lie side by
+    side, so one place row's windows are a strided view, one product each."""
+    count = len(feats)
+    span = n_p + steps - 1
+    crops = np.arange(count)[:, None]
+    band = feats.transpose(0, 2, 1, 3)[crops, y0[:, None] + np.arange(span)]  # (N, span, c, w)
+    cols = np.lib.stride_tricks.sliding_window_view(band, n_p, axis=3)  # (N, span, c, w', n_p)
+    by_x = np.ascontiguousarray(cols[crops, :, :, x0[:, None] + np.arange(steps)])
+    scores = np.empty((count, steps, steps, templates.shape[2]), np.float32)
+    for y in range(steps):
+        windows = by_x[:, :, y : y + n_p].reshape(count, steps, -1)  # (N, steps, size)
+        scores[:, y] = np.matmul(windows, templates)
+    # Each window's energy: its rows' sums, then a running sum along x.
+    sq = np.einsum("nrcw,nrcw->nrw", band, band, dtype=np.float64)  # (N, span, w)
+    rows = np.empty((count, steps, sq.shape[2]))
+    rows[:, 0] = sq[:, :n_p].sum(axis=1)
+    for y in range(1, steps):
+        rows[:, y] = rows[:, y - 1] + sq[:, y + n_p - 1] - sq[:, y - 1]
+    run = np.zeros((count, steps, sq.shape[2] + 1))
+    run[:, :, 1:] = rows.cumsum(axis=2)
+    at = (np.arange(count)[:, None, None], np.arange(steps)[:, None])
+    gx = (x0[:, None] + np.arange(steps))[:, None, :]
+    energy = run[(*at, gx + n_p)] - run[(*at, gx)]
+    scores /= np.sqrt(np.maximum(energy, 1e-6)).astype(np.float32)[..., None]
+    return scores.reshape(count, steps * steps, -1)
 
 
 def _find_poses(
@@ -727,7 +740,7 @@ def _find_poses(
     count, side = len(feats), feats.shape[2]
     angles = cfg.pose_angles_deg
     turns = len(angles)
-    n_p = round(np.sqrt(model.pose.shape[2] / feats.shape[1]))
+    n_p = round(np.sqrt(model.pose.shape[1] / feats.shape[1]))
     # First at half the scale: every candidate, every turn, around its coarse place. (All
     # places at once: the half-scale crop holds few.)
     h_side, h_p = half.shape[2], n_p // 2
@@ -735,12 +748,11 @@ def _find_poses(
     steps = 2 * r + 1
     places = h_side - h_p + 1
     zero = np.zeros(count, np.intp)
-    windows, norms = _pose_windows(half, zero, zero, h_p, places)
     tried = np.asarray(ks)
-    templates = model.pose_half[tried].reshape(count, tried.shape[1] * turns, -1)
-    every = np.matmul(windows, templates.transpose(0, 2, 1)).reshape(
+    templates = model.pose_half[tried].transpose(0, 2, 1, 3).reshape(
+        count, -1, tried.shape[1] * turns)
+    every = _pose_scores(half, zero, zero, h_p, places, templates).reshape(
         count, places, places, tried.shape[1], turns).max(axis=4)
-    every /= norms.reshape(count, places, places, 1)
     starts = []
     for c in range(count):
         best: tuple[float, int, int, int] | None = None  # score, k, x, y (full scale)
@@ -760,8 +772,7 @@ def _find_poses(
     chosen = [k for k, _x, _y in starts]
     x0s = np.array([min(max(x - 2, 0), side - n_p - n + 1) for _k, x, _y in starts])
     y0s = np.array([min(max(y - 2, 0), side - n_p - n + 1) for _k, _x, y in starts])
-    windows, norms = _pose_windows(feats, x0s, y0s, n_p, n)
-    every_turn = np.matmul(windows, model.pose[chosen].transpose(0, 2, 1)) / norms[..., None]
+    every_turn = _pose_scores(feats, x0s, y0s, n_p, n, model.pose[chosen])
     out = []
     for c in range(count):
         results = every_turn[c].T.reshape(turns, n, n)
@@ -802,7 +813,7 @@ def _ranks(patches: Sequence[Float], model: TileModel) -> NDArray[np.intp]:
     """Every candidate ranked for each straight-cut inner square (n, n, 3) by per-channel
     correlation at the medium scale, best first: (N, K), one product for all squares."""
     m = model.medium_px
-    small = np.stack([cv2.resize(p, (m, m), interpolation=cv2.INTER_AREA) for p in patches])
+    small = np.stack([_scaled(p, m, quick=True) for p in patches])
     chans = np.ascontiguousarray(small.reshape(len(patches), -1, 3).transpose(2, 1, 0))
     chans = chans - chans.mean(axis=1, keepdims=True)  # (3, m * m, N)
     mine = np.matmul(model.medium_channels, chans)  # (3, K, N): each channel with its own

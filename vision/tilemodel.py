@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import cv2
@@ -116,11 +116,12 @@ class TileModel:
     twins: NDArray[np.bool_]
     #: Coarse templates (K, 3 * c * c), zero mean per channel, unit norm.
     coarse: Float
-    #: Pose templates (K, angles, colours * p * p), unit norm, along the pack's main colour
-    #: directions `pose_colours` (colours, 3).
+    #: Pose templates (K, p * colours * p, angles): each turn's template unit norm, ordered by
+    #: row, colour, column (as vision.recognise lays the crops' windows out), along the
+    #: pack's main colour directions `pose_colours` (colours, 3).
     pose: Float
     pose_colours: Float
-    #: The same at half the scale (K, angles, colours * (p/2)²), for a quick first search.
+    #: The same at half the scale (K, (p/2) * colours * (p/2), angles), for a quick first search.
     pose_half: Float
     #: Medium templates (K, 3, m * m), zero mean and unit norm per channel.
     medium: Float
@@ -274,6 +275,16 @@ def _halved(pose: Float, colours: int) -> Float:
     return out
 
 
+def _by_rows(pose: Float, colours: int) -> Float:
+    """Pose templates (K, A, colours * p²) laid out (K, p * colours * p, A) (TileModel.pose)."""
+    k, a, size = pose.shape
+    p = round(math.sqrt(size / colours))
+    out: Float = np.ascontiguousarray(
+        pose.reshape(k, a, colours, p, p).transpose(0, 3, 2, 4, 1).reshape(k, size, a),
+        np.float32)
+    return out
+
+
 def unexplained(
     terms: Float, ninv: Float, basis: Float, x: Float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -309,8 +320,9 @@ def fit_light(
         mean = np.add.reduce(x, axis=1, dtype=np.float64) / x.shape[1]
         xt = x - mean.astype(np.float32)[:, None]
     else:
-        mean = x[:, keep].mean(axis=1, dtype=np.float64)
-        xt = (x - mean.astype(np.float32)[:, None]) * keep
+        weight = keep.astype(np.float32)
+        mean = (x @ weight).astype(np.float64) / max(float(weight.sum()), 1.0)
+        xt = (x - mean.astype(np.float32)[:, None]) * weight
     y = xt[:, None, :] * light  # (3, 3, M): every channel times every light term
     rhs = np.empty((channels.shape[1], 3, 6), np.float32)
     rhs[:, :, :3] = np.matmul(channels, y.transpose(0, 2, 1)).transpose(1, 0, 2)
@@ -323,13 +335,22 @@ def fit_light(
     return rss, coef
 
 
-def block_normals(channels: Float, basis: Float, n: int, blocks: int) -> NDArray[np.float64]:
-    """normal_matrices of candidates over each block of their n x n square, from their
-    channels (3, K, M): (K, 3, blocks², 6, 6). A pixel adds (t, 1)(t, 1)' x b b' for its
-    template value t and light terms b; blocks as vision.recognise cuts them."""
+@lru_cache(maxsize=16)
+def block_members(n: int, blocks: int) -> NDArray[np.intp]:
+    """The block (row-major, of blocks x blocks) each pixel of an n x n square lies in,
+    given flat (M,): blocks as even as whole pixels allow. (Read-only.)"""
     edges = np.linspace(0, n, blocks + 1).round().astype(np.intp)
     band = np.repeat(np.arange(blocks), np.diff(edges))  # each row's (column's) block
-    member = (band[:, None] * blocks + band[None, :]).ravel()  # (M,) block of each pixel
+    out: NDArray[np.intp] = (band[:, None] * blocks + band[None, :]).ravel()
+    out.flags.writeable = False
+    return out
+
+
+def block_normals(channels: Float, basis: Float, n: int, blocks: int) -> NDArray[np.float64]:
+    """normal_matrices of candidates over each block (block_members) of their n x n square,
+    from their channels (3, K, M): (K, 3, blocks², 6, 6). A pixel adds (t, 1)(t, 1)' x b b'
+    for its template value t and light terms b."""
+    member = block_members(n, blocks)
     b = basis.astype(np.float64)
     outer = (b[:, :, None] * b[:, None, :]).reshape(-1, 9)
     by_block = np.zeros((len(member), blocks * blocks, 9))
@@ -441,9 +462,10 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
         groups=groups,
         twins=twins,
         coarse=np.ascontiguousarray(np.stack(coarse), np.float32),
-        pose=np.ascontiguousarray(np.stack(pose), np.float32),
+        pose=_by_rows(np.stack(pose).astype(np.float32), config.pose_colours),
         pose_colours=colours,
-        pose_half=_halved(np.stack(pose).astype(np.float32), config.pose_colours),
+        pose_half=_by_rows(_halved(np.stack(pose).astype(np.float32), config.pose_colours),
+                           config.pose_colours),
         medium=medium_arr,
         fine=fine_arr,
         terms=terms,
