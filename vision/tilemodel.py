@@ -312,26 +312,40 @@ def fit_light(
     """`unexplained` for S candidates given by their channels (3, S, M) (see TileModel), of
     one picture x given per channel (3, M), over the kept pixels (ninv made for the same);
     `light` is the light basis per term (3, M) (basis.T). Returns rss (S,) and coefficients
-    (S, 3, 6), with a third of the arithmetic and no copy of the candidates' terms.
+    (S, 3, 6), with a third of the arithmetic and no copy of the candidates' terms."""
+    rss, coef = fit_light_many(channels[:, None], ninv[None], light, x[None],
+                               None if keep is None else keep[None])
+    return rss[0], coef[0]
 
-    The picture's mean colour is taken out first (the offsets explain it exactly): the
+
+def fit_light_many(
+    channels: Float, ninv: Float, light: Float, x: Float, keep: NDArray[np.bool_] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """fit_light of N pictures x (N, 3, M) at once, each with its own S candidates: channels
+    (3, N, S, M), ninv (N, S, 3, 6, 6), kept pixels keep (N, M). Returns rss (N, S) and
+    coefficients (N, S, 3, 6).
+
+    Each picture's mean colour is taken out first (the offsets explain it exactly): the
     residual is then not a small difference of two big sums."""
+    count, size = ninv.shape[:2]
     if keep is None:
-        mean = np.add.reduce(x, axis=1, dtype=np.float64) / x.shape[1]
-        xt = x - mean.astype(np.float32)[:, None]
+        mean = np.add.reduce(x, axis=2, dtype=np.float64) / x.shape[2]  # (N, 3)
+        xt = x - mean.astype(np.float32)[:, :, None]
     else:
         weight = keep.astype(np.float32)
-        mean = (x @ weight).astype(np.float64) / max(float(weight.sum()), 1.0)
-        xt = (x - mean.astype(np.float32)[:, None]) * weight
-    y = xt[:, None, :] * light  # (3, 3, M): every channel times every light term
-    rhs = np.empty((channels.shape[1], 3, 6), np.float32)
-    rhs[:, :, :3] = np.matmul(channels, y.transpose(0, 2, 1)).transpose(1, 0, 2)
-    rhs[:, :, 3:] = y.sum(axis=2)
+        mean = np.matmul(x, weight[:, :, None])[:, :, 0].astype(np.float64) / np.maximum(
+            weight.sum(axis=1, dtype=np.float64), 1.0)[:, None]
+        xt = (x - mean.astype(np.float32)[:, :, None]) * weight[:, None, :]
+    y = xt[:, :, None, :] * light  # (N, 3, 3, M): every channel times every light term
+    rhs = np.empty((count, size, 3, 6), np.float32)
+    rhs[..., :3] = np.matmul(channels.transpose(1, 0, 2, 3),
+                             y.transpose(0, 1, 3, 2)).transpose(0, 2, 1, 3)
+    rhs[..., 3:] = y.sum(axis=3)[:, None]
     coef = np.matmul(ninv, rhs[..., None])[..., 0].astype(np.float64)
-    explained = np.einsum("sci,sci->s", rhs, coef)
-    flat = xt.ravel()
-    rss = np.maximum(float(np.dot(flat, flat)) - explained, 0.0)
-    coef[:, :, 3] += mean
+    explained = np.einsum("nsci,nsci->ns", rhs, coef)
+    total = np.array([float(np.dot(flat, flat)) for flat in xt.reshape(count, -1)])
+    rss = np.maximum(total[:, None] - explained, 0.0)
+    coef[..., 3] += mean[:, None, :]
     return rss, coef
 
 
