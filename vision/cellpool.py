@@ -148,23 +148,21 @@ class CellWorkers:
             log.warning("cannot start cell workers (%s); reading cells in one process", error)
 
     def read(
-        self, crops: list[Image], refs: list[Image | None], groups: list[Hashable | None],
-        areas: Sequence[Hashable], here: Callable[[Part], list[CellRead]],
-    ) -> list[CellRead]:
-        """Every crop's read: the first part read here (with `here`), the others by the
-        workers at the same time; a part a worker fails on is read here too."""
-        shares = share_out(areas, self.workers + 1)
-        parts: list[Part] = [([crops[i] for i in idx], [refs[i] for i in idx],
-                              [groups[i] for i in idx]) for idx in shares]
-        jobs = [self._submit(part) for part in parts[1:]]
-        out: list[CellRead | None] = [None] * len(crops)
+        self, parts: Sequence[Callable[[], Part]], here: Callable[[Part], list[CellRead]],
+    ) -> list[list[CellRead]]:
+        """Each part's reads (`parts` make them: cutting the crops takes time): the first
+        read here (with `here`), the others by the workers at the same time. The workers'
+        parts are made and sent first, so that they read while this process cuts its own;
+        a part a worker fails on is read here too."""
+        sent: list[Part] = []
+        jobs: list[Future[list[CellRead]] | None] = []
+        for make in parts[1:]:
+            sent.append(make())
+            jobs.append(self._submit(sent[-1]))
+        mine = parts[0]()
         with _BLAS.limit(limits=1, user_api="blas"):
-            reads = [here(parts[0])] + [self._result(job, part, here)
-                                        for job, part in zip(jobs, parts[1:], strict=True)]
-        for idx, part_reads in zip(shares, reads, strict=True):
-            for i, read in zip(idx, part_reads, strict=True):
-                out[i] = read
-        return [read for read in out if read is not None]
+            return [here(mine)] + [self._result(job, part, here)
+                                   for job, part in zip(jobs, sent, strict=True)]
 
     def _submit(self, part: Part) -> Future[list[CellRead]] | None:
         if self._pool is None:

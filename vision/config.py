@@ -26,6 +26,11 @@ class MarkerConfig:
     # The first pass thresholds with one window size (px of that copy): quick, and enough
     # for markers of 20-60 px. Later passes use OpenCV's range of windows.
     fast_window_px: int = 11
+    # ... on this many strips of that copy (across its shorter side), overlapping by this
+    # many px, each in its own thread (OpenCV lets go of Python's lock while it looks): a
+    # 30 mm marker is some 45 px there, so each lies wholly in one strip.
+    fast_strips: int = 2
+    fast_strip_overlap_px: int = 128
     # When the first pass finds nothing: the full range of windows, then a contrast-
     # enhanced (CLAHE) copy, then the full-resolution frame.
     fallback_passes: bool = True

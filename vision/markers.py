@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 
@@ -75,7 +76,8 @@ def detect_markers(gray: Gray, config: MarkerConfig | None = None) -> dict[int, 
             cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA), np.uint8
         )
     )
-    _merge(found, _detect_once(small, 1.0 / scale, _detector(config.fast_window_px)), config)
+    for sightings in _detect_strips(small, 1.0 / scale, config):
+        _merge(found, sightings, config)
     if config.fallback_passes and not found:
         to_full = 1.0 / scale
         passes: list[tuple[Gray, float]] = [(small, to_full), (_enhance(small, config), to_full)]
@@ -157,11 +159,11 @@ def _perimeter_rate(perimeter_px: float, image_side_px: int) -> float:
 
 @cache
 def _detector(
-    window_px: int, min_perimeter_rate: float = _MIN_PERIMETER_RATE
+    window_px: int, min_perimeter_rate: float = _MIN_PERIMETER_RATE, worker: int = 0
 ) -> cv2.aruco.ArucoDetector:
     """A detector thresholding with one window size, or OpenCV's range of them (0), that
     passes over candidates whose perimeter is below `min_perimeter_rate` of the image's
-    longer side."""
+    longer side (`worker`: one detector per thread that uses them)."""
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, kit.MARKER_DICT))
     params = cv2.aruco.DetectorParameters()
     params.minMarkerPerimeterRate = min_perimeter_rate
@@ -186,6 +188,39 @@ def _detect_once(
         pts = (pts + 0.5) * to_full - 0.5
         out.append((int(marker_id), pts))
     return out
+
+
+_STRIPS = ThreadPoolExecutor(max_workers=3, thread_name_prefix="marker-strip")
+
+
+def _detect_strips(
+    image: Gray, to_full: float, config: MarkerConfig
+) -> list[list[tuple[int, FloatArray]]]:
+    """The first pass (_detect_once with one window size) on overlapping strips of the
+    image, in parallel: the strips' sightings, in order."""
+    height, width = image.shape
+    strips = max(1, min(config.fast_strips, 4))
+    across = width < height  # strips cut across the shorter side
+    length = width if across else height
+    edges = np.linspace(0, length, strips + 1).round().astype(int)
+    half = config.fast_strip_overlap_px // 2
+    jobs = []
+    for k in range(strips):
+        lo, hi = max(0, int(edges[k]) - half), min(length, int(edges[k + 1]) + half)
+        strip = image[:, lo:hi] if across else image[lo:hi]
+        jobs.append((k, lo, np.ascontiguousarray(strip)))
+
+    def look(job: tuple[int, int, Gray]) -> list[tuple[int, FloatArray]]:
+        k, lo, strip = job
+        # Each thread its own detector (one is not safe to share while it looks).
+        seen = _detect_once(strip, to_full, _detector(config.fast_window_px, worker=k))
+        shift = np.array([lo, 0.0] if across else [0.0, lo]) * to_full
+        return [(marker_id, corners + shift) for marker_id, corners in seen]
+
+    if strips == 1:
+        return [look(jobs[0])]
+    others = [_STRIPS.submit(look, job) for job in jobs[1:]]
+    return [look(jobs[0]), *(job.result() for job in others)]
 
 
 def _enhance(gray: Gray, config: MarkerConfig) -> Gray:

@@ -17,9 +17,10 @@ no marker of the kit at all raises TableNotFound.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import product
 from typing import Any
 
@@ -47,7 +48,7 @@ from vision.areas import (
     storage_size_mm,
     tile_crop_mm,
 )
-from vision.cellpool import Part, cell_workers, read_part
+from vision.cellpool import Part, cell_workers, read_part, share_out
 from vision.config import VisionConfig
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
@@ -220,13 +221,9 @@ def read_table_view(
             ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
 
         t0 = time.perf_counter()
-        crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
-        t1 = time.perf_counter()
-        timings["crops"] = t1 - t0
-        # The display's cells lie on one paper under one light: together they tell glare.
-        groups: list[Hashable | None] = [DISPLAY if s[0] == DISPLAY else None for s in slots]
-        reads = _read_cells(pack, config, crops, refs, groups, [s[0] for s in slots])
-        timings["cells"] = time.perf_counter() - t1
+        slots, reads, hidden, cutting = _cut_and_read(colour, view, pack, side, config)
+        timings["crops"] = cutting
+        timings["cells"] = time.perf_counter() - t0 - cutting
 
         ship: int | None = None
         timings["ship"] = 0.0
@@ -275,10 +272,12 @@ Slot = tuple[Any, int, int]  # (area, row, col); a seat's storage is (seat, -1, 
 
 
 def _crops(
-    colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig
+    colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig,
+    areas: Collection[Any] | None = None,
 ) -> tuple[list[Image], list[Image | None], list[Slot], dict[Any, list[str]]]:
     """Every cell crop wholly in the picture (vision.areas' contract), its empty-board
-    reference (board cells) and its slot; and per area, the cells not wholly in it."""
+    reference (board cells) and its slot; and per area, the cells not wholly in it. Of the
+    given areas only (DISPLAY, seat numbers), if any."""
     layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
     ppm = config.crops.px_per_mm
@@ -304,7 +303,7 @@ def _crops(
         refs.extend(cell_refs[k] for k in shown)
         slots.extend(keys[k] for k in shown)
 
-    if view.display is not None:
+    if view.display is not None and (areas is None or DISPLAY in areas):
         geo = kit.DisplayGeometry(tile_mm)
         places = list(product(range(4), range(4)))
         add(view.display, [(DISPLAY, r, c) for r, c in places],
@@ -312,6 +311,8 @@ def _crops(
     board_refs = _board_references(pack, side, layout, size, ppm)
     playable = layout.playable_cells
     for seat, pose in sorted(view.seats.items()):
+        if areas is not None and seat not in areas:
+            continue
         sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
         add(pose, [(seat, r, c) for r, c in playable],
             [sgeo.cell_centre(r, c) for r, c in playable], size,
@@ -346,23 +347,43 @@ def _board_references(
     return refs
 
 
-def _read_cells(
-    pack: Pack, config: VisionConfig, crops: list[Image], refs: list[Image | None],
-    groups: list[Hashable | None], areas: list[Any],
-) -> list[CellRead]:
-    """vision.recognise's batched read with the pack's model learnt at the crops' scale;
-    shared out by area with worker processes when there are cores for them (vision.cellpool)."""
-    if not crops:
-        return []
+def _cut_and_read(
+    colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig
+) -> tuple[list[Slot], list[CellRead], dict[Any, list[str]], float]:
+    """Every cell crop cut (_crops) and read by vision.recognise with the pack's model learnt
+    at the crops' scale: shared out by area with worker processes when there are cores for
+    them (vision.cellpool), the workers' areas cut first. Returns the slots, their reads,
+    the cells not wholly in the picture by area, and the time spent cutting here."""
+    areas: list[Any] = ([DISPLAY] if view.display is not None else []) + sorted(view.seats)
+    if not areas:
+        return [], [], {}, 0.0
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
+    layout_cells = len(pack.catalogue.board(side).playable_cells)
+    cut: dict[tuple[Any, ...], tuple[list[Slot], dict[Any, list[str]], float]] = {}
 
-    def here(part: Part) -> list[CellRead]:
-        return read_part(model, part)
+    def crops_of(chosen: tuple[Any, ...]) -> Part:
+        start = time.perf_counter()
+        crops, refs, slots, hidden = _crops(colour, view, pack, side, config, chosen)
+        cut[chosen] = (slots, hidden, time.perf_counter() - start)
+        # The display's cells lie on one paper under one light: together they tell glare.
+        return crops, refs, [DISPLAY if s[0] == DISPLAY else None for s in slots]
 
-    workers = cell_workers(pack, config) if len(set(areas)) > 1 else None
+    workers = cell_workers(pack, config) if len(areas) > 1 else None
     if workers is None:
-        return here((crops, refs, groups))
-    return workers.read(crops, refs, groups, areas, here)
+        parts = [tuple(areas)]
+        part_reads = [read_part(model, crops_of(parts[0]))]
+    else:
+        # Whole areas (the display's cells are one light group) shared out by cell count.
+        sizes = {area: 16 if area == DISPLAY else layout_cells + 1 for area in areas}
+        cells = [area for area in areas for _ in range(sizes[area])]
+        parts = [tuple(sorted({cells[i] for i in idx}, key=areas.index))
+                 for idx in share_out(cells, workers.workers + 1)]
+        part_reads = workers.read([partial(crops_of, chosen) for chosen in parts],
+                                  lambda part: read_part(model, part))
+    slots = [slot for chosen in parts for slot in cut[chosen][0]]
+    hidden = {area: missing for chosen in parts for area, missing in cut[chosen][1].items()}
+    reads = [read for got in part_reads for read in got]
+    return slots, reads, hidden, sum(cut[chosen][2] for chosen in parts)
 
 
 def _timed_ship(

@@ -87,13 +87,16 @@ def test_workers_refuse_a_pack_changed_on_disk_and_the_cells_are_read_here(
     picture.write_bytes(next(p for p in root.rglob("*.png") if p != picture).read_bytes())
     workers = CellWorkers(pack, TWO, 1)
     try:
-        crops = [np.full((114, 114, 3), 240, np.uint8)] * 2
+        crop = np.full((114, 114, 3), 240, np.uint8)
+
+        def part() -> cellpool.Part:
+            return [crop], [None], [None]
 
         def here(part: cellpool.Part) -> list:  # type: ignore[type-arg]
             return [f"here {len(part[0])}"]
 
-        got = workers.read(crops, [None, None], [None, None], ["a", "b"], here)
-        assert got == ["here 1", "here 1"]
+        got = workers.read([part, part], here)
+        assert got == [["here 1"], ["here 1"]]
         assert not workers.alive
     finally:
         workers.close()
