@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
 
 from tests.vision.handmade import Scene, camera_homography, draw, project, seat_default
 from vision import kit
+from vision.config import MarkerConfig
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 
 
@@ -108,3 +111,25 @@ def test_a_sighting_knows_its_centre_and_size() -> None:
     sighting = MarkerSighting(3, corners)
     assert np.allclose(sighting.centre, (40.0, 40.0))
     assert sighting.side_px == pytest.approx(60.0)
+
+
+@pytest.mark.parametrize("rows_off_cut", [-40, 0, 40])
+def test_a_marker_across_the_first_pass_strips_is_found_once(rows_off_cut: int) -> None:
+    """The quick first pass looks at two overlapping strips in two threads: a sticker lying
+    across their cut is found once, where one look at the whole frame finds it."""
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, kit.MARKER_DICT))
+    side = 96  # px of the 2880 x 1620 frame: some 30 mm at a camera's usual scale
+    sticker = np.full((side + 32, side + 32), 255, np.uint8)
+    sticker[16:-16, 16:-16] = cv2.aruco.generateImageMarker(dictionary, 5, side)
+    frame = np.full((1620, 2880), 200, np.uint8)
+    top = 810 + rows_off_cut - sticker.shape[0] // 2
+    frame[top : top + sticker.shape[0], 1400 : 1400 + sticker.shape[1]] = sticker
+    first_pass = MarkerConfig(fallback_passes=False)  # the later passes look at it whole
+    found = detect_markers(frame, first_pass)
+    whole = detect_markers(frame, replace(first_pass, fast_strips=1))
+    assert set(found) == set(whole) == {5}
+    assert found[5].alternatives == ()
+    assert np.abs(found[5].corners - whole[5].corners).max() < 0.05
+    corner = np.array([1416 - 0.5, top + 16 - 0.5])  # the black square's, pixel centres at 0
+    expected = corner + np.array([[0, 0], [side, 0], [side, side], [0, side]])
+    assert np.abs(found[5].corners - expected).max() < 1.0
