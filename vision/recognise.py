@@ -61,12 +61,12 @@ from vision.tilemodel import (
     design_terms,
     fit_light,
     fit_light_many,
-    halve_features,
+    halve_features_many,
     invert_normal,
     light_basis,
     normal_inverse,
     normal_matrices,
-    pose_features,
+    pose_features_many,
 )
 
 __all__ = ["CellMatch", "match_cells", "read_cell", "read_cells"]
@@ -822,12 +822,28 @@ def _aligned(fine: Float, model: TileModel, pose: _Pose, scale: float) -> Float:
 # --- steps 3 and 4: which tile, how sure ---------------------------------------------------
 
 
+@lru_cache(maxsize=8)
+def _area_weights(n: int, m: int) -> Float:
+    """OpenCV's area resampling from n to m pixels as a matrix (m, n): its weights found by
+    resampling the identity (the 2-D resampling is this each way in turn)."""
+    out: Float = np.asarray(cv2.resize(np.eye(n, dtype=np.float32), (n, m),
+                                       interpolation=cv2.INTER_AREA), np.float32)
+    out.flags.writeable = False
+    return out
+
+
 def _ranks(patches: Sequence[Float], model: TileModel) -> NDArray[np.intp]:
     """Every candidate ranked for each straight-cut inner square (n, n, 3) by per-channel
     correlation at the medium scale, best first: (N, K), one product for all squares."""
     m = model.medium_px
-    small = np.stack([_scaled(p, m, quick=True) for p in patches])
-    chans = np.ascontiguousarray(small.reshape(len(patches), -1, 3).transpose(2, 1, 0))
+    squares = np.stack(patches)  # (N, n, n, 3)
+    count, n = squares.shape[:2]
+    # Resampled by area as OpenCV does, each way in turn: two products for all squares.
+    weights = _area_weights(n, m)  # (m, n)
+    rows = np.matmul(weights, squares.reshape(count, n, n * 3)).reshape(count, m, n, 3)
+    small = np.matmul(rows.transpose(0, 1, 3, 2), weights.T)  # (N, m rows, 3, m cols)
+    chans = np.ascontiguousarray(small.transpose(2, 0, 1, 3).reshape(3, count, m * m)
+                                 .transpose(0, 2, 1))
     chans = chans - chans.mean(axis=1, keepdims=True)  # (3, m * m, N)
     mine = np.matmul(model.medium_channels, chans)  # (3, K, N): each channel with its own
     explained = (np.maximum(mine, 0.0) ** 2).sum(axis=0)
@@ -1130,9 +1146,9 @@ def _place_all(jobs: list[_Pending], scores: list[Float], model: TileModel) -> l
                 : cfg.pose_candidates]
             wheres.append(where)
             tried.append([int(k) for k in top])
-        feats = np.stack([pose_features(jobs[i].fine, model.pose_colours,
-                                        cfg.pose_highpass_px) for i in idx])
-        half = np.stack([halve_features(f) for f in feats])
+        feats = pose_features_many(np.stack([jobs[i].fine for i in idx]), model.pose_colours,
+                                   cfg.pose_highpass_px)
+        half = halve_features_many(feats)
         offsets = [[jobs[i].offsets[w[k]] for k in t]
                    for i, w, t in zip(idx, wheres, tried, strict=True)]
         found = _find_poses(feats, half, model, tried, offsets, [jobs[i].scale for i in idx])

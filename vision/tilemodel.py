@@ -219,9 +219,21 @@ def _pose_colours(tiles: list[Float], count: int) -> Float:
 
 def pose_features(picture: Float, colours: Float, sigma: float) -> Float:
     """Grey pictures along the pack's main colour directions, less their blur: (count, h, w)."""
-    h, w = picture.shape[:2]
-    grey = (picture.reshape(-1, 3) @ colours.T).T.reshape(len(colours), h, w)
-    out: Float = np.stack([highpass(g, sigma) for g in grey]).astype(np.float32)
+    out: Float = pose_features_many(picture[None], colours, sigma)[0]
+    return out
+
+
+def pose_features_many(pictures: Float, colours: Float, sigma: float) -> Float:
+    """pose_features of many pictures of one size (N, h, w, 3): (N, count, h, w)."""
+    count, h, w = pictures.shape[:3]
+    grey = (pictures.reshape(-1, 3) @ colours.T.astype(np.float32)).reshape(count, h, w, -1)
+    if sigma > 0:
+        grey -= np.stack([
+            np.asarray(cv2.GaussianBlur(g, (0, 0), sigma, borderType=cv2.BORDER_REPLICATE),
+                       np.float32).reshape(g.shape)
+            for g in grey
+        ])
+    out: Float = np.ascontiguousarray(grey.transpose(0, 3, 1, 2))
     return out
 
 
@@ -256,12 +268,20 @@ def _pose_templates(tile: Float, colours: Float, config: CellConfig, tile_mm: fl
 
 def halve_features(feats: Float) -> Float:
     """Pose features (colours, h, w) at half the scale."""
-    out: Float = np.stack([
-        np.asarray(cv2.resize(f, (f.shape[1] // 2, f.shape[0] // 2),
-                              interpolation=cv2.INTER_AREA), np.float32)
-        for f in feats
-    ])
+    out: Float = halve_features_many(feats[None])[0]
     return out
+
+
+def halve_features_many(feats: Float) -> Float:
+    """halve_features of many crops' features of one size (N, colours, h, w)."""
+    colours, h, w = feats.shape[1:]
+    planes = np.ascontiguousarray(feats.transpose(0, 2, 3, 1))  # (N, h, w, colours)
+    out: Float = np.stack([
+        np.asarray(cv2.resize(f, (w // 2, h // 2), interpolation=cv2.INTER_AREA),
+                   np.float32).reshape(h // 2, w // 2, colours)
+        for f in planes
+    ]).transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(out)
 
 
 def _halved(pose: Float, colours: int) -> Float:
