@@ -2,7 +2,9 @@
 
 A table's crops are shared out by area (an area's cells stay together: the display's are one
 light group) between this process and worker processes, each holding the pack's model,
-learnt once when it starts. A second thread would gain nothing: a cell's read is many small
+learnt once when it starts. Parts are handed over unmade (cutting a part's crops takes
+time): the workers' are cut and sent first, so that they read while this process cuts its
+own. A second thread would gain nothing: a cell's read is many small
 numpy steps, each taking Python's lock. BLAS is held to one thread while the parts are read,
 or the processes' BLAS threads fight over the cores.
 

@@ -4,9 +4,10 @@
 the `companion read --json` object (companion.reading.TableRead). Each stage is a pure
 function of its inputs and vision.config: vision.markers finds the markers, vision.areas
 places the display and the seats (and cuts the crops), vision.recognise names what lies in
-each cell (all crops in one batch, shared out by area with worker processes when there are
-cores for them: vision.cellpool) and vision.ship finds the explorer ship in the lane (in a
-second thread, beside the crops and cells: it needs only the display's pose).
+each cell (all crops in one batch, or shared out by area with worker processes when there
+are cores for them, the workers' areas cut first: vision.cellpool) and vision.ship finds
+the explorer ship in the lane (in a second thread, beside the crops and cells: it needs
+only the display's pose).
 
 What the camera cannot see is reported, never guessed: a display that cannot be placed
 reads as 16 unknown cells and no ship (with a warning) while the seats still read; a seat
@@ -72,7 +73,8 @@ class TableView:
 
     `timings` holds seconds per stage (grey, markers, areas, crops, cells, ship); the ship
     is looked for beside the crops and cells (ReadConfig.ship_beside_cells), so its time
-    overlaps theirs."""
+    overlaps theirs. `crops` is the time this process spent cutting (the workers read while
+    it cuts its own part); `cells` the rest of the time until every cell was read."""
 
     markers: dict[int, MarkerSighting]
     display: AreaPose | None
