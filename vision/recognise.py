@@ -710,7 +710,7 @@ def _pose_scores(
     templates: Float,
 ) -> Float:
     """Normalised correlation of each crop's pose features (N, colours, h, w) with its own
-    templates (N, n_p * colours * n_p, T) (TileModel.pose's layout) at the steps x steps
+    templates (N, T, n_p * colours * n_p) (TileModel.pose's layout) at the steps x steps
     places from its (x0, y0): (N, steps², T), each window's product over its norm.
 
     The windows are not copied out one by one (steps² copies of a template's size): in a
@@ -722,10 +722,11 @@ def _pose_scores(
     band = feats.transpose(0, 2, 1, 3)[crops, y0[:, None] + np.arange(span)]  # (N, span, c, w)
     cols = np.lib.stride_tricks.sliding_window_view(band, n_p, axis=3)  # (N, span, c, w', n_p)
     by_x = np.ascontiguousarray(cols[crops, :, :, x0[:, None] + np.arange(steps)])
-    scores = np.empty((count, steps, steps, templates.shape[2]), np.float32)
+    scores = np.empty((count, steps, steps, templates.shape[1]), np.float32)
+    across = templates.transpose(0, 2, 1)  # (N, size, T): a view, the product takes it so
     for y in range(steps):
         windows = by_x[:, :, y : y + n_p].reshape(count, steps, -1)  # (N, steps, size)
-        scores[:, y] = np.matmul(windows, templates)
+        scores[:, y] = np.matmul(windows, across)
     # Each window's energy: its rows' sums, then a running sum along x.
     sq = np.einsum("nrcw,nrcw->nrw", band, band, dtype=np.float64)  # (N, span, w)
     rows = np.empty((count, steps, sq.shape[2]))
@@ -753,7 +754,7 @@ def _find_poses(
     count, side = len(feats), feats.shape[2]
     angles = cfg.pose_angles_deg
     turns = len(angles)
-    n_p = round(np.sqrt(model.pose.shape[1] / feats.shape[1]))
+    n_p = round(np.sqrt(model.pose.shape[2] / feats.shape[1]))
     # First at half the scale: every candidate, every turn, around its coarse place. (All
     # places at once: the half-scale crop holds few.)
     h_side, h_p = half.shape[2], n_p // 2
@@ -761,25 +762,25 @@ def _find_poses(
     steps = 2 * r + 1
     places = h_side - h_p + 1
     zero = np.zeros(count, np.intp)
-    tried = np.asarray(ks)
-    templates = model.pose_half[tried].transpose(0, 2, 1, 3).reshape(
-        count, -1, tried.shape[1] * turns)
+    tried = np.asarray(ks)  # (N, candidates)
+    templates = model.pose_half[tried].reshape(count, -1, model.pose_half.shape[2])
     every = _pose_scores(half, zero, zero, h_p, places, templates).reshape(
-        count, places, places, tried.shape[1], turns).max(axis=4)
-    starts = []
-    for c in range(count):
-        best: tuple[float, int, int, int] | None = None  # score, k, x, y (full scale)
-        for i, (k, offset) in enumerate(zip(ks[c], offsets[c], strict=True)):
-            cx = ((side - 1) / 2 + offset[0] * scales[c] - (n_p - 1) / 2) / 2
-            cy = ((side - 1) / 2 + offset[1] * scales[c] - (n_p - 1) / 2) / 2
-            x0 = min(max(round(cx) - r, 0), h_side - h_p - 2 * r)
-            y0 = min(max(round(cy) - r, 0), h_side - h_p - 2 * r)
-            scores = every[c, y0 : y0 + steps, x0 : x0 + steps, i].ravel()  # best turn per place
-            p = int(np.argmax(scores))
-            if best is None or scores[p] > best[0]:
-                best = (float(scores[p]), k, 2 * (x0 + p % steps), 2 * (y0 + p // steps))
-        assert best is not None
-        starts.append(best[1:])
+        count, places, places, tried.shape[1], turns).max(axis=4)  # best turn per place
+    # Each candidate's best place within r of its coarse place; the best candidate's wins.
+    coarse = ((side - 1) / 2 + np.asarray(offsets, np.float64)
+              * np.asarray(scales, np.float64)[:, None, None] - (n_p - 1) / 2) / 2
+    lo = np.clip(np.round(coarse).astype(np.intp) - r, 0, h_side - h_p - 2 * r)  # (N, c, 2)
+    grid = np.arange(steps)
+    near = every[np.arange(count)[:, None, None, None], lo[..., 1, None, None] + grid[:, None],
+                 lo[..., 0, None, None] + grid, np.arange(tried.shape[1])[:, None, None]]
+    near = near.reshape(count, tried.shape[1], steps * steps)
+    place = near.argmax(axis=2)  # (N, c)
+    pick = np.take_along_axis(near, place[..., None], 2)[..., 0].argmax(axis=1)  # (N,)
+    rows = np.arange(count)
+    at = place[rows, pick]
+    starts = [(int(k), int(x), int(y)) for k, x, y in zip(
+        tried[rows, pick], 2 * (lo[rows, pick, 0] + at % steps),
+        2 * (lo[rows, pick, 1] + at // steps), strict=True)]
     # Then at full scale, every turn around the best place, two pixels each way.
     n = 5
     chosen = [k for k, _x, _y in starts]
@@ -1127,13 +1128,19 @@ class _Placed:
     half: Float  # the same at half the scale
     first: int  # the candidate that placed it best
     patch: Float  # the tile's inner square cut along that place (n, n, 3)
+    score: float  # how well it placed it (normalised correlation of the pose features)
 
 
-def _place_all(jobs: list[_Pending], scores: list[Float], model: TileModel) -> list[_Placed]:
+def _place_all(
+    jobs: list[_Pending], scores: list[Float], model: TileModel, skip: int = 0,
+    count: int | None = None, features: list[tuple[Float, Float]] | None = None,
+) -> list[_Placed]:
     """For each pending crop with its coarse scores: the candidates that match best at their
-    best coarse places each search the tile's place; the best placed fixes it, with its
-    turn. Crops of one size at once."""
+    best coarse places (`count` of them, pose_candidates unless given, after the best
+    `skip`) each search the tile's place; the best placed fixes it, with its turn. Crops of
+    one size at once; their pose features and halves, if given, as made before."""
     cfg = model.config
+    count = cfg.pose_candidates if count is None else count
     out: list[_Placed | None] = [None] * len(jobs)
     by_side: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
@@ -1143,12 +1150,16 @@ def _place_all(jobs: list[_Pending], scores: list[Float], model: TileModel) -> l
         for i in idx:
             where = np.argmax(scores[i], axis=0)
             top = np.argsort(-scores[i][where, np.arange(scores[i].shape[1])])[
-                : cfg.pose_candidates]
+                skip : skip + count]
             wheres.append(where)
             tried.append([int(k) for k in top])
-        feats = pose_features_many(np.stack([jobs[i].fine for i in idx]), model.pose_colours,
-                                   cfg.pose_highpass_px)
-        half = halve_features_many(feats)
+        if features is None:
+            feats = pose_features_many(np.stack([jobs[i].fine for i in idx]),
+                                       model.pose_colours, cfg.pose_highpass_px)
+            half = halve_features_many(feats)
+        else:
+            feats = np.stack([features[i][0] for i in idx])
+            half = np.stack([features[i][1] for i in idx])
         offsets = [[jobs[i].offsets[w[k]] for k in t]
                    for i, w, t in zip(idx, wheres, tried, strict=True)]
         found = _find_poses(feats, half, model, tried, offsets, [jobs[i].scale for i in idx])
@@ -1156,7 +1167,7 @@ def _place_all(jobs: list[_Pending], scores: list[Float], model: TileModel) -> l
             job = jobs[i]
             k, pose = found[j]
             out[i] = _Placed(wheres[j], tried[j], feats[j], half[j], k,
-                             _aligned(job.fine, model, pose, job.scale))
+                             _aligned(job.fine, model, pose, job.scale), pose.score)
     return [p for p in out if p is not None]
 
 
@@ -1207,6 +1218,27 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     placed = _place_all(jobs, scores, model)
     orders = _ranks([p.patch for p in placed], model)
     verdicts = _decide(model, [p.patch for p in placed], [p.first for p in placed], orders)
+    # A crop where no tile is named and that does not look empty may hold one the coarse
+    # search ranked low (a hand over part of it spoils the coarse match): the next best
+    # coarse candidates search its place too; one that places it better is fitted there,
+    # and the better fit stands.
+    doubtful = [c for c, (job, verdict) in enumerate(zip(jobs, verdicts, strict=True))
+                if verdict.match.read.tile is None]
+    if doubtful and cfg.pose_candidates_more:
+        extra = _place_all([jobs[c] for c in doubtful], [scores[c] for c in doubtful], model,
+                           skip=cfg.pose_candidates, count=cfg.pose_candidates_more,
+                           features=[(placed[c].feats, placed[c].half) for c in doubtful])
+        better = [(c, place) for c, place in zip(doubtful, extra, strict=True)
+                  if place.score > placed[c].score]
+        for c, place in zip(doubtful, extra, strict=True):
+            placed[c] = replace(placed[c], tried=placed[c].tried + place.tried)
+        if better:
+            patches = [place.patch for _c, place in better]
+            seconds = _decide(model, patches, [place.first for _c, place in better],
+                              _ranks(patches, model))
+            for (c, _place), verdict in zip(better, seconds, strict=True):
+                if verdict.match.fit > verdicts[c].match.fit:
+                    verdicts[c] = verdict
     again = [(c, k) for c, (job, place, verdict) in enumerate(zip(jobs, placed, verdicts,
                                                                    strict=True))
              for k in _retries(job, place, verdict, model)]

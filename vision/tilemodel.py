@@ -116,12 +116,12 @@ class TileModel:
     twins: NDArray[np.bool_]
     #: Coarse templates (K, 3 * c * c), zero mean per channel, unit norm.
     coarse: Float
-    #: Pose templates (K, p * colours * p, angles): each turn's template unit norm, ordered by
-    #: row, colour, column (as vision.recognise lays the crops' windows out), along the
-    #: pack's main colour directions `pose_colours` (colours, 3).
+    #: Pose templates (K, angles, p * colours * p): each unit norm, its values ordered by row,
+    #: colour, column (as vision.recognise lays the crops' windows out), along the pack's
+    #: main colour directions `pose_colours` (colours, 3).
     pose: Float
     pose_colours: Float
-    #: The same at half the scale (K, (p/2) * colours * (p/2), angles), for a quick first search.
+    #: The same at half the scale (K, angles, (p/2) * colours * (p/2)), for a quick first search.
     pose_half: Float
     #: Medium templates (K, 3, m * m), zero mean and unit norm per channel.
     medium: Float
@@ -296,11 +296,12 @@ def _halved(pose: Float, colours: int) -> Float:
 
 
 def _by_rows(pose: Float, colours: int) -> Float:
-    """Pose templates (K, A, colours * p²) laid out (K, p * colours * p, A) (TileModel.pose)."""
+    """Pose templates (K, A, colours * p²) with each template's values ordered by row,
+    colour, column (TileModel.pose)."""
     k, a, size = pose.shape
     p = round(math.sqrt(size / colours))
     out: Float = np.ascontiguousarray(
-        pose.reshape(k, a, colours, p, p).transpose(0, 3, 2, 4, 1).reshape(k, size, a),
+        pose.reshape(k, a, colours, p, p).transpose(0, 1, 3, 2, 4).reshape(k, a, size),
         np.float32)
     return out
 
