@@ -8,6 +8,7 @@ not tuned on.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 from pathlib import Path
@@ -19,7 +20,7 @@ from numpy.typing import NDArray
 
 from companion.catalogue import Catalogue
 from companion.reading import CellRead
-from vision import kit
+from vision import kit, recognise
 from vision.areas import picture_crop, tile_crop_mm
 from vision.config import PX_PER_MM
 from vision.pack import Pack, load_pack
@@ -427,3 +428,37 @@ def test_an_unevenly_lit_card_read_alone_is_empty_but_not_on_the_display(
                       gain=(0.7, 0.7, 0.7))
     assert read_cell(crop, model).empty
     assert not read_cells([crop], model, light_groups=["display"])[0].empty
+
+
+@pytest.mark.parametrize("candidates_more", [0, 7])
+def test_a_tile_the_coarse_search_ranks_low_is_still_named(
+    models: dict[str, tuple[Pack, TileModel]], monkeypatch: pytest.MonkeyPatch,
+    candidates_more: int,
+) -> None:
+    """A hand over part of a tile can spoil the quick coarse match, so that the first three
+    candidates to search its place are all wrong: the crop is then placed again by the next
+    ones. (Here the tile's coarse scores are lowered to rank it fourth.)"""
+    pack, model = models["ink"]
+    model = dataclasses.replace(
+        model, config=dataclasses.replace(model.config, pose_candidates_more=candidates_more))
+    tile, rotation = "end-w-palm1-hut", 90
+    mine = [k for k, (i, r) in enumerate(zip(model.ids, model.rotations, strict=True))
+            if i == tile]
+    place_all = recognise._place_all
+
+    def fourth(jobs, scores, model, skip=0, count=None, features=None):  # type: ignore[no-untyped-def]
+        lowered = []
+        for s in scores:
+            s = s.copy()
+            best = np.sort(s.max(axis=0))[::-1]
+            s[:, mine] *= (best[3] - 1e-3) / max(float(s[:, mine].max()), 1e-6)
+            lowered.append(s)
+        return place_all(jobs, lowered, model, skip, count, features)
+
+    monkeypatch.setattr(recognise, "_place_all", fourth)
+    laid = lay_tile(pack.tiles[tile], rotation=rotation, offset=(1.5, -1.0), turn=-2.0)
+    read = read_cell(photograph(laid, np.random.default_rng(5)), model)
+    if candidates_more:
+        assert same_meaning(read, tile, rotation, pack.catalogue)
+    else:  # the three that searched place it badly: no answer (never a wrong one)
+        assert read.unknown
