@@ -139,13 +139,13 @@ def _check_crop(crop: Image, what: str) -> None:
         raise ValueError(f"{what} must have 8-bit pixels, not {crop.dtype}")
 
 
-def _scaled(crop: Image | Float, side: int, quick: bool = False) -> Float:
+def _scaled(crop: Image, side: int, quick: bool = False) -> Float:
     """A square crop resampled to side x side by area (each pixel the mean of what it covers).
 
     OpenCV's area resampling by a ratio that is not a whole number is slow (70 µs a 114 px
     crop to 61). `quick`: resampled linearly up to a whole multiple of the side first, then
     reduced by area (its fast path), in half the time; a little softer, which the coarse
-    search and the ranking do not mind (the fine crops, read at their limits, do)."""
+    search does not mind (the fine crops, read at their limits, do)."""
     n = crop.shape[0]
     whole = -(-n // side)
     big: NDArray[Any] = crop
@@ -1218,12 +1218,10 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     placed = _place_all(jobs, scores, model)
     orders = _ranks([p.patch for p in placed], model)
     verdicts = _decide(model, [p.patch for p in placed], [p.first for p in placed], orders)
-    # A crop where no tile is named and that does not look empty may hold one the coarse
-    # search ranked low (a hand over part of it spoils the coarse match): the next best
-    # coarse candidates search its place too; one that places it better is fitted there,
-    # and the better fit stands.
-    doubtful = [c for c, (job, verdict) in enumerate(zip(jobs, verdicts, strict=True))
-                if verdict.match.read.tile is None]
+    # A crop where no tile is named may hold one the coarse search ranked low (a hand over
+    # part of it spoils the coarse match): the next best coarse candidates search its place
+    # too; one that places it better is fitted there, and the better fit stands.
+    doubtful = [c for c, verdict in enumerate(verdicts) if verdict.match.read.tile is None]
     if doubtful and cfg.pose_candidates_more:
         extra = _place_all([jobs[c] for c in doubtful], [scores[c] for c in doubtful], model,
                            skip=cfg.pose_candidates, count=cfg.pose_candidates_more,
