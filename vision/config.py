@@ -308,6 +308,11 @@ class CellConfig:
     # scales and adds white to every channel alike, give or take this share of its
     # brightness (a warm or cold cast).
     empty_max_cast: float = 0.15
+    # ... or of this share, for a board picture with a pattern of its own that is seen with
+    # at least empty_board_doubt_gain of its contrast and explained over the whole square
+    # down to empty_sure_rms (hard tables of seeds 7-14, random packs' boards under a warm
+    # lamp: unknown 681 -> 659, no answer made wrong; lagoon and easy tables unchanged).
+    empty_max_cast_patterned: float = 0.3
     # A board picture whose square has a pattern of at least this rms (grey levels) must
     # show it with at least empty_min_gain of its energy, and its fitted contrast must reach
     # empty_board_min_gain, to be empty (even a faint texture is measured well over a cell;

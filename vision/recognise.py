@@ -570,12 +570,19 @@ def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> lis
             weight = keep.astype(np.float32) / max(int(np.count_nonzero(keep)), 1)
             obs_mean = obs[i] @ weight + base[i]
             ref_mean = weight @ ref.wide
-        looks_empty = _colour_misfit(obs_mean, ref_mean, cfg.min_gain) <= cfg.empty_max_cast
+        misfit = _colour_misfit(obs_mean, ref_mean, cfg.min_gain)
+        looks_empty = misfit <= cfg.empty_max_cast
         # A board picture with a pattern of its own must show it (not a flat thing over the
         # cell): some of its pattern's energy must be there (fine print is softened by the
         # lens, so less than a tile needs).
+        # A pattern seen clearly and closely fitted over the whole square may be under a
+        # stronger colour cast: no hand or tile shows the board's own pattern (only a plain
+        # board needs its colour to tell it from a flat hand).
         if ref.pattern >= cfg.empty_min_pattern**2:
-            looks_empty = looks_empty and seen[i] >= cfg.empty_min_gain**2 * ref.pattern
+            shown = seen[i] >= cfg.empty_min_gain**2 * ref.pattern
+            clear = rms_all[i] <= cfg.empty_sure_rms and gains[i] >= cfg.empty_board_doubt_gain
+            looks_empty = shown and (
+                looks_empty or (clear and misfit <= cfg.empty_max_cast_patterned))
         looks.append(_EmptyLook(rms, rms_all[i], bool(looks_empty), ref,
                                 (int(dx[i]), int(dy[i])), gains[i],
                                 hidden=hidden[i] if hidden[i].any() else None))

@@ -462,3 +462,26 @@ def test_a_tile_the_coarse_search_ranks_low_is_still_named(
         assert same_meaning(read, tile, rotation, pack.catalogue)
     else:  # the three that searched place it badly: no answer (never a wrong one)
         assert read.unknown
+
+
+@pytest.mark.parametrize("cast", [0.15, 0.3])
+def test_an_empty_board_cell_under_a_strong_warm_cast_is_empty(
+    models: dict[str, tuple[Pack, TileModel]], cast: float
+) -> None:
+    """A lamp's warm light tints a board cell beyond the cast allowed for a plain picture;
+    a board's own pattern, seen clearly, still tells the cell is empty (no hand shows it)."""
+    pack, model = models["ink"]
+    model = dataclasses.replace(
+        model, config=dataclasses.replace(model.config, empty_max_cast_patterned=cast))
+    rng = np.random.default_rng(4)
+    crops, refs = [], []
+    for r, c in [(0, 0), (1, 2), (2, 1), (3, 3)]:
+        ref = _empty_board_cell(pack, r, c)
+        crops.append(photograph(ref.astype(np.float32), rng, gain=(0.62, 0.9, 1.3)))
+        refs.append(ref)
+    reads = read_cells(crops, model, refs)
+    if cast >= 0.3:
+        assert all(read.empty for read in reads)
+    else:
+        assert not any(read.empty for read in reads)
+        assert not any(read.tile for read in reads)
