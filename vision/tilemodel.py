@@ -349,6 +349,7 @@ def fit_light_many(
     Each picture's mean colour is taken out first (the offsets explain it exactly): the
     residual is then not a small difference of two big sums."""
     count, size = ninv.shape[:2]
+    x = np.ascontiguousarray(x)  # pixels of a channel side by side: strided, every sum is slow
     if keep is None:
         mean = np.add.reduce(x, axis=2, dtype=np.float64) / x.shape[2]  # (N, 3)
         xt = x - mean.astype(np.float32)[:, :, None]
