@@ -289,7 +289,7 @@ def _halved(pose: Float, colours: int) -> Float:
     k, a, size = pose.shape
     p = round(math.sqrt(size / colours))
     images = pose.reshape(k * a, colours, p, p)
-    small = np.stack([halve_features(im) for im in images]).reshape(k, a, -1)
+    small = halve_features_many(images).reshape(k, a, -1)
     norms = np.linalg.norm(small, axis=2, keepdims=True)
     out: Float = (small / np.maximum(norms, 1e-6)).astype(np.float32)
     return out
