@@ -348,6 +348,159 @@ def place_display_by_lane(
     return None if best is None else best[1]
 
 
+def place_seat_by_board(
+    gray: Image, rough: AreaPose, board: Image, config: AreaConfig | None = None
+) -> AreaPose | None:
+    """A seat from a rough pose on ONE marker (`from_one_marker`) placed by its printed board:
+    the board's picture (the pack's, grey or colour) matched with the frame's detail where the
+    rough pose puts the grid, turned about the marker by up to `board_turn_deg` and shifted
+    by up to `board_shift_mm`. Tiles lying on the board hide much of it, but the lines
+    between its cells show between them and around them. None when the board is not found
+    clearly (a match below `board_min_match`) or the match puts the marker further than
+    max_marker_error_mm from where it is seen."""
+    config = config or AreaConfig()
+    geo = rough.geometry
+    if not isinstance(geo, kit.SeatGeometry) or rough.corners_px is None:
+        raise TypeError("place_seat_by_board needs a seat's rough pose on one marker")
+    ppm = config.board_px_per_mm
+    extent = (geo.cols * geo.pitch, geo.rows * geo.pitch)
+    side = max(extent)
+    reach = config.board_shift_mm
+    grey_board = board if board.ndim == 2 else cv2.cvtColor(board, cv2.COLOR_BGR2GRAY)
+    template = _detail(picture_crop(np.asarray(grey_board, np.uint8), extent, (0.0, 0.0), side,
+                                    ppm), config.board_detail_mm * ppm)
+    mask = _grid_band(template.shape[0], side, geo, config.board_band_mm)
+    seen = rough.markers_seen[0]
+    mx, my = geo.marker_centres()[seen]
+    n_big = max(4, round((side + 2 * reach) * ppm))
+    step = (side + 2 * reach) / n_big  # mm a pixel of the searched square
+    zero = (side + 2 * reach - side) / 2  # mm: where the template lies in it unshifted
+    turns = np.arange(-config.board_turn_deg, config.board_turn_deg + 1e-9,
+                      config.board_turn_step_deg)
+    peaks: list[tuple[float, float, float]] = []  # (match, x, y) per turn, shift in mm
+    for turn in turns:
+        about = _about(float(turn), mx, my)
+        pose = replace(rough, homography=rough.homography @ about)
+        seen_there = _detail(cell_crop(gray, pose, (0.0, 0.0), side + 2 * reach, ppm),
+                             config.board_detail_mm * ppm)
+        result = cv2.matchTemplate(seen_there, template, cv2.TM_CCORR_NORMED, mask=mask)
+        _lo, peak, _lo_at, (px, py) = cv2.minMaxLoc(result)
+        dx = _parabola_vertex(result, px, py, axis=1)
+        dy = _parabola_vertex(result, px, py, axis=0)
+        peaks.append((float(peak), (px + dx) * step - zero, (py + dy) * step - zero))
+    best = int(np.argmax([p[0] for p in peaks]))
+    match, tx, ty = peaks[best]
+    if match < config.board_min_match:
+        return None
+    turn = float(turns[best])
+    if 0 < best < len(turns) - 1:
+        a, b, c = (peaks[best - 1][0], match, peaks[best + 1][0])
+        den = a - 2 * b + c
+        if den < 0:
+            turn += config.board_turn_step_deg * float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
+    shift = np.array([[1.0, 0.0, tx], [0.0, 1.0, ty], [0.0, 0.0, 1.0]])
+    h = rough.homography @ _about(turn, mx, my) @ shift
+    obj = np.asarray(kit.marker_corners((mx, my)), np.float64)
+    error = _marker_errors_mm(h, [obj], [rough.corners_px])[0]
+    if error > config.max_marker_error_mm:
+        return None
+    return _rescored(replace(rough, homography=h / h[2, 2], method=ONE_MARKER_BOARD))
+
+
+ONE_MARKER_BOARD = "one marker + board"
+
+
+def _grid_band(
+    n: int, side_mm: float, geo: kit.SeatGeometry, band_mm: float
+) -> NDArray[np.float32]:
+    """A mask (n x n, over a square of side_mm centred on the seat) of the band within
+    band_mm of the lines between the grid's cells and round it: where a board shows its
+    own lines between the tiles."""
+    at = (np.arange(n) + 0.5) * side_mm / n - side_mm / 2
+
+    def near(count: int) -> NDArray[np.bool_]:
+        lines = (np.arange(count + 1) - count / 2) * geo.pitch
+        inside = np.abs(at) <= count * geo.pitch / 2 + band_mm
+        out: NDArray[np.bool_] = inside & (
+            np.min(np.abs(at[:, None] - lines[None, :]), axis=1) <= band_mm)
+        return out
+
+    cols, rows = near(geo.cols), near(geo.rows)
+    in_x = np.abs(at) <= geo.cols * geo.pitch / 2 + band_mm
+    in_y = np.abs(at) <= geo.rows * geo.pitch / 2 + band_mm
+    band = (rows[:, None] & in_x[None, :]) | (cols[None, :] & in_y[:, None])
+    return band.astype(np.float32)
+
+
+def _about(turn_deg: float, x: float, y: float) -> Matrix:
+    """A turn by turn_deg about the point (x, y) of an area, as a 3 x 3 matrix."""
+    a = math.radians(turn_deg)
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s, x - c * x + s * y], [s, c, y - s * x - c * y], [0.0, 0.0, 1.0]])
+
+
+def _detail(picture: Image, sigma_px: float) -> NDArray[np.float32]:
+    """A grey picture less its blur: the lines and edges that fix a place."""
+    grey = np.asarray(picture if picture.ndim == 2 else cv2.cvtColor(picture, cv2.COLOR_BGR2GRAY),
+                      np.float32)
+    out: NDArray[np.float32] = grey - np.asarray(
+        cv2.GaussianBlur(grey, (0, 0), sigma_px, borderType=cv2.BORDER_REPLICATE), np.float32)
+    return out
+
+
+def _parabola_vertex(result: NDArray[Any], x: int, y: int, axis: int) -> float:
+    """Sub-pixel offset of a peak of a 2-D map along one axis (0: rows, 1: columns)."""
+    if axis == 1:
+        if not 0 < x < result.shape[1] - 1:
+            return 0.0
+        a, b, c = result[y, x - 1], result[y, x], result[y, x + 1]
+    else:
+        if not 0 < y < result.shape[0] - 1:
+            return 0.0
+        a, b, c = result[y - 1, x], result[y, x], result[y + 1, x]
+    den = float(a - 2 * b + c)
+    return 0.0 if den >= 0 else float(np.clip(0.5 * float(a - c) / den, -0.5, 0.5))
+
+
+def place_seats_by_board(
+    gray: Image, markers: Mapping[int, MarkerSighting], display: AreaPose | None,
+    seats: Mapping[int, AreaPose], tile_mm: float,
+    seat_layouts: BoardLayout | Mapping[int, BoardLayout], boards: Image | Mapping[int, Image],
+    config: AreaConfig | None = None,
+) -> dict[int, AreaPose]:
+    """The located seats, and those of which one marker is seen placed by it (on the table
+    plane the located areas give) and their printed board (`place_seat_by_board`, the
+    board picture every seat uses or one per seat)."""
+    config = config or AreaConfig()
+    located = [p for p in (display, *seats.values()) if p is not None]
+    out = dict(seats)
+    for area, geometry in area_geometries(tile_mm, seat_layouts):
+        if area == DISPLAY or area in seats:
+            continue
+        board = boards.get(int(area)) if isinstance(boards, Mapping) else boards
+        rough = None if board is None else from_one_marker(geometry, markers, located)
+        if rough is None or board is None:
+            continue
+        placed = place_seat_by_board(gray, rough, board, config)
+        if placed is not None and not _implausible(placed, markers, config):
+            out[int(area)] = placed
+    return out
+
+
+def placed_by_board_notes(warnings: Sequence[str], seats: Mapping[int, AreaPose]) -> list[str]:
+    """The warnings, with "only 1 of 4 markers seen ...; not read" said again as what was
+    done for each seat placed by one marker and its printed board."""
+    out = list(warnings)
+    for seat, pose in seats.items():
+        if pose.method != ONE_MARKER_BOARD:
+            continue
+        name, seen = area_name(seat), pose.markers_seen[0]
+        note = f"{name}: only 1 of 4 markers seen (marker {seen}); not read"
+        done = f"{name}: 1 of 4 markers seen (marker {seen}); placed by it and its printed board"
+        out = [done if w == note else w for w in out]
+    return out
+
+
 def placed_by_lane_notes(warnings: Sequence[str], display: AreaPose | None) -> list[str]:
     """The warnings, with "only 1 of 4 markers seen ...; not read" said again as what was
     done when the display was placed by one marker and its lane outline."""

@@ -113,6 +113,21 @@ class AreaConfig:
     # far (mm) from its start, and must put the marker within max_marker_error_mm.
     one_marker_turns_deg: tuple[float, ...] = (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0)
     one_marker_max_shift_mm: float = 6.0
+    # A seat with one marker seen is placed on the table plane by that marker, then by its
+    # printed board: the detail (finer than board_detail_mm) of the pack's board picture
+    # within board_band_mm of the lines between its cells (tiles cover the rest) matched
+    # with the frame's at board_px_per_mm, turned about the marker up to board_turn_deg
+    # (the sticker may sit 2° off) and shifted up to board_shift_mm. A match below
+    # board_min_match leaves the seat unread: on hard rendered tables (seeds 7-9, every
+    # seat placed from each of its markers in turn) half the seats were placed, each
+    # within 2 mm; at 0.12 seven in ten, but some 5 to 9 mm off.
+    board_px_per_mm: float = 2.0
+    board_detail_mm: float = 1.5
+    board_turn_deg: float = 3.0
+    board_turn_step_deg: float = 0.25
+    board_shift_mm: float = 8.0
+    board_min_match: float = 0.2
+    board_band_mm: float = 4.0
     # Line samples further than this from the fitted outline are outliers (mm).
     lane_outlier_mm: float = 0.8
     lane_line_sigma_mm: float = 0.25
@@ -206,16 +221,18 @@ class CellConfig:
     # of this many of the best-ranked candidates (the best fit afterwards keeps its place).
     pose_search_px: int = 4
     pose_candidates: int = 3
-    # A crop where no tile is named searches its place with this many more candidates, the
-    # next best by the coarse match (a hand over part of a tile spoils that match); one that
-    # places it better is fitted there. Hard tables of seeds 7-14 (ink and random packs) and
-    # 7-9 (lagoon): unknown 897 -> 802 cells, wrong 11 -> 8, covered cells answered wrongly
-    # 15 -> 15, for some 10 ms more CPU a hard table and 2 an easy one (10 candidates for
-    # every crop did about as well for 7 ms more on easy tables too).
-    pose_candidates_more: int = 7
+    # A crop where no tile is named searches its place with this many more candidates: those
+    # that place a tile best at a quarter of the scale (every place and turn of the crop),
+    # for the coarse colour match misses the right one in hard light or under a hand (a
+    # fifth of the tiles hard tables left unknown were not in its best ten). One that places
+    # the tile better is fitted there. Hard tables of seeds 7-14 (ink and random packs),
+    # seven of them against the next seven by the coarse match (the sixth session's rule):
+    # unknown 659 -> 552 cells, wrong 8 -> 5. Five with one retry (below) against seven
+    # with two: 487 -> 495 unknown, for some 10 ms less CPU a hard table.
+    pose_candidates_more: int = 5
     # A cell where no tile is named is placed again by up to this many more candidates
     # (the best-fitting that have not placed it yet).
-    pose_retries: int = 2
+    pose_retries: int = 1
     # Every candidate is ranked at medium_tile_px; the best `shortlist` are fitted finely.
     medium_tile_px: int = 24
     shortlist: int = 24
@@ -230,8 +247,11 @@ class CellConfig:
     max_fit_rms: float = 10.0
     min_fit_floor: float = 0.35
     # The pattern must be seen with at least this share of its contrast (light times what
-    # glare leaves); fainter is washed out (the renderer counts 60 % glare as hidden).
-    min_gain: float = 0.3
+    # glare leaves); fainter is washed out (the renderer counts 60 % glare as hidden). At
+    # 0.3 (sessions 1-6) hard tables of seeds 7-14 left 542 cells unknown, 6 wrong, 11 of
+    # the covered wrong; at 0.25 487, 6, 12 (seeds 15-17, never tuned on: 204, 1, 8 ->
+    # 182, 2, 9); at 0.2 469, 6, 13.
+    min_gain: float = 0.25
     # Light tints the channels alike, give or take a colour cast: the fitted gains of the
     # channels may differ by at most this factor.
     max_gain_spread: float = 2.0
@@ -258,6 +278,17 @@ class CellConfig:
     cover_witnesses: int = 1
     # Candidates refitted without the covered blocks (the closest by the first fit).
     refit: int = 16
+    # A square fitting worse than min_fit is fitted again (by its `refit` closest
+    # candidates) without this share of its blocks, those its best fit explains worst,
+    # before the covered blocks are sought: a cover big or colourful enough drags the first
+    # fit's light model along. Hard tables of seeds 7-14: unknown 556 -> 519 cells, wrong
+    # 5 -> 8, covered cells answered wrongly 16 -> 14 (refitting 8 candidates: 531, 9, 15).
+    cover_trim: float = 0.5
+    # A tile named where the first fit was that poor must beat its rivals by this evidence,
+    # not min_evidence: the cover that spoiled the first fit may hide what tells two tiles
+    # apart. (Hard seeds 7-14, trimmed fits: unknown 519 -> 542 cells, wrong 8 -> 6, covered
+    # cells answered wrongly 14 -> 11; at 0.8: 614, 5, 10.)
+    min_evidence_trimmed: float = 0.7
     # The empty display mat or storage card: within the tile's square, what the smooth light
     # leaves unexplained is at most this (grey levels, rms) ... (board cells: what the
     # board picture under the light model leaves). Below empty_sure_rms (mat_sure_rms for

@@ -18,7 +18,7 @@ no marker of the kit at all raises TableNotFound.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -43,6 +43,8 @@ from vision.areas import (
     from_one_marker,
     locate_all,
     picture_crop,
+    place_seats_by_board,
+    placed_by_board_notes,
     placed_by_lane_notes,
     predicted_markers,
     refine_areas,
@@ -124,8 +126,13 @@ def locate_table(
     tile_mm: float,
     seat_layouts: BoardLayout | dict[int, BoardLayout],
     config: VisionConfig | None = None,
+    *,
+    boards: Image | Mapping[int, Image] | None = None,
 ) -> TableView:
-    """Find the kit's markers and place every area they show (TableNotFound if none)."""
+    """Find the kit's markers and place every area they show (TableNotFound if none).
+
+    Given the board picture every seat uses (or one per seat), a seat of which one marker
+    is seen is placed by it and its printed board (`place_seat_by_board`)."""
     config = config or VisionConfig()
     image = check_frame(image, config)
     timings: dict[str, float] = {}
@@ -157,6 +164,10 @@ def locate_table(
         display, seats, warnings = locate_all(markers, tile_mm, seat_layouts, config.areas)
     display, seats = refine_areas(gray, display, seats, config.areas, markers=markers)
     warnings = placed_by_lane_notes(warnings, display)
+    if boards is not None:
+        seats = place_seats_by_board(gray, markers, display, seats, tile_mm, seat_layouts,
+                                     boards, config.areas)
+        warnings = placed_by_board_notes(warnings, seats)
     timings["areas"] = time.perf_counter() - t2
     shape = (int(gray.shape[0]), int(gray.shape[1]))
     return TableView(markers, display, seats, tuple(warnings), shape, timings)
@@ -208,7 +219,7 @@ def read_table_view(
     image = check_frame(image, config)
     layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
-    view = locate_table(image, tile_mm, layout, config)
+    view = locate_table(image, tile_mm, layout, config, boards=pack.boards.get(side))
     timings = dict(view.timings)
     warnings = list(view.warnings)
     colour: Image = (

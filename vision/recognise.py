@@ -961,6 +961,20 @@ def _covered(xs: Float, fits: Sequence[_Fits], model: TileModel) -> Mask:
     return hidden
 
 
+def _worst_blocks(xs: Float, fits: Sequence[_Fits], model: TileModel, share: float) -> Mask:
+    """Per square xs (N, 3, M), the `share` of its blocks its best fit explains worst:
+    (N, blocks, blocks)."""
+    best = np.array([int(f.ks[f.best()]) for f in fits])
+    predicted = _predicted_many(model, best, np.stack([f.coef[f.best()] for f in fits]))
+    res = xs - predicted
+    blocks = _block_means((res * res).sum(axis=1), model.inner_px, model.config.blocks)
+    flat = blocks.reshape(len(xs), -1)
+    worst = np.argsort(-flat, axis=1)[:, : round(share * flat.shape[1])]
+    out: Mask = np.zeros(flat.shape, bool)
+    np.put_along_axis(out, worst, True, axis=1)
+    return out.reshape(blocks.shape)
+
+
 def _decide(
     model: TileModel, patches: Sequence[Float], firsts: Sequence[int], orders: NDArray[np.intp]
 ) -> list[_Verdict]:
@@ -977,6 +991,16 @@ def _decide(
     others = [f.ks[np.argsort(f.rss)].tolist() for f in fits]
     left_out: list[Mask | None] = [None] * len(patches)  # the blocks each fit leaves out
     share_hidden = [0.0] * len(patches)
+    # A cover big or colourful enough drags the light model of a first fit along (a red
+    # player ship turns the tile red), and what is left unexplained is then everywhere: a
+    # square that fits poorly starts again from the blocks its best fit explains best.
+    poor = [i for i, f in enumerate(fits) if f.share < cfg.min_fit]
+    if poor and cfg.cover_trim > 0:
+        trims = _worst_blocks(xs[poor], [fits[i] for i in poor], model, cfg.cover_trim)
+        refits = _fitted(model, [fits[i].ks[np.argsort(fits[i].rss)[: cfg.refit]]
+                                 for i in poor], xs[poor], list(trims))
+        for i, f, trim in zip(poor, refits, trims, strict=True):
+            fits[i], left_out[i] = f, trim
     # Covered blocks: far more left unexplained than the typical block. The fit is redone
     # without them, for the closest few candidates (a big cover spoils the first fit).
     looking = list(range(len(patches)))
@@ -1003,16 +1027,19 @@ def _decide(
         looking = again
     bests = np.array([int(f.ks[f.best()]) for f in fits])
     predicted = _predicted_many(model, bests, np.stack([f.coef[f.best()] for f in fits]))
-    return [_verdict(model, xs[i], fits[i], others[i], left_out[i], share_hidden[i], predicted[i])
+    spoiled = set(poor)
+    return [_verdict(model, xs[i], fits[i], others[i], left_out[i], share_hidden[i], predicted[i],
+                     cfg.min_evidence_trimmed if i in spoiled else cfg.min_evidence)
             for i in range(len(patches))]
 
 
 def _verdict(
     model: TileModel, x: Float, fits: _Fits, others: list[int], left_out: Mask | None,
-    share_hidden: float, predicted: Float,
+    share_hidden: float, predicted: Float, min_evidence: float,
 ) -> _Verdict:
     """A square's answer from its final fits (the best one's picture `predicted`): a tile
-    when it fits well, clearly and unlike every rival meaning something else."""
+    when it fits well, clearly and unlike every rival meaning something else (by at least
+    `min_evidence`)."""
     cfg = model.config
     keep = None if left_out is None else _block_mask(left_out, model.inner_px)
     i = fits.best()
@@ -1051,7 +1078,7 @@ def _verdict(
         separation = float(np.sqrt(apart.min()) / (2 * noise))
     if separation < cfg.min_separation:
         return unknown("faint", evidence, rival)
-    if evidence < cfg.min_evidence:
+    if evidence < min_evidence:
         return unknown("doubtful", evidence, rival)
     confidence = min(evidence / cfg.full_evidence, max(fits.share / cfg.full_fit, 0.5), 1.0)
     confidence *= 1.0 - 0.5 * share_hidden
@@ -1138,14 +1165,58 @@ class _Placed:
     score: float  # how well it placed it (normalised correlation of the pose features)
 
 
+def _quarter_choices(
+    jobs: list[_Pending], half: Float, model: TileModel, tried: list[list[int]], count: int
+) -> list[tuple[list[int], list[NDArray[np.float64]]]]:
+    """For crops of one size (pose features at half scale `half`), the `count` candidates
+    not yet tried that place a tile best at a quarter of the scale (every place, every
+    turn), each with where it does (the tile centre's offset from the crop's centre, mm).
+
+    The coarse colour match misses the tile it should find in hard light (a fifth of the
+    tiles hard tables left unknown were not in its best ten); this search, some 4.6 M
+    products a crop, is for the crops where no tile was named."""
+    quarter = halve_features_many(half)
+    count_n, colours, q_side = quarter.shape[:3]
+    size, turns, k_all = model.pose_quarter.shape
+    q_p = round(np.sqrt(size / colours))
+    places = q_side - q_p + 1
+    # Every window of every crop, its values by row, colour, column as the templates', unit
+    # norm; then one product with all the templates.
+    views = np.lib.stride_tricks.sliding_window_view(quarter, (q_p, q_p), axis=(2, 3))
+    windows = views.transpose(0, 2, 3, 4, 1, 5).reshape(count_n * places * places, size)
+    windows = windows / np.maximum(np.linalg.norm(windows, axis=1, keepdims=True), 1e-3)
+    scores = (windows @ model.pose_quarter.reshape(size, turns * k_all)).reshape(
+        count_n, places * places * turns, k_all)
+    best_at = scores.argmax(axis=1)  # (N, K): place * turns + turn
+    best = np.take_along_axis(scores, best_at[:, None], axis=1)[:, 0]
+    best_place = best_at // turns
+    n_p = 4 * q_p  # the full-scale template's side
+    out = []
+    orders = np.argsort(-best, axis=1, kind="stable")
+    for i, job in enumerate(jobs):
+        seen = set(tried[i])
+        top = [k for k in orders[i, : count + len(seen)].tolist() if k not in seen][:count]
+        side = job.fine.shape[0]
+        at = best_place[i, top]
+        centres = np.stack([4 * (at % places), 4 * (at // places)], axis=1) + (n_p - 1) / 2
+        offs = (centres - (side - 1) / 2) / job.scale
+        out.append((top, [np.asarray(o, np.float64) for o in offs]))
+    return out
+
+
 def _place_all(
     jobs: list[_Pending], scores: list[Float], model: TileModel, skip: int = 0,
     count: int | None = None, features: list[tuple[Float, Float]] | None = None,
+    exclude: list[list[int]] | None = None,
 ) -> list[_Placed]:
     """For each pending crop with its coarse scores: the candidates that match best at their
     best coarse places (`count` of them, pose_candidates unless given, after the best
     `skip`) each search the tile's place; the best placed fixes it, with its turn. Crops of
-    one size at once; their pose features and halves, if given, as made before."""
+    one size at once; their pose features and halves, if given, as made before.
+
+    With `exclude` (each crop's candidates tried already), the candidates are instead the
+    `count` best by the quarter-scale pose search (_quarter_choices), searched round their
+    own places there."""
     cfg = model.config
     count = cfg.pose_candidates if count is None else count
     out: list[_Placed | None] = [None] * len(jobs)
@@ -1169,6 +1240,11 @@ def _place_all(
             half = np.stack([features[i][1] for i in idx])
         offsets = [[jobs[i].offsets[w[k]] for k in t]
                    for i, w, t in zip(idx, wheres, tried, strict=True)]
+        if exclude is not None:
+            choices = _quarter_choices([jobs[i] for i in idx], half, model,
+                                       [exclude[i] for i in idx], count)
+            tried = [c[0] for c in choices]
+            offsets = [c[1] for c in choices]
         found = _find_poses(feats, half, model, tried, offsets, [jobs[i].scale for i in idx])
         for j, i in enumerate(idx):
             job = jobs[i]
@@ -1231,8 +1307,9 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     doubtful = [c for c, verdict in enumerate(verdicts) if verdict.match.read.tile is None]
     if doubtful and cfg.pose_candidates_more:
         extra = _place_all([jobs[c] for c in doubtful], [scores[c] for c in doubtful], model,
-                           skip=cfg.pose_candidates, count=cfg.pose_candidates_more,
-                           features=[(placed[c].feats, placed[c].half) for c in doubtful])
+                           count=cfg.pose_candidates_more,
+                           features=[(placed[c].feats, placed[c].half) for c in doubtful],
+                           exclude=[placed[c].tried for c in doubtful])
         better = [(c, place) for c, place in zip(doubtful, extra, strict=True)
                   if place.score > placed[c].score]
         for c, place in zip(doubtful, extra, strict=True):

@@ -123,6 +123,10 @@ class TileModel:
     pose_colours: Float
     #: The same at half the scale (K, angles, (p/2) * colours * (p/2)), for a quick first search.
     pose_half: Float
+    #: And at a quarter, to rank every candidate by where it places the tile when the coarse
+    #: match has missed it: ((p/4) * colours * (p/4), angles, K), for one product with many
+    #: windows whose best turn and place per candidate is then a reduction along one axis.
+    pose_quarter: Float
     #: Medium templates (K, 3, m * m), zero mean and unit norm per channel.
     medium: Float
     #: Fine inner squares (K, M, 3), light-model terms (K, 3, 3, M), inverse normals (K, 3, 6, 6).
@@ -474,6 +478,7 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
             medium.append(_zero_mean_unit(mid.reshape(-1, 3).T))
     colours = _pose_colours(turned_tiles[::4], config.pose_colours)
     pose = [_pose_templates(t, colours, config, tile_mm) for t in turned_tiles]
+    half = _halved(np.stack(pose).astype(np.float32), config.pose_colours)
     fine_arr = np.ascontiguousarray(np.stack(fine), np.float32)
     inner = n - 2 * b
     basis = light_basis(inner)
@@ -500,8 +505,9 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
         coarse=np.ascontiguousarray(np.stack(coarse), np.float32),
         pose=_by_rows(np.stack(pose).astype(np.float32), config.pose_colours),
         pose_colours=colours,
-        pose_half=_by_rows(_halved(np.stack(pose).astype(np.float32), config.pose_colours),
-                           config.pose_colours),
+        pose_half=_by_rows(half, config.pose_colours),
+        pose_quarter=np.ascontiguousarray(
+            _by_rows(_halved(half, config.pose_colours), config.pose_colours).transpose(2, 1, 0)),
         medium=medium_arr,
         fine=fine_arr,
         terms=terms,

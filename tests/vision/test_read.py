@@ -121,6 +121,40 @@ def test_a_display_with_one_marker_seen_is_placed_by_it_and_its_lane_outline(
     assert sorted(table.seats) == sorted(rendered.truth.seats)
 
 
+@pytest.mark.parametrize("pack_name", ["lagoon", "ink", "random"])
+def test_a_seat_with_one_marker_seen_is_placed_by_it_and_its_printed_board(
+    pack_name: str, request: pytest.FixtureRequest
+) -> None:
+    pack: Pack = request.getfixturevalue(f"pack_{pack_name}")
+    rendered = _render(pack, 7)
+    seat = min(rendered.truth.seats)
+    image = rendered.image.copy()
+    _hand_over_markers(image, rendered, (4 * seat, 4 * seat + 1, 4 * seat + 2))
+    table = read_table(image, pack)
+    assert (f"seat {seat}: 1 of 4 markers seen (marker {4 * seat + 3}); placed by it and its "
+            "printed board") in table.warnings
+    truth = rendered.truth.seats[seat].cells
+    read = [(table.seats[seat].cells[r][c], truth[r][c]) for r in range(4) for c in range(4)]
+    assert sum(not cell.unknown for cell, _ in read) >= 14
+    assert all(same_answer(cell, want, pack.catalogue) for cell, want in read
+               if not cell.unknown)
+
+
+def test_a_seat_with_one_marker_seen_and_a_blank_board_picture_is_not_read(
+    pack_lagoon: Pack, rendered: Rendered
+) -> None:
+    # Nothing printed to place the board by: the seat is left unread, never guessed.
+    seat = min(rendered.truth.seats)
+    image = rendered.image.copy()
+    _hand_over_markers(image, rendered, (4 * seat, 4 * seat + 1, 4 * seat + 2))
+    blank = np.full_like(pack_lagoon.boards["front"], 128)
+    view = locate_table(image, pack_lagoon.tile_mm, pack_lagoon.catalogue.board("front"),
+                        boards=blank)
+    assert seat not in view.seats
+    assert (f"seat {seat}: only 1 of 4 markers seen (marker {4 * seat + 3}); not read"
+            in view.warnings)
+
+
 def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_read(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:
