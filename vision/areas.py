@@ -357,37 +357,26 @@ def place_seat_by_board(
     by up to `board_shift_mm`. Tiles lying on the board hide much of it, but the lines
     between its cells show between them and around them. None when the board is not found
     clearly (a match below `board_min_match`) or the match puts the marker further than
-    max_marker_error_mm from where it is seen."""
+    max_marker_error_mm from where it is seen.
+
+    Coarse to fine: every `board_coarse_turn_deg`, then every `board_turn_step_deg` within
+    half that of the best, their shifts searched within `board_fine_shift_mm` of its."""
     config = config or AreaConfig()
     geo = rough.geometry
     if not isinstance(geo, kit.SeatGeometry) or rough.corners_px is None:
         raise TypeError("place_seat_by_board needs a seat's rough pose on one marker")
-    ppm = config.board_px_per_mm
-    extent = (geo.cols * geo.pitch, geo.rows * geo.pitch)
-    side = max(extent)
-    reach = config.board_shift_mm
-    grey_board = board if board.ndim == 2 else cv2.cvtColor(board, cv2.COLOR_BGR2GRAY)
-    template = _detail(picture_crop(np.asarray(grey_board, np.uint8), extent, (0.0, 0.0), side,
-                                    ppm), config.board_detail_mm * ppm)
-    mask = _grid_band(template.shape[0], side, geo, config.board_band_mm)
-    seen = rough.markers_seen[0]
-    mx, my = geo.marker_centres()[seen]
-    n_big = max(4, round((side + 2 * reach) * ppm))
-    step = (side + 2 * reach) / n_big  # mm a pixel of the searched square
-    zero = (side + 2 * reach - side) / 2  # mm: where the template lies in it unshifted
-    turns = np.arange(-config.board_turn_deg, config.board_turn_deg + 1e-9,
-                      config.board_turn_step_deg)
-    peaks: list[tuple[float, float, float]] = []  # (match, x, y) per turn, shift in mm
-    for turn in turns:
-        about = _about(float(turn), mx, my)
-        pose = replace(rough, homography=rough.homography @ about)
-        seen_there = _detail(cell_crop(gray, pose, (0.0, 0.0), side + 2 * reach, ppm),
-                             config.board_detail_mm * ppm)
-        result = cv2.matchTemplate(seen_there, template, cv2.TM_CCORR_NORMED, mask=mask)
-        _lo, peak, _lo_at, (px, py) = cv2.minMaxLoc(result)
-        dx = _parabola_vertex(result, px, py, axis=1)
-        dy = _parabola_vertex(result, px, py, axis=0)
-        peaks.append((float(peak), (px + dx) * step - zero, (py + dy) * step - zero))
+    grey_board = np.asarray(board if board.ndim == 2 else cv2.cvtColor(board, cv2.COLOR_BGR2GRAY),
+                            np.uint8)
+    mx, my = geo.marker_centres()[rough.markers_seen[0]]
+    coarse = config.board_coarse_turn_deg
+    turns = np.arange(-config.board_turn_deg, config.board_turn_deg + 1e-9, coarse)
+    peaks = _board_matches(gray, rough, grey_board, (mx, my), turns, (0.0, 0.0),
+                           config.board_shift_mm, config.board_px_per_mm, config)
+    best = int(np.argmax([p[0] for p in peaks]))
+    step = config.board_turn_step_deg
+    turns = turns[best] + np.arange(-coarse / 2, coarse / 2 + 1e-9, step)
+    peaks = _board_matches(gray, rough, grey_board, (mx, my), turns, peaks[best][1:],
+                           config.board_fine_shift_mm, config.board_px_per_mm, config)
     best = int(np.argmax([p[0] for p in peaks]))
     match, tx, ty = peaks[best]
     if match < config.board_min_match:
@@ -397,7 +386,7 @@ def place_seat_by_board(
         a, b, c = (peaks[best - 1][0], match, peaks[best + 1][0])
         den = a - 2 * b + c
         if den < 0:
-            turn += config.board_turn_step_deg * float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
+            turn += step * float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
     shift = np.array([[1.0, 0.0, tx], [0.0, 1.0, ty], [0.0, 0.0, 1.0]])
     h = rough.homography @ _about(turn, mx, my) @ shift
     obj = np.asarray(kit.marker_corners((mx, my)), np.float64)
@@ -405,6 +394,35 @@ def place_seat_by_board(
     if error > config.max_marker_error_mm:
         return None
     return _rescored(replace(rough, homography=h / h[2, 2], method=ONE_MARKER_BOARD))
+
+
+def _board_matches(
+    gray: Image, rough: AreaPose, board: Image, marker: tuple[float, float],
+    turns: NDArray[np.float64], around: tuple[float, float], reach: float, ppm: float,
+    config: AreaConfig,
+) -> list[tuple[float, float, float]]:
+    """For each turn about the marker, the board picture's best match in the frame within
+    `reach` mm of the shift `around`: (match, shift x, shift y), the shift in mm."""
+    geo = rough.geometry
+    assert isinstance(geo, kit.SeatGeometry)
+    extent = (geo.cols * geo.pitch, geo.rows * geo.pitch)
+    side = max(extent)
+    template = _detail(picture_crop(board, extent, (0.0, 0.0), side, ppm),
+                       config.board_detail_mm * ppm)
+    mask = _grid_band(template.shape[0], side, geo, config.board_band_mm)
+    size = side + 2 * reach
+    step = size / max(4, round(size * ppm))  # mm a pixel of the searched square
+    out = []
+    for turn in turns:
+        pose = replace(rough, homography=rough.homography @ _about(float(turn), *marker))
+        seen = _detail(cell_crop(gray, pose, around, size, ppm), config.board_detail_mm * ppm)
+        result = cv2.matchTemplate(seen, template, cv2.TM_CCORR_NORMED, mask=mask)
+        _lo, peak, _lo_at, (px, py) = cv2.minMaxLoc(result)
+        dx = _parabola_vertex(result, px, py, axis=1)
+        dy = _parabola_vertex(result, px, py, axis=0)
+        out.append((float(peak), around[0] + (px + dx) * step - reach,
+                    around[1] + (py + dy) * step - reach))
+    return out
 
 
 ONE_MARKER_BOARD = "one marker + board"

@@ -117,15 +117,20 @@ class AreaConfig:
     # printed board: the detail (finer than board_detail_mm) of the pack's board picture
     # within board_band_mm of the lines between its cells (tiles cover the rest) matched
     # with the frame's at board_px_per_mm, turned about the marker up to board_turn_deg
-    # (the sticker may sit 2° off) and shifted up to board_shift_mm. A match below
+    # (the sticker may sit 2° off; every board_coarse_turn_deg, then every
+    # board_turn_step_deg near the best) and shifted up to board_shift_mm (then within
+    # board_fine_shift_mm of the best shift). Some 45 ms a seat. A match below
     # board_min_match leaves the seat unread: on hard rendered tables (seeds 7-9, every
-    # seat placed from each of its markers in turn) half the seats were placed, each
-    # within 2 mm; at 0.12 seven in ten, but some 5 to 9 mm off.
+    # seat placed from each of its markers in turn, 300 placements) half the seats were
+    # placed, each within 2 mm at its worst cell; at 0.15 six in ten, within 2.5 mm; at
+    # 0.12 seven in ten, but six of them 3 to 8 mm off.
     board_px_per_mm: float = 2.0
     board_detail_mm: float = 1.5
     board_turn_deg: float = 3.0
+    board_coarse_turn_deg: float = 1.0
     board_turn_step_deg: float = 0.25
     board_shift_mm: float = 8.0
+    board_fine_shift_mm: float = 2.0
     board_min_match: float = 0.2
     board_band_mm: float = 4.0
     # Line samples further than this from the fitted outline are outliers (mm).
@@ -225,14 +230,20 @@ class CellConfig:
     # that place a tile best at a quarter of the scale (every place and turn of the crop),
     # for the coarse colour match misses the right one in hard light or under a hand (a
     # fifth of the tiles hard tables left unknown were not in its best ten). One that places
-    # the tile better is fitted there. Hard tables of seeds 7-14 (ink and random packs),
-    # seven of them against the next seven by the coarse match (the sixth session's rule):
+    # the tile better (by place_margin) is fitted there. Hard tables of seeds 7-14 (ink and
+    # random packs), seven of them against the next seven by the coarse match (the sixth
+    # session's rule):
     # unknown 659 -> 552 cells, wrong 8 -> 5. Five with one retry (below) against seven
     # with two: 487 -> 495 unknown, for some 10 ms less CPU a hard table.
     pose_candidates_more: int = 5
     # A cell where no tile is named is placed again by up to this many more candidates
     # (the best-fitting that have not placed it yet).
     pose_retries: int = 1
+    # "Places it better": its pose match (a normalised correlation) higher by this much. A
+    # tile's own candidate at its place scores some 0.5-0.8 against others' 0.1-0.2; fitting
+    # every slightly better place cost a hard table some 10 ms more CPU (seeds 7-14: unknown
+    # 495 at 0, 492 at 0.1, 511 at 0.2).
+    place_margin: float = 0.1
     # Every candidate is ranked at medium_tile_px; the best `shortlist` are fitted finely.
     medium_tile_px: int = 24
     shortlist: int = 24

@@ -1311,7 +1311,7 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
                            features=[(placed[c].feats, placed[c].half) for c in doubtful],
                            exclude=[placed[c].tried for c in doubtful])
         better = [(c, place) for c, place in zip(doubtful, extra, strict=True)
-                  if place.score > placed[c].score]
+                  if place.score > placed[c].score + cfg.place_margin]
         for c, place in zip(doubtful, extra, strict=True):
             placed[c] = replace(placed[c], tried=placed[c].tried + place.tried)
         if better:
