@@ -18,6 +18,7 @@ from tests.vision.handmade import (
 from vision import kit
 from vision.areas import (
     DISPLAY,
+    ONE_MARKER_BOARD,
     AreaPose,
     BoardNotFound,
     DisplayNotFound,
@@ -27,10 +28,12 @@ from vision.areas import (
     crop_visible,
     crops_visible,
     display_area,
+    from_one_marker,
     locate_all,
     locate_display,
     locate_seat,
     picture_crop,
+    place_seat_by_board,
     storage_crop,
 )
 from vision.config import AreaConfig
@@ -322,3 +325,32 @@ def test_rendered_tables_at_any_angle_tilted_25_degrees(pack_lagoon: Pack, roll:
     # A seat rests on its four stickers (each up to 3 mm / 2° off) and the table plane.
     for seat, pose in seats.items():
         assert cell_error_mm(pose, rendered.homographies[seat]) < 3.0
+
+
+@pytest.mark.parametrize("pack_name", ["ink", "random"])
+def test_a_seat_on_one_marker_is_placed_by_its_board_closer_than_by_the_marker(
+    pack_name: str, request: pytest.FixtureRequest
+) -> None:
+    """One sticker turns and shifts the whole board by its own misplacement (up to 3 mm and
+    2°: several mm at the far cells); the printed board puts every cell within 2 mm."""
+    pack: Pack = request.getfixturevalue(f"pack_{pack_name}")
+    rng = np.random.default_rng(3)
+    scene = random_scene(pack.catalogue, rng, n_seats=4, difficulty="easy")
+    camera = CameraSpec(height_mm=1100, tilt_deg=20, tilt_towards_deg=40, roll_deg=80)
+    rendered = render_table(scene, pack, camera, Effects.easy(), rng)
+    grey = np.asarray(cv2.cvtColor(rendered.image, cv2.COLOR_BGR2GRAY), np.uint8)
+    markers = detect_markers(grey)
+    display, seats, _ = locate_all(markers, 45.0, FRONT, gray=grey)
+    rough_errors, placed_errors = [], []
+    for seat, pose in seats.items():
+        others = [p for p in (display, *seats.values()) if p is not None and p is not pose]
+        for marker in pose.markers_seen:
+            rough = from_one_marker(pose.geometry, {marker: markers[marker]}, others)
+            assert rough is not None
+            placed = place_seat_by_board(grey, rough, pack.boards["front"])
+            assert placed is not None and placed.method == ONE_MARKER_BOARD
+            rough_errors.append(cell_error_mm(rough, rendered.homographies[seat]))
+            placed_errors.append(cell_error_mm(placed, rendered.homographies[seat]))
+    assert len(placed_errors) == 16
+    assert max(placed_errors) < 2.0
+    assert max(rough_errors) > 2.0 * max(placed_errors)
