@@ -383,10 +383,7 @@ def place_seat_by_board(
         return None
     turn = float(turns[best])
     if 0 < best < len(turns) - 1:
-        a, b, c = (peaks[best - 1][0], match, peaks[best + 1][0])
-        den = a - 2 * b + c
-        if den < 0:
-            turn += step * float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
+        turn += step * _parabola_vertex(peaks[best - 1][0], match, peaks[best + 1][0])
     shift = np.array([[1.0, 0.0, tx], [0.0, 1.0, ty], [0.0, 0.0, 1.0]])
     h = rough.homography @ _about(turn, mx, my) @ shift
     obj = np.asarray(kit.marker_corners((mx, my)), np.float64)
@@ -418,8 +415,9 @@ def _board_matches(
         seen = _detail(cell_crop(gray, pose, around, size, ppm), config.board_detail_mm * ppm)
         result = cv2.matchTemplate(seen, template, cv2.TM_CCORR_NORMED, mask=mask)
         _lo, peak, _lo_at, (px, py) = cv2.minMaxLoc(result)
-        dx = _parabola_vertex(result, px, py, axis=1)
-        dy = _parabola_vertex(result, px, py, axis=0)
+        h, w = result.shape
+        dx = _parabola_vertex(*result[py, px - 1 : px + 2]) if 0 < px < w - 1 else 0.0
+        dy = _parabola_vertex(*result[py - 1 : py + 2, px]) if 0 < py < h - 1 else 0.0
         out.append((float(peak), around[0] + (px + dx) * step - reach,
                     around[1] + (py + dy) * step - reach))
     return out
@@ -466,16 +464,9 @@ def _detail(picture: Image, sigma_px: float) -> NDArray[np.float32]:
     return out
 
 
-def _parabola_vertex(result: NDArray[Any], x: int, y: int, axis: int) -> float:
-    """Sub-pixel offset of a peak of a 2-D map along one axis (0: rows, 1: columns)."""
-    if axis == 1:
-        if not 0 < x < result.shape[1] - 1:
-            return 0.0
-        a, b, c = result[y, x - 1], result[y, x], result[y, x + 1]
-    else:
-        if not 0 < y < result.shape[0] - 1:
-            return 0.0
-        a, b, c = result[y - 1, x], result[y, x], result[y + 1, x]
+def _parabola_vertex(a: float, b: float, c: float) -> float:
+    """Vertex offset (-0.5..0.5) of a parabola through (-1, a), (0, b), (1, c): a peak's
+    sub-step place."""
     den = float(a - 2 * b + c)
     return 0.0 if den >= 0 else float(np.clip(0.5 * float(a - c) / den, -0.5, 0.5))
 

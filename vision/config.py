@@ -228,8 +228,8 @@ class CellConfig:
     pose_candidates: int = 3
     # A crop where no tile is named searches its place with this many more candidates: those
     # that place a tile best at a quarter of the scale (every place and turn of the crop),
-    # for the coarse colour match misses the right one in hard light or under a hand (a
-    # fifth of the tiles hard tables left unknown were not in its best ten). One that places
+    # for the coarse colour match misses the right one in hard light or under a hand (nearly
+    # half of the tiles hard tables left unknown were not in its best ten). One that places
     # the tile better (by place_margin) is fitted there. Hard tables of seeds 7-14 (ink and
     # random packs), seven of them against the next seven by the coarse match (the sixth
     # session's rule):

@@ -1172,8 +1172,8 @@ def _quarter_choices(
     not yet tried that place a tile best at a quarter of the scale (every place, every
     turn), each with where it does (the tile centre's offset from the crop's centre, mm).
 
-    The coarse colour match misses the tile it should find in hard light (a fifth of the
-    tiles hard tables left unknown were not in its best ten); this search, some 4.6 M
+    The coarse colour match misses the tile it should find in hard light (nearly half of
+    the tiles hard tables left unknown were not in its best ten); this search, some 4.6 M
     products a crop, is for the crops where no tile was named."""
     quarter = halve_features_many(half)
     count_n, colours, q_side = quarter.shape[:3]
@@ -1205,14 +1205,13 @@ def _quarter_choices(
 
 
 def _place_all(
-    jobs: list[_Pending], scores: list[Float], model: TileModel, skip: int = 0,
-    count: int | None = None, features: list[tuple[Float, Float]] | None = None,
-    exclude: list[list[int]] | None = None,
+    jobs: list[_Pending], scores: list[Float], model: TileModel, count: int | None = None,
+    features: list[tuple[Float, Float]] | None = None, exclude: list[list[int]] | None = None,
 ) -> list[_Placed]:
     """For each pending crop with its coarse scores: the candidates that match best at their
-    best coarse places (`count` of them, pose_candidates unless given, after the best
-    `skip`) each search the tile's place; the best placed fixes it, with its turn. Crops of
-    one size at once; their pose features and halves, if given, as made before.
+    best coarse places (`count` of them, pose_candidates unless given) each search the
+    tile's place; the best placed fixes it, with its turn. Crops of one size at once; their
+    pose features and halves, if given, as made before.
 
     With `exclude` (each crop's candidates tried already), the candidates are instead the
     `count` best by the quarter-scale pose search (_quarter_choices), searched round their
@@ -1224,13 +1223,7 @@ def _place_all(
     for i, job in enumerate(jobs):
         by_side.setdefault(job.fine.shape[0], []).append(i)
     for idx in by_side.values():
-        wheres, tried = [], []
-        for i in idx:
-            where = np.argmax(scores[i], axis=0)
-            top = np.argsort(-scores[i][where, np.arange(scores[i].shape[1])])[
-                skip : skip + count]
-            wheres.append(where)
-            tried.append([int(k) for k in top])
+        wheres = [np.argmax(scores[i], axis=0) for i in idx]
         if features is None:
             feats = pose_features_many(np.stack([jobs[i].fine for i in idx]),
                                        model.pose_colours, cfg.pose_highpass_px)
@@ -1238,9 +1231,12 @@ def _place_all(
         else:
             feats = np.stack([features[i][0] for i in idx])
             half = np.stack([features[i][1] for i in idx])
-        offsets = [[jobs[i].offsets[w[k]] for k in t]
-                   for i, w, t in zip(idx, wheres, tried, strict=True)]
-        if exclude is not None:
+        if exclude is None:
+            tried = [[int(k) for k in np.argsort(-scores[i][w, np.arange(len(w))])[:count]]
+                     for i, w in zip(idx, wheres, strict=True)]
+            offsets = [[jobs[i].offsets[w[k]] for k in t]
+                       for i, w, t in zip(idx, wheres, tried, strict=True)]
+        else:
             choices = _quarter_choices([jobs[i] for i in idx], half, model,
                                        [exclude[i] for i in idx], count)
             tried = [c[0] for c in choices]

@@ -447,13 +447,13 @@ def test_a_tile_the_coarse_search_ranks_last_is_still_named(
             if i == tile]
     place_all = recognise._place_all
 
-    def last(jobs, scores, model, skip=0, count=None, features=None, exclude=None):  # type: ignore[no-untyped-def]
+    def last(jobs, scores, model, count=None, features=None, exclude=None):  # type: ignore[no-untyped-def]
         lowered = []
         for s in scores:
             s = s.copy()
             s[:, mine] = s.min() - 1.0
             lowered.append(s)
-        return place_all(jobs, lowered, model, skip, count, features, exclude)
+        return place_all(jobs, lowered, model, count, features, exclude)
 
     monkeypatch.setattr(recognise, "_place_all", last)
     laid = lay_tile(pack.tiles[tile], rotation=rotation, offset=(1.5, -1.0), turn=-2.0)
