@@ -279,16 +279,17 @@ def run_bench(
     styles: tuple[str, ...] = ("ink", "random"),
     *,
     true_poses: bool = False,
+    config: VisionConfig | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, dict[str, Tally]]]:
     """Benchmark every style (a random pack's seed is 1000 + the run's seed: never a pack
-    looked at while tuning)."""
+    looked at while tuning), read with `config` (the default thresholds unless given)."""
     out: list[tuple[str, dict[str, Tally]]] = []
     for style in styles:
         pack_seed = 1000 + seed if style == "random" else 0
         with drawn_pack(style, pack_seed) as pack:
             out.append((pack.name, bench_pack(pack, scenes, seed, true_poses=true_poses,
-                                              progress=progress)))
+                                              config=config, progress=progress)))
     return out
 
 

@@ -1,4 +1,5 @@
-"""`companion bench vision [--scenes N] [--seed S] [--pack-style STYLE] [--true-poses]`.
+"""`companion bench vision [--scenes N] [--seed S] [--pack-style STYLE] [--true-poses]
+[--set SECTION.NAME=VALUE]`.
 
 Renders easy and hard tables with art packs the recogniser was not tuned on, reads them back
 and prints wrong cells, abstentions, scenes read perfectly, the ship's accuracy and the read
@@ -26,25 +27,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--true-poses", action="store_true",
                         help="read through the renderer's exact poses (the recogniser alone)")
+    parser.add_argument(
+        "--set", action="append", default=[], dest="settings", metavar="SECTION.NAME=VALUE",
+        help="read with one threshold of vision/config.py changed, e.g. cells.min_gain=0.3 "
+        "(repeatable): to measure what it does",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print its figures."""
     from companion.errors import CompanionError
     from vision.bench import report, run_bench
+    from vision.config import VisionConfig, with_settings
 
     if args.scenes < 1:
         raise CompanionError("--scenes must be at least 1")
+    try:
+        config = with_settings(VisionConfig(), args.settings)
+    except ValueError as e:
+        raise CompanionError(f"--set: {e}") from None
     styles = tuple(args.styles or DEFAULT_STYLES)
 
     def progress(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
     results = run_bench(args.scenes, args.seed, styles, true_poses=args.true_poses,
-                        progress=progress)
+                        config=config, progress=progress)
     command = f"companion bench vision --scenes {args.scenes} --seed {args.seed}"
     command += "".join(f" --pack-style {s}" for s in styles)
     if args.true_poses:
         command += " --true-poses"
+    command += "".join(f" --set {s}" for s in args.settings)
     print(report(results, command))
     return 0

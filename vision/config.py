@@ -6,7 +6,10 @@ own. Lengths are millimetres on the table unless a name says `_px` (image pixels
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 # A cell crop is the tile's square plus this much on every side, so a tile up to 4 mm off
 # its cell centre (table-kit.md) still lies wholly inside its crop.
@@ -476,3 +479,40 @@ class TeachConfig:
     board_px_per_mm: float = 4.0
     # Lane samples for the paper model: segments per side.
     lane_segments: int = 10
+
+
+def with_settings(config: VisionConfig, settings: Sequence[str]) -> VisionConfig:
+    """The config with settings "section.name=value" changed (e.g. "cells.min_gain=0.3"):
+    for measuring what one threshold does with `companion bench vision --set`. A ValueError
+    says, in one sentence, which setting is unknown or which value is of the wrong kind."""
+    sections = {f.name for f in fields(VisionConfig)}
+    for setting in settings:
+        key, sep, text = setting.partition("=")
+        section, dot, name = key.strip().partition(".")
+        if not sep or not dot:
+            raise ValueError(f"{setting!r} is not section.name=value (e.g. cells.min_gain=0.3)")
+        if section not in sections:
+            raise ValueError(f"{section!r} is not a section (known: {', '.join(sorted(sections))})")
+        part = getattr(config, section)
+        names = {f.name for f in fields(part)}
+        if name not in names:
+            raise ValueError(f"{section}.{name} is not a setting of {type(part).__name__}")
+        value = _setting_value(f"{section}.{name}", text.strip(), getattr(part, name))
+        config = replace(config, **{section: replace(part, **{name: value})})
+    return config
+
+
+def _setting_value(name: str, text: str, default: Any) -> Any:
+    """`text` read as a value of the default's kind (a whole number is a float too)."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{name}: {text!r} is not a value") from None
+    kind = type(default)
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if type(value) is not kind:
+        what = {float: "a number", int: "a whole number", bool: "True or False",
+                tuple: "a tuple such as (1.0, 2.0)", str: "a quoted text"}.get(kind, kind.__name__)
+        raise ValueError(f"{name} takes {what}, not {text!r}")
+    return value

@@ -11,6 +11,7 @@ from companion.catalogue import default_catalogue
 from companion.cli import main
 from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
 from vision.bench import Tally, report, same_answer, score_read
+from vision.config import VisionConfig, with_settings
 from vision.scene import DISPLAY
 
 
@@ -65,3 +66,31 @@ def test_the_bench_command_is_listed(capsys: pytest.CaptureFixture[str]) -> None
 def test_the_bench_refuses_no_scenes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "vision", "--scenes", "0"]) == 2
     assert "at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("setting", "problem"),
+    [
+        ("cells.min_gain", "section.name=value"),
+        ("lens.min_gain=0.3", "is not a section"),
+        ("cells.min_gian=0.3", "cells.min_gian is not a setting of CellConfig"),
+        ("cells.pose_candidates=many", "is not a value"),
+        ("cells.pose_candidates=2.5", "takes a whole number, not '2.5'"),
+    ],
+)
+def test_a_setting_the_bench_cannot_use_is_one_line_before_any_work(
+    capsys: pytest.CaptureFixture[str], setting: str, problem: str
+) -> None:
+    assert main(["bench", "vision", "--set", setting]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and len(err.strip().splitlines()) == 1
+
+
+def test_settings_change_only_what_they_name() -> None:
+    config = with_settings(VisionConfig(), ["cells.min_gain=0.3", "areas.board_min_match=1",
+                                            "cells.pose_angles_deg=(-4.0, 0.0, 4.0)"])
+    assert config.cells.min_gain == 0.3
+    assert config.areas.board_min_match == 1.0
+    assert config.cells.pose_angles_deg == (-4.0, 0.0, 4.0)
+    assert config.cells.shortlist == VisionConfig().cells.shortlist
+    assert config.markers == VisionConfig().markers
