@@ -332,11 +332,7 @@ def place_display_by_lane(
     loose = replace(config, lane_max_shift_mm=config.one_marker_max_shift_mm)
     best: tuple[int, AreaPose] | None = None
     for turn in config.one_marker_turns_deg:
-        a = math.radians(turn)
-        c, s = math.cos(a), math.sin(a)
-        about = np.array([[c, -s, cx - c * cx + s * cy], [s, c, cy - s * cx - c * cy],
-                          [0.0, 0.0, 1.0]])
-        h = rough.homography @ about
+        h = rough.homography @ _about(turn, cx, cy)
         refined, used = refine_display(gray, replace(rough, homography=h / h[2, 2]), loose)
         if not used:
             continue
@@ -457,8 +453,7 @@ def _about(turn_deg: float, x: float, y: float) -> Matrix:
 
 def _detail(picture: Image, sigma_px: float) -> NDArray[np.float32]:
     """A grey picture less its blur: the lines and edges that fix a place."""
-    grey = np.asarray(picture if picture.ndim == 2 else cv2.cvtColor(picture, cv2.COLOR_BGR2GRAY),
-                      np.float32)
+    grey = np.asarray(picture, np.float32)
     out: NDArray[np.float32] = grey - np.asarray(
         cv2.GaussianBlur(grey, (0, 0), sigma_px, borderType=cv2.BORDER_REPLICATE), np.float32)
     return out
@@ -487,8 +482,10 @@ def place_seats_by_board(
         if area == DISPLAY or area in seats:
             continue
         board = boards.get(int(area)) if isinstance(boards, Mapping) else boards
-        rough = None if board is None else from_one_marker(geometry, markers, located)
-        if rough is None or board is None:
+        if board is None:
+            continue
+        rough = from_one_marker(geometry, markers, located)
+        if rough is None:
             continue
         placed = place_seat_by_board(gray, rough, board, config)
         if placed is not None and not _implausible(placed, markers, config):
@@ -499,27 +496,31 @@ def place_seats_by_board(
 def placed_by_board_notes(warnings: Sequence[str], seats: Mapping[int, AreaPose]) -> list[str]:
     """The warnings, with "only 1 of 4 markers seen ...; not read" said again as what was
     done for each seat placed by one marker and its printed board."""
-    out = list(warnings)
-    for seat, pose in seats.items():
-        if pose.method != ONE_MARKER_BOARD:
-            continue
-        name, seen = area_name(seat), pose.markers_seen[0]
-        note = f"{name}: only 1 of 4 markers seen (marker {seen}); not read"
-        done = f"{name}: 1 of 4 markers seen (marker {seen}); placed by it and its printed board"
-        out = [done if w == note else w for w in out]
-    return out
+    return _placed_notes(warnings, seats.values(), ONE_MARKER_BOARD, "its printed board")
 
 
 def placed_by_lane_notes(warnings: Sequence[str], display: AreaPose | None) -> list[str]:
     """The warnings, with "only 1 of 4 markers seen ...; not read" said again as what was
     done when the display was placed by one marker and its lane outline."""
-    if display is None or display.method != ONE_MARKER:
-        return list(warnings)
-    seen = display.markers_seen[0]
-    note = f"{area_name(DISPLAY)}: only 1 of 4 markers seen (marker {seen}); not read"
-    done = (f"{area_name(DISPLAY)}: 1 of 4 markers seen (marker {seen}); placed by it and "
-            "the printed lane outline")
-    return [done if w == note else w for w in warnings]
+    poses = [] if display is None else [display]
+    return _placed_notes(warnings, poses, ONE_MARKER, "the printed lane outline")
+
+
+def _placed_notes(
+    warnings: Sequence[str], poses: Iterable[AreaPose], method: str, how: str
+) -> list[str]:
+    out = list(warnings)
+    for pose in poses:
+        if pose.method == method:
+            seen = pose.markers_seen[0]
+            done = f"{pose.name}: 1 of 4 markers seen (marker {seen}); placed by it and {how}"
+            out = [done if w == _not_read(pose.name, seen) else w for w in out]
+    return out
+
+
+def _not_read(name: str, seen: int) -> str:
+    """The warning for an area of which one marker is seen and that is not placed."""
+    return f"{name}: only 1 of 4 markers seen (marker {seen}); not read"
 
 
 def _on_plane(pose: AreaPose, display: AreaPose) -> AreaPose:
@@ -567,7 +568,7 @@ def _fit_area(
     if not seen:
         return None, []
     if len(seen) == 1:
-        return None, [f"{name}: only 1 of 4 markers seen (marker {seen[0]}); not read"]
+        return None, [_not_read(name, seen[0])]
     obj = {i: np.asarray(kit.marker_corners(nominal[i]), np.float64) for i in seen}
     options = {i: [markers[i].corners, *markers[i].alternatives] for i in seen}
 
