@@ -235,9 +235,9 @@ class CellConfig:
     # half of the tiles hard tables left unknown were not in its best ten). One that places
     # the tile better (by place_margin) is fitted there. Hard tables of seeds 7-14 (ink and
     # random packs), seven of them against the next seven by the coarse match (the sixth
-    # session's rule):
-    # unknown 659 -> 552 cells, wrong 8 -> 5. Five with one retry (below) against seven
-    # with two: 487 -> 495 unknown, for some 10 ms less CPU a hard table.
+    # session's rule): unknown 659 -> 552 cells, wrong 8 -> 5. Five with one retry (below)
+    # against seven with two: 487 -> 495 unknown, for some 10 ms less CPU a hard table.
+    # (`companion bench vision --set cells.pose_candidates_more=0` reads without them.)
     pose_candidates_more: int = 5
     # A cell where no tile is named is placed again by up to this many more candidates
     # (the best-fitting that have not placed it yet).
