@@ -352,6 +352,30 @@ def test_a_tile_washed_out_by_glare_on_the_display_is_unknown_not_empty(
     assert read_cells([crops[15]], model)[0].empty
 
 
+@pytest.mark.parametrize("washout", [0.2, 0.5])
+def test_a_pale_arm_over_a_whole_display_cell_in_lamp_light_is_unknown_not_empty(
+    models: dict[str, tuple[Pack, TileModel]], washout: float
+) -> None:
+    # A pale arm lit by the lamp fills a display cell and its rim: flat, nearly grey and a
+    # little whiter than the mat's paper elsewhere (216 against 196 as rendered): nothing in
+    # the crop tells it from paper, but the display's other cells say how white paper is.
+    pack, model = models["ink"]
+    model = dataclasses.replace(
+        model, config=dataclasses.replace(model.config, glare_washout=washout))
+    rng = np.random.default_rng(21)
+    shade = (0.8, 0.8, 0.8)
+    crops = _display_of_tiles(pack, rng, 14, gain=shade)
+    crops.append(photograph(lay_tile(None), rng, gain=shade))  # an empty cell
+    n = crops[0].shape[0]
+    crops.append(photograph(np.full((n, n, 3), (206, 214, 222), np.float32), rng))
+    reads = read_cells(crops, model, light_groups=["display"] * 16)
+    assert reads[14].empty
+    if washout <= 0.2:
+        assert reads[15].unknown
+    else:  # the old bar (half the way to white) took the arm for paper
+        assert reads[15].empty
+
+
 def test_a_plain_tile_much_darker_than_the_paper_is_never_empty(
     models: dict[str, tuple[Pack, TileModel]]
 ) -> None:
