@@ -379,6 +379,7 @@ class _EmptyLook:
     paper: float = float("nan")  # plain cells: the paper seen round the cell (grey level)
     whitest: float = float("nan")  # plain cells: the brightest block of its square
     white: float = float("nan")  # plain cells: its brightness over the paper seen round it
+    tint: float = 0.0  # plain cells: how far its hue is from the paper's seen round it
     hidden: Mask | None = None  # blocks left out as covered (blocks x blocks), if any
 
     def inner_fit(self, model: TileModel, picture: Float, keep: Mask | None = None) -> float:
@@ -428,7 +429,7 @@ def _mat_looks(planes: Float, model: TileModel) -> list[_EmptyLook]:
     hidden = _hidden_many(res, n, cfg, None)
     keeps = _keeps(hidden, n, cfg)
     kept_res = _masked_light(obs[list(keeps)], sq, np.array(list(keeps.values())))
-    paper = _papers_white(planes, model)
+    paper, paper_colour = _papers(planes, model)
     whitest = _block_means(obs.mean(axis=1), n, cfg.blocks).reshape(len(planes), -1).max(axis=1)
     looks = []
     for i in range(len(planes)):
@@ -444,9 +445,10 @@ def _mat_looks(planes: Float, model: TileModel) -> list[_EmptyLook]:
         misfit = _colour_misfit(colour, np.full(3, 255.0), cfg.min_gain)
         white = float(colour.mean()) / max(float(paper[i]), 1.0)
         bright = white >= cfg.empty_min_white_alone
+        tint = _tint(colour, paper_colour[i])
         looks.append(_EmptyLook(rms, rms_all, misfit <= cfg.empty_max_cast and bright, None,
                                 paper=float(paper[i]), whitest=float(whitest[i]), white=white,
-                                hidden=hidden[i] if hidden[i].any() else None))
+                                tint=tint, hidden=hidden[i] if hidden[i].any() else None))
     return looks
 
 
@@ -645,22 +647,33 @@ def _light_residuals(x: Float, sq: _Square) -> NDArray[np.float64]:
     return out
 
 
-def _papers_white(planes: Float, model: TileModel) -> NDArray[np.float32]:
+def _papers(planes: Float, model: TileModel) -> tuple[NDArray[np.float32], Float]:
     """How bright the paper is around each cell (N, 3, side, side): a high quantile of the
     crop's rim beyond the tile's nominal square (neighbouring tiles may reach in, the gaps
-    between them do not)."""
+    between them do not); and its colour, the mean of the rim at least that bright (N, 3)."""
     side = planes.shape[2]
     n = round(model.config.tile_px)
     lo = max((side - n) // 2, 1)
-    grey = planes.transpose(0, 2, 3, 1).mean(axis=3)
     count = len(planes)
-    middle = grey[:, lo : side - lo]
-    rim = np.concatenate([grey[:, :lo].reshape(count, -1), grey[:, side - lo :].reshape(count, -1),
-                          middle[:, :, :lo].reshape(count, -1),
-                          middle[:, :, side - lo :].reshape(count, -1)], axis=1)
-    rank = int(model.config.paper_quantile * (rim.shape[1] - 1))
-    out: NDArray[np.float32] = np.partition(rim, rank, axis=1)[:, rank]
-    return out
+    middle = planes[:, :, lo : side - lo]
+    rim = np.concatenate([planes[:, :, :lo].reshape(count, 3, -1),
+                          planes[:, :, side - lo :].reshape(count, 3, -1),
+                          middle[:, :, :, :lo].reshape(count, 3, -1),
+                          middle[:, :, :, side - lo :].reshape(count, 3, -1)], axis=2)
+    grey = rim.mean(axis=1)
+    rank = int(model.config.paper_quantile * (grey.shape[1] - 1))
+    out: NDArray[np.float32] = np.partition(grey, rank, axis=1)[:, rank]
+    bright = (grey >= out[:, None]).astype(np.float32)
+    colour: Float = np.matmul(rim, bright[:, :, None])[:, :, 0] / bright.sum(axis=1)[:, None]
+    return out, colour
+
+
+def _tint(colour: NDArray[np.floating], paper: NDArray[np.floating]) -> float:
+    """How far a colour's hue is from the paper's: the largest channel difference once each
+    is divided by its mean (0 for the same hue at any brightness)."""
+    a = np.asarray(colour, np.float64)
+    b = np.asarray(paper, np.float64)
+    return float(np.abs(a / max(float(a.mean()), 1.0) - b / max(float(b.mean()), 1.0)).max())
 
 
 def _empty(look: _EmptyLook, model: TileModel) -> CellMatch:
@@ -1058,6 +1071,8 @@ def _verdict(
     faint_ok = rms <= cfg.max_fit_rms and keep is None  # a plain tile, nothing covering it
     if fits.share < cfg.min_fit_floor or (fits.share < cfg.min_fit and not faint_ok):
         return unknown("poor fit")
+    if share_hidden >= cfg.covered_share and fits.share < cfg.min_fit_covered:
+        return unknown("poor fit, partly covered")
     if _structure_gain(fits.coef[i], model.energy[best]) < cfg.min_gain:
         return unknown("washed out")
     if _gain_spread(fits.coef[i], model.energy[best]) > cfg.max_gain_spread:
@@ -1405,7 +1420,8 @@ def match_cells(
     for i in _in_glare(looks, groups, cfg):
         looks[i] = replace(looks[i], washed=True)
     for i, (look, group) in enumerate(zip(looks, groups, strict=True)):
-        if group is not None and look.reference is None and look.white < cfg.empty_min_white:
+        if group is not None and look.reference is None and (
+                look.white < cfg.empty_min_white or look.tint > cfg.empty_max_tint):
             looks[i] = replace(look, looks=False)
     waiting: dict[int, list[int]] = {}  # crops that may hold a tile, by size
     for i, (ref, look) in enumerate(zip(refs, looks, strict=True)):

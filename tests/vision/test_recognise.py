@@ -12,6 +12,7 @@ import dataclasses
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -22,6 +23,7 @@ from companion.catalogue import Catalogue
 from companion.reading import CellRead
 from vision import kit, recognise
 from vision.areas import picture_crop, tile_crop_mm
+from vision.artpacks import write_art_pack
 from vision.config import PX_PER_MM
 from vision.pack import Pack, load_pack
 from vision.recognise import match_cells, read_cell, read_cells
@@ -29,6 +31,7 @@ from vision.tilemodel import TileModel, learn_pack
 
 Image = NDArray[np.uint8]
 MAT = (244, 247, 248)
+CELLS = Path(__file__).parent / "cells"  # crops of rendered hard tables
 
 
 def _matrix(dx: float, dy: float, degrees: float, scale: float = 1.0) -> NDArray[np.float64]:
@@ -434,11 +437,46 @@ def test_a_hand_over_an_empty_board_cell_does_not_make_a_tile(pack_ink: Pack) ->
     # tile fitted to what the hand leaves once matched it better than the empty board did
     # over the whole square, hand included.
     model = learn_pack(pack_ink, PX_PER_MM)
-    here = Path(__file__).parent / "cells"
-    crop = cv2.imread(str(here / "ink-board-hand-empty.png"))
-    board = cv2.imread(str(here / "ink-board-hand-empty-ref.png"))
+    crop, board = _cell("ink-board-hand-empty"), _cell("ink-board-hand-empty-ref")
     read = read_cell(crop, model, board)
     assert read.tile is None
+
+
+def _with(model: TileModel, **settings: Any) -> TileModel:
+    return dataclasses.replace(model, config=dataclasses.replace(model.config, **settings))
+
+
+def _cell(name: str) -> Image:
+    """A crop kept from a rendered table (tests/vision/cells)."""
+    image = cv2.imread(str(CELLS / f"{name}.png"))
+    assert image is not None, f"tests/vision/cells/{name}.png is missing"
+    return np.asarray(image, np.uint8)
+
+
+@pytest.mark.parametrize("name", ["ink-display-arm", "random1016-display-glare-water"])
+def test_a_display_cell_of_another_hue_than_its_paper_is_never_empty(
+    models: dict[str, tuple[Pack, TileModel]], name: str
+) -> None:
+    # Rendered hard tables' display cells (tests/vision/cells): a pale arm over a whole cell
+    # and its rim, and a pale lilac plain tile in a lamp's glare on white paper. Both are as
+    # bright as the paper round them and nearly grey; only their hue is not the paper's.
+    _pack, model = models["ink"]
+    crop = _cell(name)
+    assert read_cells([crop], model, light_groups=["display"])[0].unknown
+    # Without the hue test both were read empty over the tile under them.
+    assert read_cells([crop], _with(model, empty_max_tint=1.0), light_groups=["display"])[0].empty
+
+
+@pytest.mark.parametrize("name", ["random1017-board-hand-water", "random1017-board-hand-lei"])
+def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name: str) -> None:
+    # Rendered hard tables' board cells, four fifths under a hand (tests/vision/cells; the
+    # random pack of seed 1017): the cover search found a third of the tile hidden, and a
+    # tile with a plain stretch as flat as the hand fitted the rest at 0.63-0.64.
+    pack = load_pack(write_art_pack(tmp_path / "pack", "random", seed=1017))
+    model = learn_pack(pack, PX_PER_MM)
+    crop, board = _cell(name), _cell(f"{name}-ref")
+    assert read_cell(crop, model, board).unknown
+    assert read_cell(crop, _with(model, min_fit_covered=0.0), board).tile == "middle-boat"
 
 
 def test_an_unevenly_lit_card_read_alone_is_empty_but_not_on_the_display(
