@@ -1373,7 +1373,8 @@ def _in_glare(
     looks: Sequence[_EmptyLook], groups: Sequence[Hashable | None], cfg: CellConfig
 ) -> list[int]:
     """Plain cells of a light group with a block far whiter than the group's paper (the
-    median of the paper seen round its cells): a lamp's reflection there may hide a tile."""
+    median of the paper seen round its cells), or white to clipping when that paper is
+    already near white: a lamp's reflection there may hide a tile."""
     members: dict[Hashable, list[int]] = {}
     for i, (look, group) in enumerate(zip(looks, groups, strict=True)):
         if look.reference is None and group is not None:
@@ -1381,9 +1382,10 @@ def _in_glare(
     out: list[int] = []
     for idx in members.values():
         paper = float(np.median([looks[i].paper for i in idx]))
-        if paper >= cfg.glare_max_paper:
-            continue
-        whiter = paper + cfg.glare_washout * (255.0 - paper)
+        # Paper this bright leaves no room to tell glare by how much whiter a cell is; but
+        # white to clipping, a tile in a lamp's reflection looks like paper.
+        whiter = (cfg.glare_clip if paper >= cfg.glare_max_paper
+                  else paper + cfg.glare_washout * (255.0 - paper))
         out.extend(i for i in idx if looks[i].whitest >= whiter)
     return out
 

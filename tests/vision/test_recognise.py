@@ -355,6 +355,27 @@ def test_a_tile_washed_out_by_glare_on_the_display_is_unknown_not_empty(
     assert read_cells([crops[15]], model)[0].empty
 
 
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_tiles_washed_to_white_where_the_paper_is_near_white_are_unknown(
+    style: str, models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    # A lamp's reflection over most of the display and a bright exposure: the paper seen
+    # round the cells is near white (252), too bright to tell glare by how much whiter a
+    # cell is; tiles under the reflection's middle are white to clipping, like paper.
+    pack, model = models[style]
+    rng = np.random.default_rng(31)
+    bright = (1.03, 1.03, 1.03)
+    crops = _display_of_tiles(pack, rng, 13, gain=bright)
+    for i in range(3):
+        crops.append(photograph(_washed(lay_tile(pack.tiles["end-e-palm1"], rotation=90 * i),
+                                        0.985), rng))
+    reads = read_cells(crops, model, light_groups=["display"] * 16)
+    assert all(read.unknown for read in reads[13:])
+    # Without the clipping bar they were read empty.
+    before = read_cells(crops, _with(model, glare_clip=256.0), light_groups=["display"] * 16)
+    assert all(read.empty for read in before[13:])
+
+
 @pytest.mark.parametrize("washout", [0.2, 0.5])
 def test_a_pale_arm_over_a_whole_display_cell_in_lamp_light_is_unknown_not_empty(
     models: dict[str, tuple[Pack, TileModel]], washout: float
