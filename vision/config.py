@@ -380,7 +380,7 @@ class CellConfig:
     # ... but where it is, a plain cell with a block at least glare_clip white is in glare:
     # white to clipping, a tile in a lamp's reflection is paper. (Eighth session: 100 hard
     # tables never looked at before (seed 21) had two with a reflection over most of the
-    # display, 13 tiles read empty there in each pack; seeds 7-17 unchanged. The cost: a
+    # display: 10 and 13 tiles read empty there; seeds 7-17 unchanged. The cost: a
     # camera that clips the mat's paper itself leaves empty display cells unknown; the mat
     # should not be exposed to white.)
     glare_clip: float = 250.0
