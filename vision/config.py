@@ -246,10 +246,12 @@ class CellConfig:
     # by that rival (the better fit stands). The first sessions did so for every named tile
     # and saw 1 answer change in 26 000 cells; a random pack drawn in the eighth session
     # (seed 1021) has a boat whose thin outline, a pixel off where the bare tile placed it,
-    # fitted worse than no boat: end-boat read end-bare 6 times in 100 easy tables (0.61 <=
-    # evidence <= 0.72). At 0.75: 10 -> 1 wrong cells there (0.8: the same), hard tables of
+    # fitted worse than no boat: in 100 easy tables end-boat read end-bare 7 times, and a
+    # tile with no garland read as one with a garland 3 times (evidence 0.61-0.72). At
+    # 0.75: 10 -> 1 wrong cells there (0.8: the same), hard tables of
     # seeds 7-17 668 -> 669 unknown and 5 -> 4 covered cells answered wrongly, easy and
-    # lagoon tables unchanged; some 2 ms more CPU a hard table (6 ms at 0.8).
+    # lagoon tables unchanged. It costs a hard table some 8 ms more CPU (seed 7, one
+    # process: 114 -> 122 ms), an easy one 2.
     rival_recheck_evidence: float = 0.75
     # "Places it better": its pose match (a normalised correlation) higher by this much. A
     # tile's own candidate at its place scores some 0.5-0.8 against others' 0.1-0.2; fitting
