@@ -1277,7 +1277,9 @@ def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel
     cfg = model.config
     match = verdict.match
     if match.read.tile is not None:
-        if match.rival is not None and match.evidence < cfg.rival_recheck_evidence:
+        contested = (cfg.rival_recheck_evidence_covered if verdict.left_out is not None
+                     else cfg.rival_recheck_evidence)
+        if match.rival is not None and match.evidence < contested:
             return [match.rival]
         if match.best in placed.tried:
             return []

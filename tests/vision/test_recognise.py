@@ -509,9 +509,25 @@ def test_a_thin_detail_a_pixel_off_does_not_lose_to_no_detail(
     # fits best, the outline lies a pixel off and the boat fits worse than no boat at all;
     # placed again by that close rival, it fits at 0.99.
     pack = load_pack(write_art_pack(tmp_path / "pack", "random", seed=1021))
-    model = _with(learn_pack(pack, PX_PER_MM), rival_recheck_evidence=recheck)
+    model = _with(learn_pack(pack, PX_PER_MM), rival_recheck_evidence=recheck,
+                  rival_recheck_evidence_covered=recheck)
     read = read_cells([_cell("random1021-display-end-boat")], model, light_groups=["display"])[0]
     assert (read.tile, read.rotation) == (("end-boat", 0) if recheck else ("end-bare", 0))
+
+
+@pytest.mark.parametrize("recheck", [0.9, 0.75])
+def test_a_detail_taken_for_a_cover_is_checked_by_the_tile_that_has_it(
+    tmp_path: Path, recheck: float
+) -> None:
+    # A rendered easy table's board cell (the random pack of seed 1024), nothing over it: the
+    # bare tile fitted best and took the boat, which it lacks, for a cover over a third of
+    # the tile, then won against the boat tile by 0.77 over the rest. A tile named with
+    # blocks left out as covered is placed again by its rival below evidence 0.9.
+    pack = load_pack(write_art_pack(tmp_path / "pack", "random", seed=1024))
+    model = _with(learn_pack(pack, PX_PER_MM), rival_recheck_evidence_covered=recheck)
+    read = read_cell(_cell("random1024-board-middle-boat"), model,
+                     _cell("random1024-board-middle-boat-ref"))
+    assert read.tile == ("middle-boat" if recheck > 0.77 else "middle-bare")
 
 
 @pytest.mark.parametrize("style", ["lagoon", "ink"])
