@@ -248,10 +248,10 @@ class CellConfig:
     # (seed 1021) has a boat whose thin outline, a pixel off where the bare tile placed it,
     # fitted worse than no boat: in 100 easy tables end-boat read end-bare 7 times, and a
     # tile with no garland read as one with a garland 3 times (evidence 0.61-0.72). At
-    # 0.75: 10 -> 1 wrong cells there (0.8: the same), hard tables of
-    # seeds 7-17 668 -> 669 unknown and 5 -> 4 covered cells answered wrongly, easy and
-    # lagoon tables unchanged. It costs a hard table some 8 ms more CPU (seed 7, one
-    # process: 114 -> 122 ms), an easy one 2.
+    # 0.75: 10 -> 1 wrong cells there (0.8: the same); hard tables of seeds 7-17 668 -> 669
+    # unknown and 5 -> 4 covered cells answered wrongly; easy and lagoon tables unchanged.
+    # It costs a hard table some 8 ms more CPU (seed 7, one process: 114 -> 122 ms), an
+    # easy one 2.
     rival_recheck_evidence: float = 0.75
     # ... and below this when blocks were left out as covered: the detail a tile lacks (a
     # boat) is unexplained by it and may be taken for a cover, and then the evidence against
@@ -386,7 +386,7 @@ class CellConfig:
     glare_washout: float = 0.2
     glare_max_paper: float = 245.0
     # ... but where it is, a plain cell with a block at least glare_clip white is in glare:
-    # white to clipping, a tile in a lamp's reflection is paper. (Eighth session: 100 hard
+    # white to clipping, a tile in a lamp's reflection looks like paper. (Eighth session: 100 hard
     # tables never looked at before (seed 21) had two with a reflection over most of the
     # display: 10 and 13 tiles read empty there; seeds 7-17 unchanged. The cost: a
     # camera that clips the mat's paper itself leaves empty display cells unknown; the mat

@@ -1283,10 +1283,12 @@ def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel
             return [match.rival]
         if match.best in placed.tried:
             return []
+        count = min(1, cfg.pose_retries)
     elif job.look.looks or match.fit < cfg.min_fit_floor:
         return []  # an empty cell, or nothing like a tile: no place will make it one
-    untried = [c for c in verdict.others if c not in placed.tried]
-    return untried[: 1 if match.read.tile is not None else cfg.pose_retries]
+    else:
+        count = cfg.pose_retries
+    return [c for c in verdict.others if c not in placed.tried][:count]
 
 
 def _place_again(
