@@ -379,7 +379,7 @@ def place_seat_by_board(
         return None
     turn = float(turns[best])
     if 0 < best < len(turns) - 1:
-        turn += step * _parabola_vertex(peaks[best - 1][0], match, peaks[best + 1][0])
+        turn += step * parabola_vertex(peaks[best - 1][0], match, peaks[best + 1][0])
     shift = np.array([[1.0, 0.0, tx], [0.0, 1.0, ty], [0.0, 0.0, 1.0]])
     h = rough.homography @ _about(turn, mx, my) @ shift
     obj = np.asarray(kit.marker_corners((mx, my)), np.float64)
@@ -412,8 +412,8 @@ def _board_matches(
         result = cv2.matchTemplate(seen, template, cv2.TM_CCORR_NORMED, mask=mask)
         _lo, peak, _lo_at, (px, py) = cv2.minMaxLoc(result)
         h, w = result.shape
-        dx = _parabola_vertex(*result[py, px - 1 : px + 2]) if 0 < px < w - 1 else 0.0
-        dy = _parabola_vertex(*result[py - 1 : py + 2, px]) if 0 < py < h - 1 else 0.0
+        dx = parabola_vertex(*result[py, px - 1 : px + 2]) if 0 < px < w - 1 else 0.0
+        dy = parabola_vertex(*result[py - 1 : py + 2, px]) if 0 < py < h - 1 else 0.0
         out.append((float(peak), around[0] + (px + dx) * step - reach,
                     around[1] + (py + dy) * step - reach))
     return out
@@ -459,7 +459,7 @@ def _detail(picture: Image, sigma_px: float) -> NDArray[np.float32]:
     return out
 
 
-def _parabola_vertex(a: float, b: float, c: float) -> float:
+def parabola_vertex(a: float, b: float, c: float) -> float:
     """Vertex offset (-0.5..0.5) of a parabola through (-1, a), (0, b), (1, c): a peak's
     sub-step place."""
     den = float(a - 2 * b + c)

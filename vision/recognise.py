@@ -52,6 +52,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.reading import UNKNOWN, CellRead
+from vision.areas import parabola_vertex
 from vision.config import CellConfig
 from vision.tilemodel import (
     Float,
@@ -710,14 +711,6 @@ def _coarse_windows(
     return np.ascontiguousarray(flat, np.float32), offsets
 
 
-def _parabola(a: float, b: float, c: float) -> float:
-    """Vertex offset (-0.5..0.5) of a parabola through (-1, a), (0, b), (1, c)."""
-    den = a - 2 * b + c
-    if den >= 0:
-        return 0.0
-    return float(np.clip(0.5 * (a - c) / den, -0.5, 0.5))
-
-
 @dataclass(frozen=True, slots=True)
 class _Pose:
     centre: tuple[float, float]  # tile centre in fine-crop pixels
@@ -812,12 +805,12 @@ def _find_poses(
         results = every_turn[c].T.reshape(turns, n, n)
         a, iy, ix = np.unravel_index(int(np.argmax(results)), results.shape)
         res = results[a]
-        dx = _parabola(res[iy, ix - 1], res[iy, ix], res[iy, ix + 1]) if 0 < ix < n - 1 else 0.0
-        dy = _parabola(res[iy - 1, ix], res[iy, ix], res[iy + 1, ix]) if 0 < iy < n - 1 else 0.0
+        dx = parabola_vertex(*res[iy, ix - 1 : ix + 2]) if 0 < ix < n - 1 else 0.0
+        dy = parabola_vertex(*res[iy - 1 : iy + 2, ix]) if 0 < iy < n - 1 else 0.0
         angle = angles[a]
         if 0 < a < turns - 1:
             step = (angles[a + 1] - angles[a - 1]) / 2
-            angle += step * _parabola(results[a - 1, iy, ix], results[a, iy, ix],
+            angle += step * parabola_vertex(results[a - 1, iy, ix], results[a, iy, ix],
                                       results[a + 1, iy, ix])
         centre = (x0s[c] + ix + dx + (n_p - 1) / 2, y0s[c] + iy + dy + (n_p - 1) / 2)
         out.append((chosen[c], _Pose((float(centre[0]), float(centre[1])), float(angle),
