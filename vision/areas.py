@@ -1132,6 +1132,21 @@ def cell_crop(
     return np.asarray(out, np.uint8)
 
 
+def on_crop_grid(
+    centres_mm: Sequence[tuple[float, float]], size_mm: float, px_per_mm: float = PX_PER_MM
+) -> list[tuple[float, float]]:
+    """Centres moved (by less than half a crop pixel) onto the first one's crop-pixel grid, so
+    that `cell_crops` cuts them all from one warp of the area when the cells' pitch is not a
+    whole number of crop pixels (the recogniser looks for a tile's place in its crop; a
+    board reference cut at the same centres lines up pixel for pixel)."""
+    if not centres_mm:
+        return []
+    step = size_mm / max(4, round(size_mm * px_per_mm))
+    first = np.asarray(centres_mm[0], np.float64)
+    moved = first + np.round((np.asarray(centres_mm, np.float64) - first) / step) * step
+    return [(float(x), float(y)) for x, y in moved]
+
+
 def cell_crops(
     image: Image,
     pose: AreaPose,

@@ -1,10 +1,10 @@
 """Reading a table's cell crops on more than one core.
 
-A table's crops are shared out by area (an area's cells stay together: the display's are one
-light group) between this process and worker processes, each holding the pack's model,
-learnt once when it starts. Parts are handed over unmade (cutting a part's crops takes
-time): the workers' are cut and sent first, so that they read while this process cuts its
-own. A second thread would gain nothing: a cell's read is many small
+A table's crops are shared out between this process and worker processes, each holding the
+pack's model, learnt once when it starts (vision.read deals the seats' cells out one at a
+time, `deal_out`, and keeps the display's, one light group, here). Parts are handed over
+unmade: the workers' are made and sent first, so that they read while this process cuts
+its own. A second thread would gain nothing: a cell's read is many small
 numpy steps, each taking Python's lock. BLAS is held to one thread while the parts are read,
 or the processes' BLAS threads fight over the cores.
 
@@ -36,7 +36,7 @@ from vision.recognise import read_cells
 from vision.tilemodel import TileModel, learn_pack
 
 __all__ = [
-    "CellWorkers", "Part", "cell_workers", "pack_digest", "read_part", "share_out", "worker_count"
+    "CellWorkers", "Part", "cell_workers", "deal_out", "pack_digest", "read_part", "worker_count"
 ]
 
 log = logging.getLogger(__name__)
@@ -72,16 +72,23 @@ def pack_digest(pack: Pack) -> str:
     return h.hexdigest()
 
 
-def share_out(areas: Sequence[Hashable], parts: int) -> list[list[int]]:
-    """Crop indices in `parts` parts, each area's crops kept together, the parts as even as
-    whole areas allow (largest areas first, each to the part with fewest so far)."""
-    by_area: dict[Hashable, list[int]] = {}
-    for i, area in enumerate(areas):
-        by_area.setdefault(area, []).append(i)
-    out: list[list[int]] = [[] for _ in range(max(1, parts))]
-    for idx in sorted(by_area.values(), key=len, reverse=True):
-        min(out, key=len).extend(idx)
-    return [sorted(part) for part in out if part]
+def deal_out(count: int, parts: int, here: float) -> list[list[int]]:
+    """Indices 0..count-1 dealt into `parts` parts, in turn as cards are dealt (each part
+    gets some of every stretch of them): the first about `here` of them (0..count), the
+    others the rest alike. A part may be empty."""
+    parts = max(1, parts)
+    first = min(count, max(0, round(here))) if parts > 1 else count
+    rest = count - first
+    wanted = [first] + [rest // (parts - 1) + (k < rest % (parts - 1)) for k in range(parts - 1)]
+    out: list[list[int]] = [[] for _ in range(parts)]
+    credit = [0] * parts
+    for i in range(count):  # smooth weighted round robin: exact shares, evenly spread
+        for k in range(parts):
+            credit[k] += wanted[k]
+        k = max(range(parts), key=lambda j: credit[j])
+        credit[k] -= count
+        out[k].append(i)
+    return out
 
 
 # -- in a worker process ------------------------------------------------------------------
@@ -97,7 +104,7 @@ def _start(root: str, config: VisionConfig, digest: str, parent: int) -> None:
     pack = load_pack(Path(root))
     if pack_digest(pack) != digest:
         raise RuntimeError(f"the pack at {root} is not the one being read")
-    _MODEL = learn_pack(pack, config.crops.px_per_mm, config.cells)
+    _MODEL = learn_pack(pack, config.crop_px_per_mm(pack.tile_mm), config.cells)
 
 
 def _die_with_parent(parent: int) -> None:

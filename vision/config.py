@@ -14,8 +14,10 @@ from typing import Any
 # A cell crop is the tile's square plus this much on every side, so a tile up to 4 mm off
 # its cell centre (table-kit.md) still lies wholly inside its crop.
 CROP_MARGIN_MM = 6.0
-# Rectified crops are made at this scale: a 45 mm tile becomes 90 px, never fewer pixels than
-# the camera itself gives (at least 1.5 px/mm, table-kit.md).
+# A scale for rectified crops that is not tied to a pack's tile (tests' hand-made crops, the
+# stage benchmark): a 45 mm tile becomes 90 px, never fewer pixels than the camera itself
+# gives (at least 1.5 px/mm, table-kit.md). The reader cuts its crops at
+# `VisionConfig.crop_px_per_mm(tile_mm)`.
 PX_PER_MM = 2.0
 
 
@@ -145,7 +147,14 @@ class AreaConfig:
 class CropConfig:
     """Rectified crops handed to the tile recogniser (vision.areas, vision.recognise)."""
 
-    px_per_mm: float = PX_PER_MM
+    # None: twice the recogniser's working scale (CellConfig.tile_px a tile; 2.13 px/mm for
+    # 45 mm tiles). Reducing a crop to the working scale is then an exact 2 x 2 mean, OpenCV's
+    # fast path: 6 µs a crop against 70 at 2.0 px/mm, some 6 ms of a hard table's CPU. The
+    # cells' pitch is then not a whole number of pixels: the reader moves their centres onto
+    # one pixel grid (vision.areas.on_crop_grid) so that one warp still cuts an area's crops.
+    # Cells of seeds 7-17 (scratch harness; with reference_blur_px 0.9): hard 672 -> 665
+    # abstained, 7 -> 6 wrong, 4 -> 4 covered answered wrongly; easy 52 -> 54, 0 wrong.
+    px_per_mm: float | None = None
     crop_margin_mm: float = CROP_MARGIN_MM
 
 
@@ -185,6 +194,12 @@ class ReadConfig:
     # None: one fewer than the cores, at most 2 (each holds the model: some 185 MB); 0: read
     # every cell in this process.
     cell_workers: int | None = None
+    # With workers, this process reads the display's cells and enough of the seats' cells to
+    # make this many times a worker's part (the workers share the rest alike). It also cuts
+    # the crops and looks for the ship, yet a worker's cells took longer a cell (seed 7's
+    # hard tables, one worker, the median table: at 0.8 this process waited 12 ms for the
+    # worker, at 1.0 4 ms, at 1.2 nothing; reads 92, 89-93 and 90 ms).
+    cells_here_weight: float = 1.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +213,12 @@ class VisionConfig:
     read: ReadConfig = field(default_factory=ReadConfig)
     cells: CellConfig = field(default_factory=lambda: CellConfig())
     ships: ShipConfig = field(default_factory=lambda: ShipConfig())
+
+    def crop_px_per_mm(self, tile_mm: float) -> float:
+        """The scale cell crops are cut at for tiles of tile_mm (CropConfig.px_per_mm)."""
+        if self.crops.px_per_mm is not None:
+            return self.crops.px_per_mm
+        return 2.0 * self.cells.tile_px / tile_mm
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,8 +416,11 @@ class CellConfig:
     # The board picture is compared at every shift up to this many pixels (at tile_px) each
     # way: a seat's pose may put its crops a millimetre or two off the printed cells.
     empty_shift_px: int = 2
-    # The board picture is blurred this much (px at tile_px) to look like a camera's.
-    reference_blur_px: float = 1.0
+    # The board picture is blurred this much (px at tile_px) to look like a camera's. (With
+    # crops cut at twice the working scale, seeds 7-17: 1.0 left 69 easy cells unknown, 0.9
+    # 47, 0.8 39, but hard 669 / 679 / 693; the lagoon pack's hard seeds 7-9 95 at 1.0, 105
+    # at 0.9.)
+    reference_blur_px: float = 0.9
     # ... and its mean colour is the reference's (grey for the mat) under some light that
     # scales and adds white to every channel alike, give or take this share of its
     # brightness (a warm or cold cast).
@@ -545,18 +569,27 @@ def with_settings(config: VisionConfig, settings: Sequence[str]) -> VisionConfig
         names = {f.name for f in fields(part)}
         if name not in names:
             raise ValueError(f"{section}.{name} is not a setting of {type(part).__name__}")
-        value = _setting_value(f"{section}.{name}", text.strip(), getattr(part, name))
+        declared = next(f for f in fields(part) if f.name == name)
+        value = _setting_value(f"{section}.{name}", text.strip(), getattr(type(part)(), name),
+                               str(declared.type))
         config = replace(config, **{section: replace(part, **{name: value})})
     return config
 
 
-def _setting_value(name: str, text: str, default: Any) -> Any:
-    """`text` read as a value of the default's kind (a whole number is a float too)."""
+def _setting_value(name: str, text: str, default: Any, declared: str) -> Any:
+    """`text` read as a value of the default's kind (a whole number is a float too), or as
+    an optional number when the default is None (`declared`: the field's type, as written)."""
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
         raise ValueError(f"{name}: {text!r} is not a value") from None
     kind = type(default)
+    if default is None:  # an optional number (None: the setting's own default rule)
+        if isinstance(value, int) and not isinstance(value, bool) and "float" in declared:
+            return float(value)
+        if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+            return value
+        raise ValueError(f"{name} takes a number or None, not {text!r}")
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if type(value) is not kind:

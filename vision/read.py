@@ -18,10 +18,9 @@ no marker of the kit at all raises TableNotFound.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from itertools import product
 from typing import Any
 
@@ -42,6 +41,7 @@ from vision.areas import (
     crops_visible,
     from_one_marker,
     locate_all,
+    on_crop_grid,
     picture_crop,
     place_seats_by_board,
     placed_by_board_notes,
@@ -51,7 +51,7 @@ from vision.areas import (
     storage_size_mm,
     tile_crop_mm,
 )
-from vision.cellpool import Part, cell_workers, read_part, share_out
+from vision.cellpool import Part, cell_workers, deal_out, read_part
 from vision.config import VisionConfig
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
@@ -293,7 +293,7 @@ def _crops(
     given areas only (DISPLAY, seat numbers), if any."""
     layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
-    ppm = config.crops.px_per_mm
+    ppm = config.crop_px_per_mm(tile_mm)
     margin = config.crops.crop_margin_mm
     size = tile_crop_mm(tile_mm, margin)
     crops: list[Image] = []
@@ -320,7 +320,8 @@ def _crops(
         geo = kit.DisplayGeometry(tile_mm)
         places = list(product(range(4), range(4)))
         add(view.display, [(DISPLAY, r, c) for r, c in places],
-            [geo.cell_centre(r, c) for r, c in places], size, [None] * len(places))
+            on_crop_grid([geo.cell_centre(r, c) for r, c in places], size, ppm), size,
+            [None] * len(places))
     board_refs = _board_references(pack, side, layout, size, ppm)
     playable = layout.playable_cells
     for seat, pose in sorted(view.seats.items()):
@@ -328,7 +329,7 @@ def _crops(
             continue
         sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
         add(pose, [(seat, r, c) for r, c in playable],
-            [sgeo.cell_centre(r, c) for r, c in playable], size,
+            on_crop_grid([sgeo.cell_centre(r, c) for r, c in playable], size, ppm), size,
             [board_refs.get(cell) for cell in playable])
         add(pose, [(seat, -1, 0)], [sgeo.storage_centre()], storage_size_mm(sgeo, margin), [None])
     return crops, refs, slots, hidden
@@ -350,10 +351,11 @@ def _board_references(
         return cached[1]
     geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
     extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
-    refs = {
-        cell: picture_crop(board, extent, geo.cell_centre(*cell), size_mm, ppm)
-        for cell in layout.playable_cells
-    }
+    cells = layout.playable_cells
+    # The crops' own centres (vision.read._crops): each reference lines up with its crop.
+    centres = on_crop_grid([geo.cell_centre(*cell) for cell in cells], size_mm, ppm)
+    refs = {cell: picture_crop(board, extent, centre, size_mm, ppm)
+            for cell, centre in zip(cells, centres, strict=True)}
     if len(_REFS) > 8:
         _REFS.clear()
     _REFS[key] = (board, refs)
@@ -364,39 +366,62 @@ def _cut_and_read(
     colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig
 ) -> tuple[list[Slot], list[CellRead], dict[Any, list[str]], float]:
     """Every cell crop cut (_crops) and read by vision.recognise with the pack's model learnt
-    at the crops' scale: shared out by area with worker processes when there are cores for
-    them (vision.cellpool), the workers' areas cut first. Returns the slots, their reads,
-    the cells not wholly in the picture by area, and the time spent cutting here."""
+    at the crops' scale: shared out with worker processes when there are cores for them
+    (vision.cellpool). Returns the slots, their reads, the cells not wholly in the picture
+    by area, and the time spent cutting here.
+
+    With workers, the seats' crops are cut first and dealt out a cell at a time (each part
+    then holds some of every seat: a seat under hands costs more than an empty one); this
+    process keeps the display's (one light group) and reads them while the workers read."""
     areas: list[Any] = ([DISPLAY] if view.display is not None else []) + sorted(view.seats)
     if not areas:
         return [], [], {}, 0.0
-    model = learn_pack(pack, config.crops.px_per_mm, config.cells)
-    layout_cells = len(pack.catalogue.board(side).playable_cells)
-    cut: dict[tuple[Any, ...], tuple[list[Slot], dict[Any, list[str]], float]] = {}
-
-    def crops_of(chosen: tuple[Any, ...]) -> Part:
-        start = time.perf_counter()
-        crops, refs, slots, hidden = _crops(colour, view, pack, side, config, chosen)
-        cut[chosen] = (slots, hidden, time.perf_counter() - start)
-        # The display's cells lie on one paper under one light: together they tell glare.
-        return crops, refs, [DISPLAY if s[0] == DISPLAY else None for s in slots]
-
+    model = learn_pack(pack, config.crop_px_per_mm(pack.tile_mm), config.cells)
     workers = cell_workers(pack, config) if len(areas) > 1 else None
+    start = time.perf_counter()
     if workers is None:
-        parts = [tuple(areas)]
-        part_reads = [read_part(model, crops_of(parts[0]))]
-    else:
-        # Whole areas (the display's cells are one light group) shared out by cell count.
-        sizes = {area: 16 if area == DISPLAY else layout_cells + 1 for area in areas}
-        cells = [area for area in areas for _ in range(sizes[area])]
-        parts = [tuple(sorted({cells[i] for i in idx}, key=areas.index))
-                 for idx in share_out(cells, workers.workers + 1)]
-        part_reads = workers.read([partial(crops_of, chosen) for chosen in parts],
-                                  lambda part: read_part(model, part))
-    slots = [slot for chosen in parts for slot in cut[chosen][0]]
-    hidden = {area: missing for chosen in parts for area, missing in cut[chosen][1].items()}
+        crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
+        cutting = time.perf_counter() - start
+        reads = read_part(model, (crops, refs, _light_groups(slots)))
+        return slots, reads, hidden, cutting
+    seats = [area for area in areas if area != DISPLAY]
+    crops, refs, slots, hidden = _crops(colour, view, pack, side, config, seats)
+    cutting = time.perf_counter() - start
+    display = 16 if view.display is not None else 0
+    weight = config.read.cells_here_weight
+    share = weight / (weight + workers.workers)
+    dealt = deal_out(len(slots), workers.workers + 1, share * (len(slots) + display) - display)
+    parts = dealt[:1] + [idx for idx in dealt[1:] if idx]
+    mine: list[Slot] = []
+
+    def here() -> Part:
+        nonlocal cutting
+        begin = time.perf_counter()
+        got = _crops(colour, view, pack, side, config, [DISPLAY]) if display else None
+        cutting += time.perf_counter() - begin
+        own = parts[0]
+        if got is not None:
+            hidden.update(got[3])
+            mine.extend(got[2])
+        mine.extend(slots[i] for i in own)
+        part_crops = ([] if got is None else got[0]) + [crops[i] for i in own]
+        part_refs = ([] if got is None else got[1]) + [refs[i] for i in own]
+        return part_crops, part_refs, _light_groups(mine)
+
+    def theirs(idx: list[int]) -> Callable[[], Part]:
+        return lambda: ([crops[i] for i in idx], [refs[i] for i in idx],
+                        _light_groups([slots[i] for i in idx]))
+
+    part_reads = workers.read([here, *(theirs(idx) for idx in parts[1:])],
+                              lambda part: read_part(model, part))
+    out_slots = mine + [slots[i] for idx in parts[1:] for i in idx]
     reads = [read for got in part_reads for read in got]
-    return slots, reads, hidden, sum(cut[chosen][2] for chosen in parts)
+    return out_slots, reads, hidden, cutting
+
+
+def _light_groups(slots: Sequence[Slot]) -> list[Hashable | None]:
+    """The display's cells lie on one paper under one light: together they tell glare."""
+    return [DISPLAY if slot[0] == DISPLAY else None for slot in slots]
 
 
 def _timed_ship(

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from vision import cellpool
-from vision.cellpool import CellWorkers, cell_workers, share_out, worker_count
+from vision.cellpool import CellWorkers, cell_workers, deal_out, worker_count
 from vision.config import ReadConfig, VisionConfig
 from vision.pack import Pack, load_pack
 from vision.read import read_table
@@ -32,15 +32,18 @@ def _render(pack: Pack, seed: int) -> Rendered:
     return render_table(scene, pack, random_camera(rng, scene, pack), Effects.hard(), rng)
 
 
-def test_areas_are_shared_out_whole_and_evenly() -> None:
-    areas = ["display"] * 16 + [1] * 17 + [2] * 17 + [3] * 17 + [4] * 17 + [5] * 17
-    parts = share_out(areas, 2)
-    assert sorted(i for part in parts for i in part) == list(range(len(areas)))
-    for part in parts:  # no area split between parts
-        assert all({areas[i] for i in part}.isdisjoint({areas[j] for j in other})
-                   for other in parts if other is not part)
-    assert sorted(len(p) for p in parts) == [50, 51]
-    assert share_out(["display"] * 3, 4) == [[0, 1, 2]]
+def test_cells_are_dealt_out_in_turn_in_the_shares_asked() -> None:
+    parts = deal_out(85, 2, 29.4)
+    assert sorted(i for part in parts for i in part) == list(range(85))
+    assert [len(p) for p in parts] == [29, 56]
+    # Dealt in turn: every stretch of 17 (a seat's cells) goes to both parts.
+    for seat in range(5):
+        got = [sum(seat * 17 <= i < seat * 17 + 17 for i in part) for part in parts]
+        assert min(got) >= 5
+    assert [len(p) for p in deal_out(10, 3, 4)] == [4, 3, 3]
+    assert deal_out(3, 2, -5.0) == [[], [0, 1, 2]]
+    assert deal_out(3, 2, 9.0) == [[0, 1, 2], []]
+    assert deal_out(4, 1, 0.0) == [[0, 1, 2, 3]]
 
 
 def test_workers_are_one_fewer_than_the_cores_unless_set() -> None:

@@ -259,6 +259,23 @@ def test_empty_board_cells_are_empty_and_tiles_on_the_board_are_read(
             assert not read.empty
 
 
+def test_a_board_picture_changed_between_reads_is_not_taken_for_the_one_before(
+    models: dict[str, tuple[Pack, TileModel]],
+) -> None:
+    """Prepared board pictures are kept between reads, found by a sample of their pixels:
+    one that differs off the sample (a corrected pack) is prepared again."""
+    pack, model = models["ink"]
+    ref = _empty_board_cell(pack, 1, 2)
+    crop = photograph(ref.astype(np.float32), np.random.default_rng(5))
+    assert read_cells([crop], model, [ref])[0].empty
+    sampled = np.zeros(ref.shape[:2], bool)
+    sampled[::5, ::5] = True
+    other = ref.copy()
+    other[~sampled] = (40, 40, 200)
+    assert not read_cells([crop], model, [other])[0].empty
+    assert read_cells([crop], model, [ref.copy()])[0].empty
+
+
 def test_symmetric_pictures_accept_any_look_alike_turn(
     pack_dirs: dict[str, Path], tmp_path: Path
 ) -> None:
