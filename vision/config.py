@@ -196,9 +196,9 @@ class ReadConfig:
     cell_workers: int | None = None
     # With workers, this process reads the display's cells and enough of the seats' cells to
     # make this many times a worker's part (the workers share the rest alike). It also cuts
-    # the crops and looks for the ship, yet a worker's cells took longer a cell (seed 7's
-    # hard tables, one worker, the median table: at 0.8 this process waited 12 ms for the
-    # worker, at 1.0 4 ms, at 1.2 nothing; reads 92, 89-93 and 90 ms).
+    # the crops and looks for the ship, yet a worker's cells took longer a cell. (Seeds 7
+    # and 13, hard tables, one worker, median tables, two runs each: at 0.9 this process
+    # waited 1-8 ms for the worker, at 1.0 1-5, at 1.1 0-3; reads 87-97, 89-101, 89-91 ms.)
     cells_here_weight: float = 1.1
 
 

@@ -226,15 +226,20 @@ def read_table_view(
         image if image.ndim == 3 else np.asarray(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), np.uint8)
     )
 
-    # The ship needs only the display's pose: it is looked for beside the crops and cells.
+    # The ship needs only the display's pose: it is looked for beside the cells, once any
+    # worker processes have their crops (it would slow their cutting).
     beside = ThreadPoolExecutor(max_workers=1) if config.read.ship_beside_cells else None
     try:
         ship_job: Future[tuple[int | None, float]] | None = None
-        if view.display is not None and beside is not None:
-            ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
+
+        def look_for_ship() -> None:
+            nonlocal ship_job
+            if view.display is not None and beside is not None:
+                ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
 
         t0 = time.perf_counter()
-        slots, reads, hidden, cutting = _cut_and_read(colour, view, pack, side, config)
+        slots, reads, hidden, cutting = _cut_and_read(colour, view, pack, side, config,
+                                                      look_for_ship)
         timings["crops"] = cutting
         timings["cells"] = time.perf_counter() - t0 - cutting
 
@@ -363,12 +368,14 @@ def _board_references(
 
 
 def _cut_and_read(
-    colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig
+    colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> tuple[list[Slot], list[CellRead], dict[Any, list[str]], float]:
     """Every cell crop cut (_crops) and read by vision.recognise with the pack's model learnt
     at the crops' scale: shared out with worker processes when there are cores for them
-    (vision.cellpool). Returns the slots, their reads, the cells not wholly in the picture
-    by area, and the time spent cutting here.
+    (vision.cellpool). `meanwhile` is called once the workers have their crops (or at once),
+    to start work beside this process's reading. Returns the slots, their reads, the cells
+    not wholly in the picture by area, and the time spent cutting here.
 
     With workers, the seats' crops are cut first and dealt out a cell at a time (each part
     then holds some of every seat: a seat under hands costs more than an empty one); this
@@ -380,6 +387,7 @@ def _cut_and_read(
     workers = cell_workers(pack, config) if len(areas) > 1 else None
     start = time.perf_counter()
     if workers is None:
+        meanwhile()
         crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
         cutting = time.perf_counter() - start
         reads = read_part(model, (crops, refs, _light_groups(slots)))
@@ -396,6 +404,7 @@ def _cut_and_read(
 
     def here() -> Part:
         nonlocal cutting
+        meanwhile()
         begin = time.perf_counter()
         got = _crops(colour, view, pack, side, config, [DISPLAY]) if display else None
         cutting += time.perf_counter() - begin
