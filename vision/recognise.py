@@ -1029,18 +1029,49 @@ def _decide(
     bests = np.array([int(f.ks[f.best()]) for f in fits])
     predicted = _predicted_many(model, bests, np.stack([f.coef[f.best()] for f in fits]))
     spoiled = set(poor)
+    rivals = _rival_misses(model, fits, predicted, left_out)
     return [_verdict(model, xs[i], fits[i], others[i], left_out[i], share_hidden[i], predicted[i],
-                     cfg.min_evidence_trimmed if i in spoiled else cfg.min_evidence)
+                     cfg.min_evidence_trimmed if i in spoiled else cfg.min_evidence, rivals[i])
             for i in range(len(patches))]
+
+
+def _rival_misses(
+    model: TileModel, fits: Sequence[_Fits], predicted: Float, left_out: Sequence[Mask | None]
+) -> list[tuple[list[int], NDArray[np.float64]]]:
+    """Per square, its closest rivals (indices into its fits: candidates meaning something
+    else than the best, nor its look-alike turn; best fitting first, at most cfg.rivals)
+    and what each would miss were the best exactly right (its fitted picture `predicted`
+    (N, 3, M)), over the square's kept pixels; squares of as many rivals fitted together."""
+    cfg = model.config
+    out: list[tuple[list[int], NDArray[np.float64]]] = []
+    batches: dict[tuple[int, bool], list[int]] = {}
+    for n, f in enumerate(fits):
+        best = int(f.ks[f.best()])
+        rivalling = (model.groups[f.ks] != model.groups[best]) & ~model.twins[best, f.ks]
+        chosen = [int(j) for j in np.argsort(f.rss, kind="stable") if rivalling[j]][: cfg.rivals]
+        out.append((chosen, np.zeros(0)))
+        if chosen:
+            batches.setdefault((len(chosen), left_out[n] is None), []).append(n)
+    for (_count, whole), idx in batches.items():
+        keep = None if whole else np.stack(
+            [_block_mask(h, model.inner_px) for n in idx if (h := left_out[n]) is not None])
+        ks = np.stack([fits[n].ks[out[n][0]] for n in idx])
+        rss, _coef = fit_light_many(
+            model.channels[:, ks], np.stack([fits[n].ninv[out[n][0]] for n in idx]),
+            model.basis_t, predicted[idx], keep)
+        for n, apart in zip(idx, rss, strict=True):
+            out[n] = (out[n][0], apart)
+    return out
 
 
 def _verdict(
     model: TileModel, x: Float, fits: _Fits, others: list[int], left_out: Mask | None,
     share_hidden: float, predicted: Float, min_evidence: float,
+    rival_misses: tuple[list[int], NDArray[np.float64]],
 ) -> _Verdict:
     """A square's answer from its final fits (the best one's picture `predicted`): a tile
     when it fits well, clearly and unlike every rival meaning something else (by at least
-    `min_evidence`)."""
+    `min_evidence`; the rivals and what each misses of the best: _rival_misses)."""
     cfg = model.config
     keep = None if left_out is None else _block_mask(left_out, model.inner_px)
     i = fits.best()
@@ -1065,15 +1096,12 @@ def _verdict(
         return unknown("washed out")
     if _gain_spread(fits.coef[i], model.energy[best]) > cfg.max_gain_spread:
         return unknown("colours")
-    rivalling = (model.groups[fits.ks] != model.groups[best]) & ~model.twins[best, fits.ks]
-    rivals = [int(j) for j in np.argsort(fits.rss, kind="stable") if rivalling[j]][: cfg.rivals]
+    rivals, misses = rival_misses
     evidence, rival, separation = 1.0, None, float("inf")
     if rivals:
         # What each rival would miss were the best exactly right, and the noise per value.
         ks = fits.ks[rivals]
-        apart, _coef = fit_light(model.channels[:, ks], fits.ninv[rivals], model.basis_t,
-                                 predicted, keep)
-        apart = np.maximum(apart, 1e-6)
+        apart = np.maximum(misses, 1e-6)
         noise = max(float(np.sqrt(fits.rss[i] / max(3 * kept - 18, 1))), 1.0)
         ev = (fits.rss[rivals] - fits.rss[i]) / apart
         j = int(np.argmin(ev))
@@ -1090,15 +1118,19 @@ def _verdict(
     return _Verdict(match, predicted, whole, others, x, left_out)
 
 
-def _settle(verdict: _Verdict, look: _EmptyLook, empty_rss: float, model: TileModel) -> CellMatch:
-    """Weigh the tile found against the empty look, when the cell might be empty."""
+def _settle(
+    verdict: _Verdict, look: _EmptyLook, empty_rss: float, apart: float | None, model: TileModel
+) -> CellMatch:
+    """Weigh the tile found against the empty look, when the cell might be empty: given what
+    the empty look leaves of the square (empty_rss) and, when a tile is named, of the tile's
+    fitted picture (apart: what it misses of the tile)."""
     cfg = model.config
     match = replace(verdict.match, empty_rms=look.rms)
     if not (look.looks and look.rms <= cfg.empty_max_rms):
         return match
     delta = empty_rss - verdict.rss  # how much more of the tile's square the tile explains
     if match.read.tile is not None:
-        apart = look.inner_fit(model, verdict.predicted)  # what the empty look misses of it
+        assert apart is not None
         evidence = delta / max(apart, 1e-6)
         if evidence >= cfg.min_evidence:
             return match
@@ -1337,17 +1369,52 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
         for (c, _k), verdict in zip(again, retried, strict=True):
             if verdict.match.fit > verdicts[c].match.fit:
                 verdicts[c] = verdict
+    def square(c: int) -> Float:
+        """The tile's square where the empty look fits best (3, M)."""
+        return np.ascontiguousarray(_cut(jobs[c].fine, model.inner_px, jobs[c].look.shift).T)
+
+    covered = {c for c, verdict in enumerate(verdicts)
+               if verdict.left_out is not None and verdict.match.read.tile is not None}
+    settling = [c for c, job in enumerate(jobs) if c not in covered
+                and job.look.looks and job.look.rms <= cfg.empty_max_rms]
+    named = [c for c in settling if verdicts[c].match.read.tile is not None]
+    # What the empty look leaves of each square, and of the tile named (all at once).
+    fitted = _inner_fits([jobs[c].look for c in settling + named],
+                         [square(c) for c in settling] + [verdicts[c].predicted for c in named],
+                         model)
+    empty_rss = dict(zip(settling, fitted[: len(settling)], strict=True))
+    apart = dict(zip(named, fitted[len(settling) :], strict=True))
     out = []
-    for job, verdict in zip(jobs, verdicts, strict=True):
-        look = job.look
-        # The tile's square where the empty look fits best (3, M).
-        square = np.ascontiguousarray(_cut(job.fine, model.inner_px, look.shift).T)
-        if verdict.left_out is not None and verdict.match.read.tile is not None:
-            out.append(_settle_covered(verdict, look, square, model))
-        elif look.looks and look.rms <= cfg.empty_max_rms:
-            out.append(_settle(verdict, look, look.inner_fit(model, square), model))
+    for c, (job, verdict) in enumerate(zip(jobs, verdicts, strict=True)):
+        if c in covered:
+            out.append(_settle_covered(verdict, job.look, square(c), model))
+        elif c in empty_rss:
+            out.append(_settle(verdict, job.look, empty_rss[c], apart.get(c), model))
         else:
-            out.append(replace(verdict.match, empty_rms=look.rms))
+            out.append(replace(verdict.match, empty_rms=job.look.rms))
+    return out
+
+
+def _inner_fits(looks: Sequence[_EmptyLook], pictures: Sequence[Float], model: TileModel
+                ) -> list[float]:
+    """`_EmptyLook.inner_fit` of each picture (3, M) with its look, the looks of one kind
+    (plain or board) fitted together."""
+    out = [0.0] * len(looks)
+    plain = [i for i, look in enumerate(looks) if look.reference is None]
+    board = [i for i, look in enumerate(looks) if look.reference is not None]
+    if plain:
+        rss = _light_residuals_kept(np.stack([pictures[i] for i in plain]),
+                                    _square(model.inner_px), None)
+        for i, v in zip(plain, rss, strict=True):
+            out[i] = float(v)
+    if board:
+        refs = [ref for i in board if (ref := looks[i].reference) is not None]
+        rss, _coef = fit_light_many(
+            np.concatenate([ref.inner_channels for ref in refs], axis=1)[:, :, None],
+            np.stack([ref.inner_ninv for ref in refs]), model.basis_t,
+            np.stack([pictures[i] for i in board]))
+        for i, v in zip(board, rss[:, 0], strict=True):
+            out[i] = float(v)
     return out
 
 
