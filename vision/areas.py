@@ -43,19 +43,16 @@ area, north of the area up, warped DIRECTLY from the full frame (one interpolati
   x = cx - size_mm/2 + (u + 0.5) * s,  y = cy - size_mm/2 + (v + 0.5) * s;
   so the crop's centre is exactly the nominal centre (cx, cy) given.
 - cells: centre = the NOMINAL cell centre (kit.DisplayGeometry / kit.SeatGeometry
-  .cell_centre), size = tile_mm + 2 * CROP_MARGIN_MM (`tile_crop_mm`). `vision.read` cuts
-  them at `VisionConfig.crop_px_per_mm(tile_mm)` (twice the recogniser's working scale:
-  2.13 px/mm for 45 mm tiles, never less than the camera's own 1.5 px/mm) with
-  `cell_crops`, each area's centres first moved onto one crop-pixel grid (`on_crop_grid`,
-  less than half a pixel) so that one warp cuts them all.
+  .cell_centre), size = tile_mm + 2 * CROP_MARGIN_MM (`tile_crop_mm`), at
+  `config.PX_PER_MM` (2.0 px/mm: a 45 mm tile is 90 px, never less than the camera's own
+  1.5 px/mm); `vision.read` cuts them with `cell_crops`.
 - the storage slot: `storage_crop`: centre = SeatGeometry.storage_centre(), size =
   board pitch Pb + 2 * CROP_MARGIN_MM (the slot is a Pb square, a tile may lie loosely in it).
 - the ship lane: `display_area(image, pose, px_per_mm)` is the whole mat, grid and lane,
   side 2 * DisplayGeometry.half_extent, centred on the display centre, north up; the ship at
   position p is centred at `area_pixel(pose.geometry.ship_centre(p), ...)` of it.
 - `cell_crops` cuts many crops of one area and size, each exactly as `cell_crop` would (one
-  warp over all of them when their pixel grids coincide, as a grid's cells do at 2 px/mm
-  and once moved by `on_crop_grid` at any scale).
+  warp over all of them when their pixel grids coincide, as a grid's cells do).
 - `picture_crop` cuts the same square from an upright flat picture covering a known extent
   (the pack's empty board picture), so references and camera crops line up pixel for pixel.
 Pixels outside the frame repeat the frame's edge; `crop_visible` tells whether a square lies
@@ -1133,21 +1130,6 @@ def cell_crop(
         borderMode=cv2.BORDER_REPLICATE,
     )
     return np.asarray(out, np.uint8)
-
-
-def on_crop_grid(
-    centres_mm: Sequence[tuple[float, float]], size_mm: float, px_per_mm: float = PX_PER_MM
-) -> list[tuple[float, float]]:
-    """Centres moved (by less than half a crop pixel) onto the first one's crop-pixel grid, so
-    that `cell_crops` cuts them all from one warp of the area when the cells' pitch is not a
-    whole number of crop pixels (the recogniser looks for a tile's place in its crop; a
-    board reference cut at the same centres lines up pixel for pixel)."""
-    if not centres_mm:
-        return []
-    step = size_mm / max(4, round(size_mm * px_per_mm))
-    first = np.asarray(centres_mm[0], np.float64)
-    moved = first + np.round((np.asarray(centres_mm, np.float64) - first) / step) * step
-    return [(float(x), float(y)) for x, y in moved]
 
 
 def cell_crops(

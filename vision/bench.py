@@ -184,7 +184,7 @@ def read_with_true_poses(
     from vision.tilemodel import learn_pack
 
     tile_mm = pack.tile_mm
-    ppm = config.crop_px_per_mm(tile_mm)
+    ppm = config.crops.px_per_mm
     size = tile_crop_mm(tile_mm, config.crops.crop_margin_mm)
     model = learn_pack(pack, ppm, config.cells)
     geo = kit.DisplayGeometry(tile_mm)

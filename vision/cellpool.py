@@ -104,7 +104,7 @@ def _start(root: str, config: VisionConfig, digest: str, parent: int) -> None:
     pack = load_pack(Path(root))
     if pack_digest(pack) != digest:
         raise RuntimeError(f"the pack at {root} is not the one being read")
-    _MODEL = learn_pack(pack, config.crop_px_per_mm(pack.tile_mm), config.cells)
+    _MODEL = learn_pack(pack, config.crops.px_per_mm, config.cells)
 
 
 def _die_with_parent(parent: int) -> None:

@@ -14,10 +14,8 @@ from typing import Any
 # A cell crop is the tile's square plus this much on every side, so a tile up to 4 mm off
 # its cell centre (table-kit.md) still lies wholly inside its crop.
 CROP_MARGIN_MM = 6.0
-# A scale for rectified crops that is not tied to a pack's tile (tests' hand-made crops, the
-# stage benchmark): a 45 mm tile becomes 90 px, never fewer pixels than the camera itself
-# gives (at least 1.5 px/mm, table-kit.md). The reader cuts its crops at
-# `VisionConfig.crop_px_per_mm(tile_mm)`.
+# Rectified crops are made at this scale: a 45 mm tile becomes 90 px, never fewer pixels than
+# the camera itself gives (at least 1.5 px/mm, table-kit.md).
 PX_PER_MM = 2.0
 
 
@@ -147,14 +145,7 @@ class AreaConfig:
 class CropConfig:
     """Rectified crops handed to the tile recogniser (vision.areas, vision.recognise)."""
 
-    # None: twice the recogniser's working scale (CellConfig.tile_px a tile; 2.13 px/mm for
-    # 45 mm tiles). Reducing a crop to the working scale is then an exact 2 x 2 mean, OpenCV's
-    # fast path: 6 µs a crop against 70 at 2.0 px/mm, some 6 ms of a hard table's CPU. The
-    # cells' pitch is then not a whole number of pixels: the reader moves their centres onto
-    # one pixel grid (vision.areas.on_crop_grid) so that one warp still cuts an area's crops.
-    # Cells of seeds 7-17 (scratch harness; with reference_blur_px 0.9): hard 672 -> 665
-    # abstained, 7 -> 6 wrong, 4 -> 4 covered answered wrongly; easy 52 -> 54, 0 wrong.
-    px_per_mm: float | None = None
+    px_per_mm: float = PX_PER_MM
     crop_margin_mm: float = CROP_MARGIN_MM
 
 
@@ -213,12 +204,6 @@ class VisionConfig:
     read: ReadConfig = field(default_factory=ReadConfig)
     cells: CellConfig = field(default_factory=lambda: CellConfig())
     ships: ShipConfig = field(default_factory=lambda: ShipConfig())
-
-    def crop_px_per_mm(self, tile_mm: float) -> float:
-        """The scale cell crops are cut at for tiles of tile_mm (CropConfig.px_per_mm)."""
-        if self.crops.px_per_mm is not None:
-            return self.crops.px_per_mm
-        return 2.0 * self.cells.tile_px / tile_mm
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,11 +401,8 @@ class CellConfig:
     # The board picture is compared at every shift up to this many pixels (at tile_px) each
     # way: a seat's pose may put its crops a millimetre or two off the printed cells.
     empty_shift_px: int = 2
-    # The board picture is blurred this much (px at tile_px) to look like a camera's. (With
-    # crops cut at twice the working scale, seeds 7-17: 1.0 left 69 easy cells unknown, 0.9
-    # 47, 0.8 39, but hard 669 / 679 / 693; the lagoon pack's hard seeds 7-9 95 at 1.0, 105
-    # at 0.9.)
-    reference_blur_px: float = 0.9
+    # The board picture is blurred this much (px at tile_px) to look like a camera's.
+    reference_blur_px: float = 1.0
     # ... and its mean colour is the reference's (grey for the mat) under some light that
     # scales and adds white to every channel alike, give or take this share of its
     # brightness (a warm or cold cast).

@@ -41,7 +41,6 @@ from vision.areas import (
     crops_visible,
     from_one_marker,
     locate_all,
-    on_crop_grid,
     picture_crop,
     place_seats_by_board,
     placed_by_board_notes,
@@ -298,7 +297,7 @@ def _crops(
     given areas only (DISPLAY, seat numbers), if any."""
     layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
-    ppm = config.crop_px_per_mm(tile_mm)
+    ppm = config.crops.px_per_mm
     margin = config.crops.crop_margin_mm
     size = tile_crop_mm(tile_mm, margin)
     crops: list[Image] = []
@@ -325,8 +324,7 @@ def _crops(
         geo = kit.DisplayGeometry(tile_mm)
         places = list(product(range(4), range(4)))
         add(view.display, [(DISPLAY, r, c) for r, c in places],
-            on_crop_grid([geo.cell_centre(r, c) for r, c in places], size, ppm), size,
-            [None] * len(places))
+            [geo.cell_centre(r, c) for r, c in places], size, [None] * len(places))
     board_refs = _board_references(pack, side, layout, size, ppm)
     playable = layout.playable_cells
     for seat, pose in sorted(view.seats.items()):
@@ -334,7 +332,7 @@ def _crops(
             continue
         sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
         add(pose, [(seat, r, c) for r, c in playable],
-            on_crop_grid([sgeo.cell_centre(r, c) for r, c in playable], size, ppm), size,
+            [sgeo.cell_centre(r, c) for r, c in playable], size,
             [board_refs.get(cell) for cell in playable])
         add(pose, [(seat, -1, 0)], [sgeo.storage_centre()], storage_size_mm(sgeo, margin), [None])
     return crops, refs, slots, hidden
@@ -356,11 +354,10 @@ def _board_references(
         return cached[1]
     geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
     extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
-    cells = layout.playable_cells
-    # The crops' own centres (vision.read._crops): each reference lines up with its crop.
-    centres = on_crop_grid([geo.cell_centre(*cell) for cell in cells], size_mm, ppm)
-    refs = {cell: picture_crop(board, extent, centre, size_mm, ppm)
-            for cell, centre in zip(cells, centres, strict=True)}
+    refs = {
+        cell: picture_crop(board, extent, geo.cell_centre(*cell), size_mm, ppm)
+        for cell in layout.playable_cells
+    }
     if len(_REFS) > 8:
         _REFS.clear()
     _REFS[key] = (board, refs)
@@ -383,7 +380,7 @@ def _cut_and_read(
     areas: list[Any] = ([DISPLAY] if view.display is not None else []) + sorted(view.seats)
     if not areas:
         return [], [], {}, 0.0
-    model = learn_pack(pack, config.crop_px_per_mm(pack.tile_mm), config.cells)
+    model = learn_pack(pack, config.crops.px_per_mm, config.cells)
     workers = cell_workers(pack, config) if len(areas) > 1 else None
     start = time.perf_counter()
     if workers is None:

@@ -32,7 +32,6 @@ from vision.areas import (
     locate_all,
     locate_display,
     locate_seat,
-    on_crop_grid,
     picture_crop,
     place_seat_by_board,
     storage_crop,
@@ -297,33 +296,6 @@ def test_crops_cut_together_are_the_crops_cut_one_by_one(tile_mm: float) -> None
         assert crop.shape == alone.shape and crop.flags.c_contiguous
         assert np.abs(crop.astype(int) - alone.astype(int)).max() <= 1
     assert cell_crops(photo, pose, [], size, 2.0) == []
-
-
-def test_cells_moved_onto_one_crop_grid_move_under_half_a_pixel() -> None:
-    """At a scale where the cells' pitch is not a whole number of crop pixels (the reader's,
-    2.13 px/mm for 45 mm tiles), the centres are moved onto one grid (so one warp serves
-    them all), and the crops are those cut one by one at the moved centres."""
-    geo = kit.DisplayGeometry(45.0)
-    ppm = 2.0 * 48 / 45.0
-    size = 57.0
-    centres = [geo.cell_centre(r, c) for r in range(4) for c in range(4)]
-    moved = on_crop_grid(centres, size, ppm)
-    pixel = size / round(size * ppm)
-    shift = np.abs(np.subtract(moved, centres))
-    assert shift.max() <= pixel / 2 + 1e-9 and shift.max() > 0.01
-    steps = (np.subtract(moved, moved[0])) / pixel
-    assert np.allclose(steps, np.round(steps), atol=1e-9)
-    picture = _pattern(300.0, 4.0)
-    camera = camera_homography(tilt_deg=20, roll_deg=130.0, px_per_mm=1.6, size=(1600, 1200))
-    to_mm = np.array([[0.25, 0, -150 + 0.125], [0, 0.25, -150 + 0.125], [0, 0, 1]])
-    photo = np.asarray(
-        cv2.warpPerspective(picture, camera @ to_mm, (1600, 1200), flags=cv2.INTER_AREA), np.uint8
-    )
-    pose = AreaPose(DISPLAY, camera, (0, 1, 2, 3), 0.0, geo)
-    for centre, crop in zip(moved, cell_crops(photo, pose, moved, size, ppm), strict=True):
-        alone = cell_crop(photo, pose, centre, size, ppm)
-        assert np.abs(crop.astype(int) - alone.astype(int)).max() <= 1
-    assert on_crop_grid([], size, ppm) == []
 
 
 def test_visibility_of_many_crops_is_that_of_each() -> None:

@@ -97,10 +97,8 @@ def test_settings_change_only_what_they_name() -> None:
 
 
 def test_an_optional_setting_takes_a_number_or_none() -> None:
-    assert VisionConfig().crop_px_per_mm(45.0) == pytest.approx(2 * 48 / 45.0)
-    config = with_settings(VisionConfig(), ["crops.px_per_mm=2", "read.cell_workers=0"])
-    assert config.crops.px_per_mm == 2 and config.crop_px_per_mm(45.0) == 2.0
+    config = with_settings(VisionConfig(), ["read.cell_workers=0"])
     assert config.read.cell_workers == 0
-    assert with_settings(config, ["crops.px_per_mm=None"]).crops.px_per_mm is None
-    with pytest.raises(ValueError, match=r"crops\.px_per_mm takes a number or None"):
-        with_settings(config, ["crops.px_per_mm='big'"])
+    assert with_settings(config, ["read.cell_workers=None"]).read.cell_workers is None
+    with pytest.raises(ValueError, match=r"read\.cell_workers takes a number or None"):
+        with_settings(config, ["read.cell_workers='two'"])
