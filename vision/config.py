@@ -187,9 +187,10 @@ class ReadConfig:
     cell_workers: int | None = None
     # With workers, this process reads the display's cells and enough of the seats' cells to
     # make this many times a worker's part (the workers share the rest alike). It also cuts
-    # the crops and looks for the ship, yet a worker's cells took longer a cell. (Seeds 7
-    # and 13, hard tables, one worker, median tables, two runs each: at 0.9 this process
-    # waited 1-8 ms for the worker, at 1.0 1-5, at 1.1 0-3; reads 87-97, 89-101, 89-91 ms.)
+    # the crops and looks for the ship, yet a worker's cells took longer a cell. (Seed 7's
+    # hard tables, one worker, medians of two runs each: at 1.0 this process waited 1.3 and
+    # 1.8 ms for the worker, at 1.1 0.3 and 1.2, at 1.2 0.6 and 1.1; reads 93.3 / 92.8,
+    # 92.0 / 92.5, 94.0 / 97.4 ms. Whole areas shared out, the reader waited 10-15 ms.)
     cells_here_weight: float = 1.1
 
 

@@ -320,7 +320,7 @@ class _Reference:
 
 _REFERENCES: OrderedDict[tuple[int, int, tuple[int, ...], int], tuple[Image, _Reference]] = (
     OrderedDict())
-_REFERENCES_KEPT = 128  # a table needs one a board cell and size (some 16)
+_REFERENCES_KEPT = 128  # a table needs one for each board cell and crop size (some 16)
 
 
 def _reference(reference: Image, model: TileModel, side: int) -> _Reference:
