@@ -392,7 +392,7 @@ def _cut_and_read(
     seats = [area for area in areas if area != DISPLAY]
     crops, refs, slots, hidden = _crops(colour, view, pack, side, config, seats)
     cutting = time.perf_counter() - start
-    display = 16 if view.display is not None else 0
+    display = 16 if view.display is not None else 0  # the display's 4 x 4 cells, cut here
     weight = config.read.cells_here_weight
     share = weight / (weight + workers.workers)
     dealt = deal_out(len(slots), workers.workers + 1, share * (len(slots) + display) - display)

@@ -386,12 +386,13 @@ class _EmptyLook:
 
     def inner_fit(self, model: TileModel, picture: Float, keep: Mask | None = None) -> float:
         """What the empty look leaves unexplained of a picture (3, M) of the tile's inner
-        square (over the kept pixels only, if given)."""
+        square (over the kept pixels only, if given; many pictures at once: _inner_fits)."""
+        if keep is None:
+            return _inner_fits([self], [picture], model)[0]
         if self.reference is None:
             return _light_residual(picture, _square(model.inner_px), keep)
         ref = self.reference
-        ninv = ref.inner_ninv if keep is None else normal_inverse(
-            ref.inner_terms, model.basis, keep.astype(np.float32))
+        ninv = normal_inverse(ref.inner_terms, model.basis, keep.astype(np.float32))
         rss, _coef = fit_light(ref.inner_channels, ninv, model.basis_t, picture, keep)
         return float(rss[0])
 
@@ -1403,8 +1404,8 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
 
 def _inner_fits(looks: Sequence[_EmptyLook], pictures: Sequence[Float], model: TileModel
                 ) -> list[float]:
-    """`_EmptyLook.inner_fit` of each picture (3, M) with its look, the looks of one kind
-    (plain or board) fitted together."""
+    """`_EmptyLook.inner_fit` of each picture (3, M) with its look over all its pixels, the
+    looks of one kind (plain or board) fitted together."""
     out = [0.0] * len(looks)
     plain = [i for i, look in enumerate(looks) if look.reference is None]
     board = [i for i, look in enumerate(looks) if look.reference is not None]
