@@ -21,6 +21,7 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import time
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -145,6 +146,8 @@ class CellWorkers:
         self.pack = pack
         self.config = config
         self.workers = workers
+        #: Seconds the last `read` waited for the workers once its own part was read.
+        self.waited = 0.0
         self._pool: ProcessPoolExecutor | None = None
         try:
             # Spawned, not forked: the reader may have threads (the web server's), and a
@@ -170,8 +173,11 @@ class CellWorkers:
             jobs.append(self._submit(sent[-1]))
         mine = parts[0]()
         with _BLAS.limit(limits=1, user_api="blas"):
-            return [here(mine)] + [self._result(job, part, here)
-                                   for job, part in zip(jobs, sent, strict=True)]
+            own = here(mine)
+            start = time.perf_counter()
+            theirs = [self._result(job, part, here) for job, part in zip(jobs, sent, strict=True)]
+            self.waited = time.perf_counter() - start
+            return [own, *theirs]
 
     def _submit(self, part: Part) -> Future[list[CellRead]] | None:
         if self._pool is None:

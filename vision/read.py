@@ -237,10 +237,11 @@ def read_table_view(
                 ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
 
         t0 = time.perf_counter()
-        slots, reads, hidden, cutting = _cut_and_read(colour, view, pack, side, config,
-                                                      look_for_ship)
+        slots, reads, hidden, cutting, waited = _cut_and_read(colour, view, pack, side, config,
+                                                              look_for_ship)
         timings["crops"] = cutting
         timings["cells"] = time.perf_counter() - t0 - cutting
+        timings["waiting"] = waited
 
         ship: int | None = None
         timings["ship"] = 0.0
@@ -367,19 +368,20 @@ def _board_references(
 def _cut_and_read(
     colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig,
     meanwhile: Callable[[], None] = lambda: None,
-) -> tuple[list[Slot], list[CellRead], dict[Any, list[str]], float]:
+) -> tuple[list[Slot], list[CellRead], dict[Any, list[str]], float, float]:
     """Every cell crop cut (_crops) and read by vision.recognise with the pack's model learnt
     at the crops' scale: shared out with worker processes when there are cores for them
     (vision.cellpool). `meanwhile` is called once the workers have their crops (or at once),
     to start work beside this process's reading. Returns the slots, their reads, the cells
-    not wholly in the picture by area, and the time spent cutting here.
+    not wholly in the picture by area, the time spent cutting here, and the time spent
+    waiting for the workers once this process's own cells were read.
 
     With workers, the seats' crops are cut first and dealt out a cell at a time (each part
     then holds some of every seat: a seat under hands costs more than an empty one); this
     process keeps the display's (one light group) and reads them while the workers read."""
     areas: list[Any] = ([DISPLAY] if view.display is not None else []) + sorted(view.seats)
     if not areas:
-        return [], [], {}, 0.0
+        return [], [], {}, 0.0, 0.0
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
     workers = cell_workers(pack, config) if len(areas) > 1 else None
     start = time.perf_counter()
@@ -388,7 +390,7 @@ def _cut_and_read(
         crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
         cutting = time.perf_counter() - start
         reads = read_part(model, (crops, refs, _light_groups(slots)))
-        return slots, reads, hidden, cutting
+        return slots, reads, hidden, cutting, 0.0
     seats = [area for area in areas if area != DISPLAY]
     crops, refs, slots, hidden = _crops(colour, view, pack, side, config, seats)
     cutting = time.perf_counter() - start
@@ -422,7 +424,7 @@ def _cut_and_read(
                               lambda part: read_part(model, part))
     out_slots = mine + [slots[i] for idx in parts[1:] for i in idx]
     reads = [read for got in part_reads for read in got]
-    return out_slots, reads, hidden, cutting
+    return out_slots, reads, hidden, cutting, workers.waited
 
 
 def _light_groups(slots: Sequence[Slot]) -> list[Hashable | None]:
@@ -524,7 +526,8 @@ def _bench(scenes: int, styles: list[str], effects_names: list[str], seed: int) 
     print(f"read time in JPEG decodes of the same frame (median; one decode {decode_ms:.0f} ms):")
     for stage, values in stages.items():
         median = statistics.median(values)
-        beside = "  beside crops and cells" if stage == "ship" else ""
+        beside = {"ship": "  beside the cells",
+                  "waiting": "  of cells: for the cell workers"}.get(stage, "")
         print(f"  {stage:8} {median:6.2f}  ({median * decode_ms:5.0f} ms){beside}")
     total = statistics.median(ratios)
     print(f"  {'total':8} {total:6.2f}  ({total * decode_ms:5.0f} ms)")
