@@ -4,10 +4,11 @@
 the `companion read --json` object (companion.reading.TableRead). Each stage is a pure
 function of its inputs and vision.config: vision.markers finds the markers, vision.areas
 places the display and the seats (and cuts the crops), vision.recognise names what lies in
-each cell (all crops in one batch, or shared out by area with worker processes when there
-are cores for them, the workers' areas cut first: vision.cellpool) and vision.ship finds
-the explorer ship in the lane (in a second thread, beside the crops and cells: it needs
-only the display's pose).
+each cell (all crops in one batch, or shared out with worker processes when there are
+cores for them: the seats' cells cut first and dealt out a cell at a time, the display's
+read here; vision.cellpool) and vision.ship finds the explorer ship in the lane (in a
+second thread, beside the cells once the workers have theirs: it needs only the display's
+pose).
 
 What the camera cannot see is reported, never guessed: a display that cannot be placed
 reads as 16 unknown cells and no ship (with a warning) while the seats still read; a seat
