@@ -1128,13 +1128,12 @@ def _verdict(
 def _settle(
     verdict: _Verdict, look: _EmptyLook, empty_rss: float, apart: float | None, model: TileModel
 ) -> CellMatch:
-    """Weigh the tile found against the empty look, when the cell might be empty: given what
-    the empty look leaves of the square (empty_rss) and, when a tile is named, of the tile's
-    fitted picture (apart: what it misses of the tile)."""
+    """Weigh the tile found against the empty look, for a cell that might be empty (its look
+    `looks` and leaves at most empty_max_rms: _read_tiles picks them): given what the empty
+    look leaves of the square (empty_rss) and, when a tile is named, of the tile's fitted
+    picture (apart: what it misses of the tile)."""
     cfg = model.config
     match = replace(verdict.match, empty_rms=look.rms)
-    if not (look.looks and look.rms <= cfg.empty_max_rms):
-        return match
     delta = empty_rss - verdict.rss  # how much more of the tile's square the tile explains
     if match.read.tile is not None:
         assert apart is not None
@@ -1376,12 +1375,14 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
         for (c, _k), verdict in zip(again, retried, strict=True):
             if verdict.match.fit > verdicts[c].match.fit:
                 verdicts[c] = verdict
+
     def square(c: int) -> Float:
         """The tile's square where the empty look fits best (3, M)."""
         return np.ascontiguousarray(_cut(jobs[c].fine, model.inner_px, jobs[c].look.shift).T)
 
     covered = {c for c, verdict in enumerate(verdicts)
                if verdict.left_out is not None and verdict.match.read.tile is not None}
+    # Cells that might be empty: weighed against their empty look (_settle).
     settling = [c for c, job in enumerate(jobs) if c not in covered
                 and job.look.looks and job.look.rms <= cfg.empty_max_rms]
     named = [c for c in settling if verdicts[c].match.read.tile is not None]
