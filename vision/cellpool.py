@@ -30,10 +30,9 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import ThreadpoolController
 
-from companion.reading import CellRead
 from vision.config import VisionConfig
 from vision.pack import Pack, load_pack
-from vision.recognise import read_cells
+from vision.recognise import CellMatch, match_cells
 from vision.tilemodel import TileModel, learn_pack
 
 __all__ = [
@@ -124,13 +123,14 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def read_part(model: TileModel, part: Part) -> list[CellRead]:
-    """One part's reads with a model: what a worker does, and the reader with its own part."""
+def read_part(model: TileModel, part: Part) -> list[CellMatch]:
+    """One part's reads with a model (and the figures the table's reader weighs them by,
+    vision.recognise.doubt_odd_light): what a worker does, and the reader with its own part."""
     crops, refs, groups = part
-    return read_cells(crops, model, refs, light_groups=groups)
+    return match_cells(crops, model, refs, light_groups=groups)
 
 
-def _read(part: Part) -> list[CellRead]:
+def _read(part: Part) -> list[CellMatch]:
     if _MODEL is None:
         raise RuntimeError("the cell worker was not started")
     return read_part(_MODEL, part)
@@ -160,14 +160,14 @@ class CellWorkers:
             log.warning("cannot start cell workers (%s); reading cells in one process", error)
 
     def read(
-        self, parts: Sequence[Callable[[], Part]], here: Callable[[Part], list[CellRead]],
-    ) -> list[list[CellRead]]:
+        self, parts: Sequence[Callable[[], Part]], here: Callable[[Part], list[CellMatch]],
+    ) -> list[list[CellMatch]]:
         """Each part's reads (`parts` make them: cutting the crops takes time): the first
         read here (with `here`), the others by the workers at the same time. The workers'
         parts are made and sent first, so that they read while this process cuts its own;
         a part a worker fails on is read here too."""
         sent: list[Part] = []
-        jobs: list[Future[list[CellRead]] | None] = []
+        jobs: list[Future[list[CellMatch]] | None] = []
         for make in parts[1:]:
             sent.append(make())
             jobs.append(self._submit(sent[-1]))
@@ -179,7 +179,7 @@ class CellWorkers:
             self.waited = time.perf_counter() - start
             return [own, *theirs]
 
-    def _submit(self, part: Part) -> Future[list[CellRead]] | None:
+    def _submit(self, part: Part) -> Future[list[CellMatch]] | None:
         if self._pool is None:
             return None
         try:
@@ -189,9 +189,9 @@ class CellWorkers:
             return None
 
     def _result(
-        self, job: Future[list[CellRead]] | None, part: Part,
-        here: Callable[[Part], list[CellRead]],
-    ) -> list[CellRead]:
+        self, job: Future[list[CellMatch]] | None, part: Part,
+        here: Callable[[Part], list[CellMatch]],
+    ) -> list[CellMatch]:
         if job is not None:
             try:
                 return job.result()

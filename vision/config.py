@@ -413,6 +413,15 @@ class CellConfig:
     # down to empty_sure_rms (hard tables of seeds 7-14, random packs' boards under a warm
     # lamp: unknown 681 -> 659, no answer made wrong; lagoon and easy tables unchanged).
     empty_max_cast_patterned: float = 0.3
+    # A board cell read empty after doubt, part of it taken as covered, is unknown when its
+    # colour over its board picture's differs in hue by more than this from what the
+    # table's board cells empty beyond doubt show (its seat's, else all seats'; natural log
+    # of the per-channel ratios, the largest off their mean): a hand over most of the cell
+    # reads as the board washed out by glare (vision.recognise.doubt_odd_light). Hard tables
+    # of seeds 7-17: of 583 such cells the 4 covered tiles (all the covered cells answered
+    # wrongly) are off by 0.59-0.67, one empty cell by 0.55, the rest by at most 0.47
+    # (unknown 672 -> 673); lagoon hard seeds 7-9 95 -> 99 unknown; easy tables unchanged.
+    empty_max_light_tint: float = 0.5
     # A board picture whose square has a pattern of at least this rms (grey levels) must
     # show it with at least empty_min_gain of its energy, and its fitted contrast must reach
     # empty_board_min_gain, to be empty (even a faint texture is measured well over a cell;

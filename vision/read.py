@@ -55,8 +55,9 @@ from vision.cellpool import Part, cell_workers, deal_out, read_part
 from vision.config import VisionConfig
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
+from vision.recognise import CellMatch, doubt_odd_light
 from vision.ship import read_ship_in_frame
-from vision.tilemodel import learn_pack
+from vision.tilemodel import TileModel, learn_pack
 
 Image = NDArray[np.uint8]
 
@@ -390,8 +391,8 @@ def _cut_and_read(
         meanwhile()
         crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
         cutting = time.perf_counter() - start
-        reads = read_part(model, (crops, refs, _light_groups(slots)))
-        return slots, reads, hidden, cutting, 0.0
+        matches = read_part(model, (crops, refs, _light_groups(slots)))
+        return slots, _table_reads(matches, slots, model), hidden, cutting, 0.0
     seats = [area for area in areas if area != DISPLAY]
     crops, refs, slots, hidden = _crops(colour, view, pack, side, config, seats)
     cutting = time.perf_counter() - start
@@ -424,8 +425,14 @@ def _cut_and_read(
     part_reads = workers.read([here, *(theirs(idx) for idx in parts[1:])],
                               lambda part: read_part(model, part))
     out_slots = mine + [slots[i] for idx in parts[1:] for i in idx]
-    reads = [read for got in part_reads for read in got]
-    return out_slots, reads, hidden, cutting, workers.waited
+    matches = [match for got in part_reads for match in got]
+    return out_slots, _table_reads(matches, out_slots, model), hidden, cutting, workers.waited
+
+
+def _table_reads(matches: list[CellMatch], slots: list[Slot], model: TileModel) -> list[CellRead]:
+    """The cells' reads once weighed against the whole table's (doubt_odd_light)."""
+    weighed = doubt_odd_light(matches, [slot[0] for slot in slots], model.config)
+    return [match.read for match in weighed]
 
 
 def _light_groups(slots: Sequence[Slot]) -> list[Hashable | None]:

@@ -86,6 +86,40 @@ class CellMatch:
     empty_rms: float = float("inf")  # what the empty look leaves unexplained (grey levels)
     reason: str = ""
     rival: int | None = None  # candidate index of the closest rival weighed
+    # Board cells read empty: the light the cell's colour asks of its board picture (its
+    # mean colour over the picture's, per channel), and whether it was empty beyond doubt.
+    light: tuple[float, float, float] | None = None
+    sure: bool = False
+
+
+def doubt_odd_light(
+    matches: Sequence[CellMatch], areas: Sequence[Hashable], config: CellConfig
+) -> list[CellMatch]:
+    """A table's cell matches with each board cell read empty (not beyond doubt) with part
+    of it taken as covered made unknown when its colour asks its board picture for a light
+    of another hue than the board cells empty beyond doubt show: those of its area
+    (`areas`, one per match: a seat), or of the whole table's when its area has none. The
+    cover may be most of the cell, the blocks left out the board: a hand's colour reads as
+    the board washed out by glare. (The table's, not one crop's, figures: vision.read
+    weighs all its cells at once.)"""
+    if len(areas) != len(matches):
+        raise ValueError(f"{len(matches)} matches but {len(areas)} areas")
+    sure: dict[Hashable, list[NDArray[np.float64]]] = {}
+    for match, area in zip(matches, areas, strict=True):
+        if match.sure and match.light is not None:
+            sure.setdefault(area, []).append(np.log(match.light))
+    if not sure:
+        return list(matches)
+    table = np.median(np.concatenate([np.stack(v) for v in sure.values()]), axis=0)
+    usual = {area: np.median(np.stack(v), axis=0) for area, v in sure.items()}
+    out = []
+    for match, area in zip(matches, areas, strict=True):
+        if match.light is not None and match.hidden > 0 and not match.sure and match.read.empty:
+            off = np.log(match.light) - usual.get(area, table)
+            if float(np.abs(off - off.mean()).max()) > config.empty_max_light_tint:
+                match = replace(match, read=UNKNOWN, reason="odd light")
+        out.append(match)
+    return out
 
 
 def read_cell(crop: Image, model: TileModel, empty_reference: Image | None = None) -> CellRead:
@@ -383,6 +417,7 @@ class _EmptyLook:
     white: float = float("nan")  # plain cells: its brightness over the paper seen round it
     tint: float = 0.0  # plain cells: how far its hue is from the paper's seen round it
     hidden: Mask | None = None  # blocks left out as covered (blocks x blocks), if any
+    light: tuple[float, float, float] | None = None  # board cells: seen colour over the board's
 
     def inner_fit(self, model: TileModel, picture: Float, keep: Mask | None = None) -> float:
         """What the empty look leaves unexplained of a picture (3, M) of the tile's inner
@@ -588,9 +623,11 @@ def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> lis
             clear = rms_all[i] <= cfg.empty_sure_rms and gains[i] >= cfg.empty_board_doubt_gain
             looks_empty = shown and (
                 looks_empty or (clear and misfit <= cfg.empty_max_cast_patterned))
+        light = np.maximum(obs_mean, 1.0) / np.maximum(ref_mean, 1.0)
         looks.append(_EmptyLook(rms, rms_all[i], bool(looks_empty), ref,
                                 (int(dx[i]), int(dy[i])), gains[i],
-                                hidden=hidden[i] if hidden[i].any() else None))
+                                hidden=hidden[i] if hidden[i].any() else None,
+                                light=(float(light[0]), float(light[1]), float(light[2]))))
     return looks
 
 
@@ -679,11 +716,12 @@ def _tint(colour: NDArray[np.floating], paper: NDArray[np.floating]) -> float:
     return float(np.abs(a / max(float(a.mean()), 1.0) - b / max(float(b.mean()), 1.0)).max())
 
 
-def _empty(look: _EmptyLook, model: TileModel) -> CellMatch:
+def _empty(look: _EmptyLook, model: TileModel, sure: bool = False) -> CellMatch:
     cfg = model.config
     confidence = float(np.clip(1.5 - look.rms / cfg.empty_max_rms, 0.5, 1.0))
-    return CellMatch(CellRead(empty=True, confidence=round(confidence, 4)), empty_rms=look.rms,
-                     reason="empty")
+    hidden = 0.0 if look.hidden is None else float(look.hidden.mean())
+    return CellMatch(CellRead(empty=True, confidence=round(confidence, 4)), hidden=hidden,
+                     empty_rms=look.rms, reason="empty", light=look.light, sure=sure)
 
 
 # --- step 2: where the tile lies -----------------------------------------------------------
@@ -1500,7 +1538,7 @@ def match_cells(
     for i, (ref, look) in enumerate(zip(refs, looks, strict=True)):
         sure = cfg.empty_sure_rms if ref is not None else cfg.mat_sure_rms
         if look.looks and look.rms_all <= sure and not look.washed and _board_seen(look, cfg):
-            out[i] = _empty(look, model)
+            out[i] = _empty(look, model, sure=True)
         else:
             waiting.setdefault(crops[i].shape[0], []).append(i)
     pending: dict[int, tuple[_Pending, Float]] = {}

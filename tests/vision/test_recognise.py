@@ -505,6 +505,30 @@ def test_a_display_cell_of_another_hue_than_its_paper_is_never_empty(
     assert read_cells([crop], _with(model, empty_max_tint=1.0), light_groups=["display"])[0].empty
 
 
+def test_an_arm_over_most_of_a_board_cell_is_unknown_on_the_table_not_empty(
+    tmp_path: Path,
+) -> None:
+    # A rendered hard table's seat (tests/vision/cells; the random pack of seed 1008): a
+    # water tile with an arm over seven tenths of it, beside two empty cells of the seat.
+    # The board's own picture is left out as covered; the arm's colour reads as the plain
+    # red board washed out by glare. The seat's clearly empty cells show the light's hue.
+    pack = load_pack(write_art_pack(tmp_path / "pack", "random", seed=1008))
+    model = learn_pack(pack, PX_PER_MM)
+    names = ["random1008-board-arm-water", "random1008-board-empty-a", "random1008-board-empty-b"]
+    crops, boards = [_cell(n) for n in names], [_cell(f"{n}-ref") for n in names]
+    matches = match_cells(crops, model, boards)
+    assert matches[0].read.empty  # the crop alone cannot tell
+    reads = [m.read for m in recognise.doubt_odd_light(matches, [5, 5, 5], model.config)]
+    assert reads[0].unknown
+    assert reads[1].empty and reads[2].empty
+    # A seat with no clearly empty cell is weighed by the other seats' (here: seat 5's).
+    alone = recognise.doubt_odd_light(matches, [3, 5, 5], model.config)
+    assert alone[0].read.unknown
+    # In the seat's own light (the empty cells' colours), the same cell stays empty.
+    same = dataclasses.replace(matches[0], light=matches[1].light)
+    assert recognise.doubt_odd_light([same, *matches[1:]], [5, 5, 5], model.config)[0].read.empty
+
+
 @pytest.mark.parametrize("name", ["random1017-board-hand-water", "random1017-board-hand-lei"])
 def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name: str) -> None:
     # Rendered hard tables' board cells, four fifths under a hand (tests/vision/cells; the
