@@ -351,6 +351,15 @@ class CellConfig:
     # the camera's and the crop's resampling, so the square stops short of them.
     empty_extra_mm: float = -2.0
     empty_max_rms: float = 9.0
+    # A board cell whose board picture leaves between empty_sure_rms and this is looked at
+    # again (vision.recognise._look_again): moved by a fraction of a pixel (its printed lines
+    # may lie between the pixels), and against the board picture blurred only
+    # reference_sharp_blur_px (a sharper camera than reference_blur_px assumes) ...
+    empty_again_rms: float = 6.0
+    reference_sharp_blur_px: float = 0.5
+    # ... and the moved look counts when it sees the board picture with at least this much
+    # more of its contrast (moving by a fraction also smooths the noise away).
+    empty_again_gain_rise: float = 0.05
     # With no tile named, a cell that looks empty is empty unless some tile explains more
     # of it than the empty look by this many times the noise energy (a faint tile).
     empty_max_excess: float = 10.0

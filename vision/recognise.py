@@ -352,25 +352,29 @@ class _Reference:
     mean: NDArray[np.float32]  # the wide square's mean colour (3,)
 
 
-_REFERENCES: OrderedDict[tuple[int, int, tuple[int, ...], int], tuple[Image, _Reference]] = (
+_REFERENCES: OrderedDict[tuple[int, int, tuple[int, ...], int, float], tuple[Image, _Reference]] = (
     OrderedDict())
 _REFERENCES_KEPT = 128  # a table needs one for each board cell and crop size (some 16)
 
 
-def _reference(reference: Image, model: TileModel, side: int) -> _Reference:
-    """The prepared empty picture (cached: the same board cells come back every frame; found
+def _reference(
+    reference: Image, model: TileModel, side: int, blur: float | None = None
+) -> _Reference:
+    """The prepared empty picture, blurred like a camera's (`blur` px, by default the
+    config's reference_blur_px); cached: the same board cells come back every frame (found
     by a sample of its pixels and proven by all of them, cheaper than hashing them all)."""
+    cfg = model.config
+    blur = cfg.reference_blur_px if blur is None else blur
     sample = hash(np.ascontiguousarray(reference[::5, ::5]).tobytes())
-    key = (id(model), side, reference.shape, sample)
+    key = (id(model), side, reference.shape, sample, blur)
     hit = _REFERENCES.get(key)
     if hit is not None and np.array_equal(hit[0], reference):
         _REFERENCES.move_to_end(key)
         return hit[1]
-    cfg = model.config
     ref = _scaled(reference, side)
-    if cfg.reference_blur_px > 0:
-        ref = np.asarray(cv2.GaussianBlur(ref, (0, 0), cfg.reference_blur_px,
-                                          borderType=cv2.BORDER_REPLICATE), np.float32)
+    if blur > 0:
+        ref = np.asarray(cv2.GaussianBlur(ref, (0, 0), blur, borderType=cv2.BORDER_REPLICATE),
+                         np.float32)
     sq = _square(_wide_px(model))
     wide = _cut(ref, sq.n)
     wide_terms = design_terms(wide, sq.basis)[None]
@@ -418,6 +422,7 @@ class _EmptyLook:
     tint: float = 0.0  # plain cells: how far its hue is from the paper's seen round it
     hidden: Mask | None = None  # blocks left out as covered (blocks x blocks), if any
     light: tuple[float, float, float] | None = None  # board cells: seen colour over the board's
+    fraction: tuple[float, float] = (0.0, 0.0)  # board cells: the best shift's sub-pixel part
 
     def inner_fit(self, model: TileModel, picture: Float, keep: Mask | None = None) -> float:
         """What the empty look leaves unexplained of a picture (3, M) of the tile's inner
@@ -433,10 +438,12 @@ class _EmptyLook:
 
 
 def _empty_looks(
-    fines: Sequence[Float], model: TileModel, refs: Sequence[_Reference | None]
+    fines: Sequence[Float], model: TileModel, refs: Sequence[_Reference | None],
+    keep: bool = True,
 ) -> list[_EmptyLook]:
     """Compare each cell's square with the empty mat or card (no reference) or board cell;
-    the cells of one crop size and kind at once.
+    the cells of one crop size and kind at once (`keep`: the board pictures stacked for
+    them are kept for the next frame).
 
     Blocks far worse than the rest (a hand, a shell over part of the cell) are left out when
     they are few; the cell is then judged on the rest."""
@@ -449,7 +456,8 @@ def _empty_looks(
         if plain:
             looks = _mat_looks(planes, model)
         else:
-            looks = _board_looks(planes, model, [r for i in idx if (r := refs[i]) is not None])
+            looks = _board_looks(planes, model, [r for i in idx if (r := refs[i]) is not None],
+                                 keep)
         for i, look in zip(idx, looks, strict=True):
             out[i] = look
     return [look for look in out if look is not None]
@@ -524,8 +532,9 @@ _BOARDS: OrderedDict[tuple[int, ...], _Boards] = OrderedDict()
 _BOARDS_KEPT = 2  # a stack is some 15 MB; a table's board cells come as one
 
 
-def _boards(refs: Sequence[_Reference], sq: _Square) -> _Boards:
-    """The stacked board pictures (cached: a seat's cells come back every frame)."""
+def _boards(refs: Sequence[_Reference], sq: _Square, keep: bool = True) -> _Boards:
+    """The stacked board pictures (cached when `keep`: a seat's cells come back every
+    frame)."""
     key = tuple(id(r) for r in refs)
     hit = _BOARDS.get(key)
     if hit is not None and all(a is b for a, b in zip(hit.refs, refs, strict=True)):
@@ -537,19 +546,23 @@ def _boards(refs: Sequence[_Reference], sq: _Square) -> _Boards:
     design[..., 3:] = sq.basis
     boards = _Boards(tuple(refs), chans, design, np.stack([r.wide_ninv[0] for r in refs]),
                      np.stack([r.wide_gram for r in refs]))
+    if not keep:
+        return boards
     _BOARDS[key] = boards
     if len(_BOARDS) > _BOARDS_KEPT:
         _BOARDS.popitem(last=False)
     return boards
 
 
-def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> list[_EmptyLook]:
+def _board_looks(
+    planes: Float, model: TileModel, refs: list[_Reference], keep: bool = True
+) -> list[_EmptyLook]:
     """_empty_looks of board cells, each with its prepared board picture; planes
     (N, 3, side, side)."""
     cfg = model.config
     sq = _square(_wide_px(model))
     count, n, side = len(planes), sq.n, planes.shape[2]
-    boards = _boards(refs, sq)
+    boards = _boards(refs, sq, keep)
     lo = (side - n) // 2
     # Each cell's colour near the middle is taken out first: the fits below then weigh
     # small numbers (the light's offsets take any constant back).
@@ -575,12 +588,15 @@ def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> lis
 
     # The board picture is fitted at small shifts, across then along (the printed outline's
     # two directions fix the two shifts): a seat's pose may put the crop a millimetre off.
-    _obs, rss, _coef = fits(planes, place(steps), place(np.zeros_like(steps)))
-    dx = steps[np.argmin(rss, axis=1)]
+    _obs, rss_x, _coef = fits(planes, place(steps), place(np.zeros_like(steps)))
+    best_x = np.argmin(rss_x, axis=1)
+    dx = steps[best_x]
     band = np.lib.stride_tricks.sliding_window_view(planes, n, axis=3)[cells, :, :, place(dx)]
     obs, rss, coef = fits(band, np.zeros_like(steps), place(steps))
     best = np.argmin(rss, axis=1)
     dy = steps[best]
+    fractions = [(_sub_step(rss_x[i], int(best_x[i])), _sub_step(rss[i], int(best[i])))
+                 for i in range(count)]
     obs, coef = obs[cells, :, best], coef[cells, best]
     fitted = boards.channels * np.matmul(coef[:, :, :3], sq.basis_t) + np.matmul(
         coef[:, :, 3:], sq.basis_t)
@@ -603,11 +619,11 @@ def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> lis
         rms = rms_all[i]
         obs_mean: NDArray[np.floating] = colours[i]
         ref_mean: NDArray[np.floating] = ref.mean
-        keep = keeps.get(i)
-        if keep is not None:
-            kept = kept_res[list(keeps).index(i)][keep]
+        kept_pixels = keeps.get(i)
+        if kept_pixels is not None:
+            kept = kept_res[list(keeps).index(i)][kept_pixels]
             rms = float(np.sqrt(kept.sum() / (3 * len(kept))))
-            weight = keep.astype(np.float32) / max(int(np.count_nonzero(keep)), 1)
+            weight = kept_pixels.astype(np.float32) / max(int(np.count_nonzero(kept_pixels)), 1)
             obs_mean = obs[i] @ weight + base[i]
             ref_mean = weight @ ref.wide
         misfit = _colour_misfit(obs_mean, ref_mean, cfg.min_gain)
@@ -627,8 +643,16 @@ def _board_looks(planes: Float, model: TileModel, refs: list[_Reference]) -> lis
         looks.append(_EmptyLook(rms, rms_all[i], bool(looks_empty), ref,
                                 (int(dx[i]), int(dy[i])), gains[i],
                                 hidden=hidden[i] if hidden[i].any() else None,
-                                light=(float(light[0]), float(light[1]), float(light[2]))))
+                                light=(float(light[0]), float(light[1]), float(light[2])),
+                                fraction=fractions[i]))
     return looks
+
+
+def _sub_step(rss: Float, k: int) -> float:
+    """Where between the shifts the least of rss (over shifts, least at k) lies (-0.5..0.5)."""
+    if not 0 < k < len(rss) - 1:
+        return 0.0
+    return parabola_vertex(-float(rss[k - 1]), -float(rss[k]), -float(rss[k + 1]))
 
 
 def _board_fit(boards: _Boards, obs: Float) -> tuple[Float, Float]:
@@ -1464,6 +1488,48 @@ def _inner_fits(looks: Sequence[_EmptyLook], pictures: Sequence[Float], model: T
     return out
 
 
+def _look_again(
+    fines: list[Float], looks: list[_EmptyLook], references: Sequence[Image | None],
+    refs: Sequence[_Reference | None], model: TileModel,
+) -> None:
+    """Board cells the board picture nearly explains (empty_sure_rms to empty_again_rms),
+    looked at again: moved by the sub-pixel part of their best shift (a printed line between
+    the pixels), then against a sharper board picture (a camera sharper than the one
+    assumed). A second look that explains more, and sees more of the board picture's
+    contrast where moving smoothed the noise too, replaces the first (the moved crop its
+    crop)."""
+    cfg = model.config
+
+    def again() -> list[int]:
+        return [i for i, (look, ref) in enumerate(zip(looks, refs, strict=True))
+                if ref is not None and cfg.empty_sure_rms < looks[i].rms_all
+                <= cfg.empty_again_rms]
+
+    moving = [i for i in again() if looks[i].fraction != (0.0, 0.0)]
+    moved = []
+    for i in moving:
+        fx, fy = looks[i].fraction
+        side = fines[i].shape[0]
+        shift = np.array([[1.0, 0.0, fx], [0.0, 1.0, fy]])
+        moved.append(np.asarray(cv2.warpAffine(
+            fines[i], shift, (side, side), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+            borderMode=cv2.BORDER_REPLICATE), np.float32))
+    if moving:
+        second = _empty_looks(moved, model, [refs[i] for i in moving], keep=False)
+        for i, fine, look in zip(moving, moved, second, strict=True):
+            if (look.rms_all < looks[i].rms_all
+                    and look.gain >= looks[i].gain + cfg.empty_again_gain_rise):
+                fines[i], looks[i] = fine, look
+    sharpening = again()
+    if sharpening and cfg.reference_sharp_blur_px != cfg.reference_blur_px:
+        sharp = [_reference(ref, model, fines[i].shape[0], cfg.reference_sharp_blur_px)
+                 for i in sharpening if (ref := references[i]) is not None]
+        second = _empty_looks([fines[i] for i in sharpening], model, sharp, keep=False)
+        for i, look in zip(sharpening, second, strict=True):
+            if look.rms_all < looks[i].rms_all:
+                looks[i] = look
+
+
 def _board_seen(look: _EmptyLook, cfg: CellConfig) -> bool:
     """False when a board picture with a pattern of its own is not seen where nothing covers
     it (something flat lies over the cell: an arm, a plain tile); True for the plain mat."""
@@ -1528,6 +1594,7 @@ def match_cells(
         fines.append(_scaled(crop, side))
         prepared.append(None if ref is None else _reference(ref, model, side))
     looks = _empty_looks(fines, model, prepared)
+    _look_again(fines, looks, refs, prepared, model)
     for i in _in_glare(looks, groups, cfg):
         looks[i] = replace(looks[i], washed=True)
     for i, (look, group) in enumerate(zip(looks, groups, strict=True)):

@@ -505,6 +505,24 @@ def test_a_display_cell_of_another_hue_than_its_paper_is_never_empty(
     assert read_cells([crop], _with(model, empty_max_tint=1.0), light_groups=["display"])[0].empty
 
 
+@pytest.mark.parametrize(("name", "without"), [
+    ("random1020-board-empty-between-pixels", {"empty_again_rms": 0.0}),
+    ("random1020-board-empty-sharp", {"reference_sharp_blur_px": 1.0}),
+])
+def test_an_empty_board_cell_with_thin_printed_lines_is_empty(
+    tmp_path: Path, name: str, without: dict[str, float]
+) -> None:
+    # Rendered easy tables' empty board cells (tests/vision/cells; the random pack of seed
+    # 1020): the board's thin bright lines lie a fraction of a pixel off the crop's pixels,
+    # or the camera is sharper than the blur the board picture is given. The board picture
+    # leaves a little more than a clean empty cell, and a tile's edge explains that better.
+    pack = load_pack(write_art_pack(tmp_path / "pack", "random", seed=1020))
+    model = learn_pack(pack, PX_PER_MM)
+    crop, board = _cell(name), _cell(f"{name}-ref")
+    assert read_cell(crop, model, board).empty
+    assert read_cell(crop, _with(model, **without), board).unknown
+
+
 def test_an_arm_over_most_of_a_board_cell_is_unknown_on_the_table_not_empty(
     tmp_path: Path,
 ) -> None:
