@@ -406,7 +406,9 @@ class CellConfig:
     # tables never looked at before (seed 21) had two with a reflection over most of the
     # display: 10 and 13 tiles read empty there; seeds 7-17 unchanged. The cost: a
     # camera that clips the mat's paper itself leaves empty display cells unknown; the mat
-    # should not be exposed to white.)
+    # should not be exposed to white.) The storage card, read alone, is in glare when its
+    # square is this white on the whole (tenth session: seed 27's hard tables, never looked
+    # at before, had a tile under a reflection read empty there in both packs).
     glare_clip: float = 250.0
     # The board picture is compared at every shift up to this many pixels (at tile_px) each
     # way: a seat's pose may put its crops a millimetre or two off the printed cells.

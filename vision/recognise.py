@@ -1545,12 +1545,16 @@ def _in_glare(
 ) -> list[int]:
     """Plain cells of a light group with a block far whiter than the group's paper (the
     median of the paper seen round its cells), or white to clipping when that paper is
-    already near white: a lamp's reflection there may hide a tile."""
+    already near white: a lamp's reflection there may hide a tile. A plain cell read alone
+    (the storage card) has no paper to be whiter than: it is in glare when its square is
+    white to clipping on the whole."""
     members: dict[Hashable, list[int]] = {}
+    out: list[int] = []
     for i, (look, group) in enumerate(zip(looks, groups, strict=True)):
         if look.reference is None and group is not None:
             members.setdefault(group, []).append(i)
-    out: list[int] = []
+        elif look.reference is None and look.white * look.paper >= cfg.glare_clip:
+            out.append(i)
     for idx in members.values():
         paper = float(np.median([looks[i].paper for i in idx]))
         # Paper this bright leaves no room to tell glare by how much whiter a cell is; but

@@ -417,6 +417,17 @@ def test_a_pale_arm_over_a_whole_display_cell_in_lamp_light_is_unknown_not_empty
         assert reads[15].empty
 
 
+def test_a_storage_card_white_to_clipping_is_unknown_not_empty(
+    models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    # A rendered hard table's storage card (tests/vision/cells): a tile under a lamp's
+    # reflection, white to clipping like the card. Read alone, with no paper to compare.
+    _pack, model = models["ink"]
+    crop = _cell("ink-storage-glare-tile")
+    assert read_cell(crop, model).unknown
+    assert read_cell(crop, _with(model, glare_clip=256.0)).empty
+
+
 def test_a_plain_tile_much_darker_than_the_paper_is_never_empty(
     models: dict[str, tuple[Pack, TileModel]]
 ) -> None:
