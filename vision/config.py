@@ -354,7 +354,9 @@ class CellConfig:
     # A board cell whose board picture leaves between empty_sure_rms and this is looked at
     # again (vision.recognise._look_again): moved by a fraction of a pixel (its printed lines
     # may lie between the pixels), and against the board picture blurred only
-    # reference_sharp_blur_px (a sharper camera than reference_blur_px assumes) ...
+    # reference_sharp_blur_px (a sharper camera than reference_blur_px assumes), taken when
+    # that leaves at most empty_sure_rms (taken whenever it explained more, it let three
+    # tiles under a hand on seed 21's 100 hard tables pass as empty) ...
     empty_again_rms: float = 6.0
     reference_sharp_blur_px: float = 0.5
     # ... and the moved look counts when it sees the board picture with at least this much

@@ -352,8 +352,9 @@ class _Reference:
     mean: NDArray[np.float32]  # the wide square's mean colour (3,)
 
 
-_REFERENCES: OrderedDict[tuple[int, int, tuple[int, ...], int, float], tuple[Image, _Reference]] = (
-    OrderedDict())
+# (model, side, picture's shape, a sample's hash, blur) -> (the picture, prepared)
+_ReferenceKey = tuple[int, int, tuple[int, ...], int, float]
+_REFERENCES: OrderedDict[_ReferenceKey, tuple[Image, _Reference]] = OrderedDict()
 _REFERENCES_KEPT = 128  # a table needs one for each board cell and crop size (some 16)
 
 
@@ -1495,13 +1496,14 @@ def _look_again(
     """Board cells the board picture nearly explains (empty_sure_rms to empty_again_rms),
     looked at again: moved by the sub-pixel part of their best shift (a printed line between
     the pixels), then against a sharper board picture (a camera sharper than the one
-    assumed). A second look that explains more, and sees more of the board picture's
-    contrast where moving smoothed the noise too, replaces the first (the moved crop its
-    crop)."""
+    assumed). The moved look replaces the first (and the moved crop its crop) when it
+    explains more and sees more of the board picture's contrast (moving smooths the noise
+    too); the sharper one when it leaves the cell beyond doubt (its contrast, fitted to a
+    hand's edge, can look like the board's)."""
     cfg = model.config
 
     def again() -> list[int]:
-        return [i for i, (look, ref) in enumerate(zip(looks, refs, strict=True))
+        return [i for i, ref in enumerate(refs)
                 if ref is not None and cfg.empty_sure_rms < looks[i].rms_all
                 <= cfg.empty_again_rms]
 
@@ -1526,7 +1528,7 @@ def _look_again(
                  for i in sharpening if (ref := references[i]) is not None]
         second = _empty_looks([fines[i] for i in sharpening], model, sharp, keep=False)
         for i, look in zip(sharpening, second, strict=True):
-            if look.rms_all < looks[i].rms_all:
+            if look.rms_all <= min(cfg.empty_sure_rms, looks[i].rms_all):
                 looks[i] = look
 
 
