@@ -6,10 +6,10 @@ function of its inputs and vision.config: vision.markers finds the markers, visi
 places the display and the seats (and cuts the crops), vision.recognise names what lies in
 each cell (all crops in one batch, or shared out with worker processes when there are
 cores for them: the seats' cells cut first and dealt out a cell at a time, the display's
-read here; vision.cellpool; the board cells read empty then weighed against the whole
-table's, vision.recognise.doubt_odd_light) and vision.ship finds the explorer ship in the lane (in a
-second thread, beside the cells once the workers have theirs: it needs only the display's
-pose).
+read here, vision.cellpool; the board cells read empty are then weighed against the whole
+table's, vision.recognise.doubt_odd_light) and vision.ship finds the explorer ship in the
+lane (in a second thread, beside the cells once the workers have theirs: it needs only the
+display's pose).
 
 What the camera cannot see is reported, never guessed: a display that cannot be placed
 reads as 16 unknown cells and no ship (with a warning) while the seats still read; a seat
