@@ -178,8 +178,9 @@ def decode_ms(image: np.ndarray[Any, Any], repeats: int = TIMED_RUNS) -> float:
 def read_with_true_poses(
     rendered: Rendered, scene: TableScene, pack: Pack, config: VisionConfig
 ) -> TableRead:
-    """Read the frame's cells and ship through the renderer's exact homographies."""
-    from vision.recognise import read_cells
+    """Read the frame's cells and ship through the renderer's exact homographies (the
+    board cells read empty weighed against the whole table, as vision.read does)."""
+    from vision.recognise import doubt_odd_light, match_cells
     from vision.ship import read_ship_in_frame
     from vision.tilemodel import learn_pack
 
@@ -191,9 +192,8 @@ def read_with_true_poses(
     display = AreaPose(DISPLAY, rendered.homographies[DISPLAY], (0, 1, 2, 3), 0.0, geo)
     crops = [cell_crop(rendered.image, display, geo.cell_centre(r, c), size, ppm)
              for r in range(4) for c in range(4)]
-    cells = read_cells(crops, model, light_groups=[DISPLAY] * len(crops))
-    grid = tuple(tuple(cells[4 * r + c] for c in range(4)) for r in range(4))
-    seats: dict[int, SeatRead] = {}
+    matches = match_cells(crops, model, light_groups=[DISPLAY] * len(crops))
+    slots: list[tuple[Any, int, int]] = [(DISPLAY, r, c) for r in range(4) for c in range(4)]
     for seat in scene.seats:
         layout = pack.catalogue.board(seat.side)
         sgeo = kit.SeatGeometry(seat.seat, layout.rows, layout.cols, tile_mm)
@@ -209,13 +209,20 @@ def read_with_true_poses(
         crops.append(cell_crop(rendered.image, pose, sgeo.storage_centre(),
                                storage_size_mm(sgeo, config.crops.crop_margin_mm), ppm))
         refs.append(None)
-        reads = dict(zip([*where, (STORAGE_ROW, 0)], read_cells(crops, model, refs), strict=True))
+        matches += match_cells(crops, model, refs)
+        slots += [(seat.seat, r, c) for r, c in [*where, (STORAGE_ROW, 0)]]
+    weighed = doubt_odd_light(matches, [slot[0] for slot in slots], config.cells)
+    reads = {slot: match.read for slot, match in zip(slots, weighed, strict=True)}
+    grid = tuple(tuple(reads[(DISPLAY, r, c)] for c in range(4)) for r in range(4))
+    seats: dict[int, SeatRead] = {}
+    for seat in scene.seats:
+        layout = pack.catalogue.board(seat.side)
         seat_grid = tuple(
-            tuple(reads.get((r, c)) if layout.playable((r, c)) else None
+            tuple(reads.get((seat.seat, r, c)) if layout.playable((r, c)) else None
                   for c in range(layout.cols))
             for r in range(layout.rows)
         )
-        seats[seat.seat] = SeatRead(seat_grid, reads[(STORAGE_ROW, 0)])
+        seats[seat.seat] = SeatRead(seat_grid, reads[(seat.seat, STORAGE_ROW, 0)])
     ship = read_ship_in_frame(rendered.image, display, pack, config)
     return TableRead(grid, ship, seats)
 
