@@ -355,7 +355,8 @@ class _Reference:
 # (model, side, picture's shape, a sample's hash, blur) -> (the picture, prepared)
 _ReferenceKey = tuple[int, int, tuple[int, ...], int, float]
 _REFERENCES: OrderedDict[_ReferenceKey, tuple[Image, _Reference]] = OrderedDict()
-_REFERENCES_KEPT = 128  # a table needs one for each board cell and crop size (some 16)
+_REFERENCES_KEPT = 128  # a table needs one for each board cell and crop size (some 16), and as
+# many blurred less for the second looks (_look_again)
 
 
 def _reference(
