@@ -503,6 +503,12 @@ class ShipConfig:
     again_min_score: float = 0.3
     lengths_again: int = 8
     length_ladder_step: float = 1.15
+    # Still no position: the fullest `positions_searched` windows passed over for an arm
+    # are searched at those lengths and every heading; the ship is there when the best
+    # match correlates at least this much and beats every other position by min_margin
+    # (ships beside a hand matched 0.81-0.87 on hard tables, arms and fingertips at most
+    # 0.56). Above 1, never.
+    armed_min_score: float = 0.65
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,9 @@ with the ship's picture laid on white with a margin of paper round it (sized fro
 not paper, turned along its long axis) by normalised cross-correlation. The position is named
 when the best match is good and clearly better than the best at any other position; if not,
 the best two are searched again at every length (a hand beside the ship spoils the size
-guess), and otherwise None (a hand over the lane, no ship).
+guess); still nothing, the windows passed over for an arm are searched at every length and
+heading, and a very good match there is the ship (beside the arm); otherwise None (a hand
+over the lane, no ship).
 """
 
 from __future__ import annotations
@@ -257,7 +259,7 @@ def locate_ship(
         area_px = fullness[p] * ppm * ppm
         length = math.sqrt(area_px / max(ship_share, 1e-3) * max(h, w) / min(h, w))
         lengths = [float(np.clip(length * f, shortest, longest)) for f in cfg.length_factors]
-        scores[p] = _best_match(windows[p], digest, key, lengths, ppm, cfg)
+        scores[p] = _best_match(windows[p], digest, key, lengths, ppm, cfg)[0]
     position = _decide(scores, cfg)
     if position is None and cfg.lengths_again > 0:
         # Something beside the ship (a hand, a shadow's edge) adds to what is not paper, so
@@ -268,8 +270,33 @@ def locate_ship(
         again = [int(p) for p in np.argsort(-scores)[: cfg.positions_again]
                  if scores[p] >= cfg.again_min_score]
         for p in again:
-            scores[p] = max(scores[p], _best_match(windows[p], digest, key, ladder, ppm, cfg))
+            scores[p] = max(scores[p], _best_match(windows[p], digest, key, ladder, ppm, cfg)[0])
         position = _decide(scores, cfg)
+    if position is None and cfg.armed_min_score <= 1.0:
+        # The ship beside an arm or a hand: its window was passed over as one an arm spreads
+        # over. Those windows are searched last, at every length and every heading (the
+        # arm's ink sets both the size guess and the long axis; every other step, then the
+        # steps either side of the best), and a match there must be far better than an
+        # arm's edge or a fingertip ever is.
+        armed = [int(p) for p in np.argsort(-fullness)
+                 if fullness[p] >= cfg.min_area_mm2 and spread[p] > cfg.max_area_mm2]
+        ladder = [min(shortest * cfg.length_ladder_step**i, longest)
+                  for i in range(cfg.lengths_again)]
+        step = cfg.angle_step_deg
+        every = [i * 2 * step for i in range(round(180 / step))]
+        armed_scores = np.zeros(kit.SHIP_POSITIONS)
+        for p in armed[: cfg.positions_searched]:
+            score, length, turn = _best_match(windows[p], digest, key, ladder, ppm, cfg, every)
+            near = [(turn - step) % 360.0, (turn + step) % 360.0]
+            armed_scores[p] = max(score, _best_match(windows[p], digest, key, [length], ppm,
+                                                     cfg, near)[0])
+        best = int(np.argmax(armed_scores))
+        rivals = np.maximum(scores, armed_scores)
+        rivals[best] = 0.0
+        if (armed_scores[best] >= cfg.armed_min_score
+                and armed_scores[best] - rivals.max() >= cfg.min_margin):
+            position = best
+        scores = np.maximum(scores, armed_scores)
     ranked = np.argsort(-scores)
     score, second = float(scores[ranked[0]]), float(scores[ranked[1]])
     return ShipSighting(position, score, second, tuple(float(s) for s in scores))
@@ -277,25 +304,29 @@ def locate_ship(
 
 def _best_match(
     window: tuple[Float, Float], digest: bytes, key: ShipKey, lengths: list[float],
-    ppm: float, cfg: ShipConfig,
-) -> float:
+    ppm: float, cfg: ShipConfig, turns: list[float] | None = None,
+) -> tuple[float, float, float]:
     """The best normalised cross-correlation of the ship's picture, at these lengths (px)
-    and turned along the long axis of what is not paper (either way, give or take), with
-    the window (its colour picture and how much each pixel is not paper)."""
+    and turned along the long axis of what is not paper (either way, give or take) or by
+    `turns` (degrees), with the window (its colour picture and how much each pixel is not
+    paper); and the length and the turn that gave it."""
     colour, ink = window
-    heading = _heading(ink)
     step = cfg.angle_step_deg
-    turns = sorted({(round((heading + half + d) / step) * step) % 360.0
-                    for half in (0.0, 180.0) for d in cfg.heading_tries_deg})
+    if turns is None:
+        heading = _heading(ink)
+        turns = sorted({(round((heading + half + d) / step) * step) % 360.0
+                        for half in (0.0, 180.0) for d in cfg.heading_tries_deg})
     around = max(1, round(cfg.paper_around_mm * ppm))
-    best = -1.0
+    best = (-1.0, 0.0, 0.0)
     for length in lengths:
         px = max(4, 2 * round(length / 2))  # even lengths: templates are reused
-        for tpl in (_template(digest, key, px, t, around) for t in turns):
+        for turn in turns:
+            tpl = _template(digest, key, px, turn, around)
             if tpl.shape[0] > colour.shape[0] or tpl.shape[1] > colour.shape[1]:
                 continue
-            res = cv2.matchTemplate(colour, tpl, cv2.TM_CCOEFF_NORMED)
-            best = max(best, float(res.max()))
+            score = float(cv2.matchTemplate(colour, tpl, cv2.TM_CCOEFF_NORMED).max())
+            if score > best[0]:
+                best = (score, length, turn)
     return best
 
 

@@ -163,3 +163,52 @@ def test_the_ship_beside_a_hand_between_tiles_over_the_lane_is_found(pack_ink: P
              (120, 150, 205), round(16 * PPM))
     sighting = locate_ship(camera(area, np.random.default_rng(6), gain=0.9), pack_ink.ship, geo)
     assert sighting.position == 9, sighting
+
+
+def hand_beside(area: NDArray[np.float32], geo: kit.DisplayGeometry, position: int,
+                along_mm: float) -> None:
+    """A hand lying in the lane `along_mm` along it from a position's centre (palm, fingers
+    towards the grid), its arm running out over the mat's edge."""
+    c = (area.shape[0] - 1) / 2
+    cx, cy = geo.ship_centre(position)
+    # Positions 0-3 and 8-11 run along x (table-kit.md: north and south sides).
+    along = np.array((1.0, 0.0) if (position // 4) % 2 == 0 else (0.0, 1.0))
+    out = np.sign(np.array((cx, cy)) * (1 - along))
+    palm = np.array((cx, cy)) + along * along_mm
+    skin = (120, 150, 205)
+    px = (round(c + palm[0] * PPM), round(c + palm[1] * PPM))
+    cv2.ellipse(area, px, (round(20 * PPM), round(20 * PPM)), 0, 0, 360, skin, -1)
+    end = palm + out * 200
+    cv2.line(area, px, (round(c + end[0] * PPM), round(c + end[1] * PPM)), skin,
+             round(34 * PPM))
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+@pytest.mark.parametrize(("position", "heading"), [(14, 10.0), (2, 260.0)])
+def test_the_ship_beside_a_hand_in_its_own_window_is_found(
+    style: str, position: int, heading: float, request: pytest.FixtureRequest
+) -> None:
+    """A hand in the lane right beside the ship fills the ship's window past what a ship
+    could: the window is searched last, at every length and heading, and the ship found;
+    with that last search off it is not seen."""
+    pack: Pack = request.getfixturevalue(f"pack_{style}")
+    geo = kit.DisplayGeometry(pack.tile_mm)
+    area = mat(geo)
+    put_ship(area, pack.ship, geo, position, heading, (0.0, 0.0))
+    hand_beside(area, geo, position, 30.0)
+    frame = camera(area, np.random.default_rng(7))
+    sighting = locate_ship(frame, pack.ship, geo)
+    assert sighting.position == position, sighting
+    off = ShipConfig(armed_min_score=1.1)
+    assert locate_ship(frame, pack.ship, geo, off).position is None
+
+
+def test_a_hand_alone_in_the_lane_is_not_the_ship_at_any_heading(pack_lagoon: Pack) -> None:
+    """The last search, at every length and heading, of windows a hand fills finds no ship
+    in a hand."""
+    geo = kit.DisplayGeometry(pack_lagoon.tile_mm)
+    area = mat(geo)
+    hand_beside(area, geo, 14, 10.0)
+    hand_beside(area, geo, 2, -20.0)
+    sighting = locate_ship(camera(area, np.random.default_rng(8)), pack_lagoon.ship, geo)
+    assert sighting.position is None, sighting
