@@ -1182,6 +1182,9 @@ def _verdict(
         return unknown("faint", evidence, rival)
     if evidence < min_evidence:
         return unknown("doubtful", evidence, rival)
+    if (share_hidden >= cfg.doubt_covered_share and fits.share < cfg.sure_fit_covered
+            and evidence < cfg.sure_evidence_covered):
+        return unknown("doubtful, partly covered", evidence, rival)
     confidence = min(evidence / cfg.full_evidence, max(fits.share / cfg.full_fit, 0.5), 1.0)
     confidence *= 1.0 - 0.5 * share_hidden
     read = CellRead(model.ids[best], model.rotations[best], round(float(max(confidence, 0.0)), 4))
