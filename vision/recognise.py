@@ -425,6 +425,13 @@ class _EmptyLook:
     hidden: Mask | None = None  # blocks left out as covered (blocks x blocks), if any
     light: tuple[float, float, float] | None = None  # board cells: seen colour over the board's
     fraction: tuple[float, float] = (0.0, 0.0)  # board cells: the best shift's sub-pixel part
+    detail: float = float("nan")  # board cells: what the smooth light alone leaves (rms)
+
+    @property
+    def explained(self) -> float:
+        """Board cells: the share of the square's detail (what the smooth light alone leaves)
+        the board picture explains."""
+        return 1.0 - (self.rms_all / max(self.detail, 1e-6)) ** 2
 
     def inner_fit(self, model: TileModel, picture: Float, keep: Mask | None = None) -> float:
         """What the empty look leaves unexplained of a picture (3, M) of the tile's inner
@@ -604,7 +611,7 @@ def _board_looks(
         coef[:, :, 3:], sq.basis_t)
     res = _squared_residual(obs, fitted)
     hidden = _hidden_many(res, n, cfg, fitted)
-    seen = (_light_residuals(obs, sq) / n / n).tolist()
+    seen = (_light_residuals(obs, sq) / n / n).tolist()  # per pixel, the channels summed
     keeps = _keeps(hidden, n, cfg)
     kept_res, kept_coef = _masked_boards(obs[list(keeps)], boards, list(keeps), sq,
                                          np.array(list(keeps.values())))
@@ -646,7 +653,7 @@ def _board_looks(
                                 (int(dx[i]), int(dy[i])), gains[i],
                                 hidden=hidden[i] if hidden[i].any() else None,
                                 light=(float(light[0]), float(light[1]), float(light[2])),
-                                fraction=fractions[i]))
+                                fraction=fractions[i], detail=float(np.sqrt(seen[i] / 3))))
     return looks
 
 
@@ -1543,6 +1550,8 @@ def _board_seen(look: _EmptyLook, cfg: CellConfig) -> bool:
     if ref is None or ref.pattern < cfg.empty_min_pattern**2:
         return True
     clean = look.rms_all <= cfg.empty_sure_rms
+    if look.gain < cfg.empty_board_doubt_gain and look.explained < cfg.empty_board_min_explained:
+        return False  # faint and explaining next to nothing: a flat arm, a washed-out tile
     return look.gain >= (cfg.empty_board_min_gain if clean else cfg.empty_board_doubt_gain)
 
 

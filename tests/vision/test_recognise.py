@@ -535,6 +535,24 @@ def test_an_arm_over_most_of_a_cell_is_not_named_a_plain_island(
     assert named.tile == "middle-bare"
 
 
+@pytest.mark.parametrize(("name", "seed"), [
+    ("ink-board-pale-arm-tile", None), ("random1021-board-glare-water", 1021)
+])
+def test_a_board_cell_wholly_under_something_flat_is_not_empty(
+    pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
+) -> None:
+    # Rendered hard tables' board cells (tests/vision/cells; seed 21): an island tile
+    # wholly under a pale arm (the ink pack), and a water tile washed out by a lamp's
+    # reflection (the random pack of seed 1021). Each leaves only noise, which the board's
+    # thin lines at an eighth of their contrast fit as well as anything: 2 grey levels.
+    pack = pack_ink if seed is None else load_pack(
+        write_art_pack(tmp_path / "pack", "random", seed=seed))
+    model = learn_pack(pack, PX_PER_MM)
+    crop, board = _cell(name), _cell(f"{name}-ref")
+    assert read_cell(crop, model, board).unknown
+    assert read_cell(crop, _with(model, empty_board_min_explained=0.0), board).empty
+
+
 @pytest.mark.parametrize(("name", "without"), [
     ("random1020-board-empty-between-pixels", {"empty_again_rms": 0.0}),
     ("random1020-board-empty-sharp", {"reference_sharp_blur_px": 1.0}),
