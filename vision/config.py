@@ -383,12 +383,12 @@ class CellConfig:
     empty_full_gain: float = 0.6
     empty_board_min_gain: float = 0.1
     empty_board_doubt_gain: float = 0.2
-    # A clean cell showing the board that faintly (below empty_board_doubt_gain) must have
+    # A cell showing the board that faintly (below empty_board_doubt_gain) must have
     # the board picture explain at least this share of its detail (what the smooth light
     # alone leaves): a flat pale arm's skin or a tile washed out by a lamp's glare, wholly
     # over the cell, shows a board's thin lines at 0.13-0.19 of their contrast by chance and
-    # leaves only noise, of which the board explains 5-6 % (empty board cells at most 7 %
-    # less often than 1 in 200, all of them grey with glare or dark in shadow). (Eleventh
+    # leaves only noise, of which the board explains 5-6 % (of empty board cells, 1 in 200
+    # under 10-15 %: those looked at grey with glare or dark in shadow). (Eleventh
     # session: 40 hard tables of seed 21, two covered cells and one wrong one unknown, 2
     # right ones too; hard tables of seeds 7-20 and 22-27: 21 visible empty cells unknown,
     # nothing wrong changed; lagoon hard seeds 7-9: none changed.)
