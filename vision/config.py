@@ -296,8 +296,9 @@ class CellConfig:
     # fit at least sure_fit_covered or beat its rivals by sure_evidence_covered: an arm over
     # nine tenths of a cell, of which the cover search finds a tenth, is fairly explained
     # by a plain tile (a skin-coloured island, evidence 0.60-0.74, fit 0.67-0.80). (Eleventh
-    # session; hard tables of seeds 7-20 and 22-27: covered cells answered wrongly 4 -> 0,
-    # 13 visible cells right -> unknown, 8 right covered cells unknown.)
+    # session; hard tables of seeds 7-20 and 22-27: covered cells answered wrongly 5 -> 1,
+    # unknown 1 251 -> 1 257, wrong unchanged; lagoon hard seeds 7-9 93 -> 94; seed 21's
+    # 100 hard tables: covered 15 -> 13, wrong 27 -> 26.)
     doubt_covered_share: float = 0.1
     sure_fit_covered: float = 0.82
     sure_evidence_covered: float = 0.8
