@@ -19,6 +19,14 @@ DISPLAY_GAP_MM = 4.0
 BOARD_GAP_MM = 2.0
 BOARD_MARKER_OFFSET_MM = 4.0
 STORAGE_OFFSET_MM = 10.0
+#: The display mat's only printing besides its markers: thin light-grey outlines.
+MAT_OUTLINE_MM = 0.3
+MAT_OUTLINE_GREY = 185
+#: The storage card (printed with the kit, laid under a seat's storage slot): white, this much
+#: wider than the slot each way, the slot's square outlined this thick in this grey.
+STORAGE_CARD_MARGIN_MM = 6.0
+STORAGE_OUTLINE_MM = 0.6
+STORAGE_OUTLINE_GREY = 150
 SEATS = (1, 2, 3, 4, 5)
 SHIP_POSITIONS = 16
 #: The camera (table-kit.md): height above the table, tilt off vertical, least resolution.

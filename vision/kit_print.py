@@ -35,9 +35,6 @@ A4_MM: tuple[float, float] = (210.0, 297.0)
 PRINT_DPI = 300
 #: What most printers cannot print near the paper's edge.
 PRINT_MARGIN_MM = 8.0
-#: Outlines of the cells and the ship lane: thin (≤ 0.5 mm, table-kit.md) and light grey.
-OUTLINE_MM = 0.3
-OUTLINE_GREY = 185
 SCALE_BAR_MM = 100.0
 SCALE_BAR_HEIGHT_MM = 2.5
 #: Space above the mat's active area for the title and the north arrow.
@@ -334,14 +331,14 @@ def mat_page(tile_mm: float = 45.0) -> Page:
     at = layout.to_page
     markers = [at(c) for c in geo.marker_centres().values()]
     boxes = _marker_boxes(markers)
-    clearance = kit.MARKER_MARGIN_MM + OUTLINE_MM / 2 + 0.2
+    clearance = kit.MARKER_MARGIN_MM + kit.MAT_OUTLINE_MM / 2 + 0.2
 
     def outline(cx: float, cy: float, half: float) -> None:
         corners = [at((cx - half, cy - half)), at((cx + half, cy - half)),
                    at((cx + half, cy + half)), at((cx - half, cy + half))]
         for i in range(4):
             for a, b in clip_axis_line(corners[i], corners[(i + 1) % 4], boxes, clearance):
-                page.line(a, b, OUTLINE_MM, OUTLINE_GREY)
+                page.line(a, b, kit.MAT_OUTLINE_MM, kit.MAT_OUTLINE_GREY)
 
     for r in range(4):
         for c in range(4):
@@ -492,6 +489,39 @@ def seat_page(seat: int, tile_mm: float = 45.0,
     return page
 
 
+# --- the storage cards ---------------------------------------------------------------------
+
+
+def storage_page(tile_mm: float = 45.0) -> Page:
+    """Five storage cards on A4 (one per seat), each the slot's square outlined on white
+    with kit.STORAGE_CARD_MARGIN_MM of white round it, and cut lines."""
+    geo = SeatGeometry(1, 4, 4, tile_mm)  # the slot is a pitch square whatever the board
+    slot = geo.pitch
+    card = slot + 2 * kit.STORAGE_CARD_MARGIN_MM
+    page = Page("storage-cards", A4_MM)
+    W = A4_MM[0]
+    m = PRINT_MARGIN_MM
+    page.text((W / 2, m + 8), "Maori table companion: storage cards", 5.5, "C", bold=True)
+    page.paragraph(
+        m + 12, m + 15, W - 2 * m - 24,
+        "Print at 100 %, cut along the dashed lines and lay one card under each player's "
+        f"storage slot, its {slot:g} mm square left of the board's bottom row where the marker "
+        "sheet shows. A tile kept in storage lies in the square; the white round it lets the "
+        "camera see an empty slot.", 3.0, 1.5)
+    gap_x, gap_y = 20.0, 14.0
+    left = W / 2 - card - gap_x / 2
+    top = m + 34
+    for k in range(len(kit.SEATS)):
+        x = left + (k % 2) * (card + gap_x)
+        y = top + (k // 2) * (card + gap_y)
+        page.outline(x, y, card, card, 0.25, 90, dash=CUT_DASH_MM)
+        inner = kit.STORAGE_CARD_MARGIN_MM
+        page.outline(x + inner, y + inner, slot, slot, kit.STORAGE_OUTLINE_MM,
+                     kit.STORAGE_OUTLINE_GREY)
+        page.text((x + card / 2, y + card + 5), "storage card", 2.6, "C", grey=90)
+    return page
+
+
 # --- the set-up guide ----------------------------------------------------------------------
 
 
@@ -519,7 +549,7 @@ def guide_page(tile_mm: float = 45.0) -> Page:
          "Cut out each seat's four markers along the dashed lines and stick them round that "
          "player's board as the sheet's diagram shows: each marker's 'away from the player' "
          "edge away from the player, within 3 mm of its place. Only the seats in play need "
-         "markers."),
+         "markers. Lay a storage card where each board's storage slot is."),
         ("Place the camera",
          f"Fix the camera {low / 1000:g} to {high / 1000:g} m above the table looking down "
          f"(at most {kit.CAMERA_TILT_MAX_DEG:g} degrees off vertical) so it sees the mat and every "
@@ -688,6 +718,10 @@ def kit_files() -> list[KitFile]:
                              f"seat {seat}'s four marker stickers, A4, print at 100 %"))
         files.append(KitFile(f"seat-{seat}-markers-{PRINT_DPI}dpi.png",
                              f"the same sheet as a {PRINT_DPI} dpi picture"))
+    files.append(KitFile("storage-cards-A4.pdf",
+                         "five storage cards, A4: one under each player's storage slot"))
+    files.append(KitFile(f"storage-cards-{PRINT_DPI}dpi.png",
+                         f"the same sheet as a {PRINT_DPI} dpi picture"))
     files.append(KitFile("README.txt", "this list"))
     return files
 
@@ -713,6 +747,9 @@ def _build(tile_mm: float) -> dict[str, bytes]:
         sheet = seat_page(seat, tile_mm, layouts)
         files[f"seat-{seat}-markers-A4.pdf"] = pdf_bytes([sheet])
         files[f"seat-{seat}-markers-{PRINT_DPI}dpi.png"] = png_bytes(render_png(sheet))
+    cards = storage_page(tile_mm)
+    files["storage-cards-A4.pdf"] = pdf_bytes([cards])
+    files[f"storage-cards-{PRINT_DPI}dpi.png"] = png_bytes(render_png(cards))
     files["setup-guide-A4.pdf"] = pdf_bytes([guide_page(tile_mm)])
     files["README.txt"] = _readme(tile_mm).encode()
     return files

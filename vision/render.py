@@ -956,14 +956,14 @@ def render_table(
             frame.outline(
                 h_display,
                 _square(*geo.cell_centre(r, c), tile_mm / 2),
-                cfg.OUTLINE_MM,
-                cfg.OUTLINE_GREY,
+                kit.MAT_OUTLINE_MM,
+                kit.MAT_OUTLINE_GREY,
             )
             tile = scene.display[r][c]
             if tile is not None:
                 tiles_to_draw.append((h_display, geo.cell_centre(r, c), tile))
     for half in (geo.lane_inner, geo.half_extent):
-        frame.outline(h_display, _square(0, 0, half), cfg.OUTLINE_MM, cfg.OUTLINE_GREY)
+        frame.outline(h_display, _square(0, 0, half), kit.MAT_OUTLINE_MM, kit.MAT_OUTLINE_GREY)
     for marker_id, centre in geo.marker_centres().items():
         marker_corners[marker_id] = _draw_sticker(
             frame, h_display, scene, marker_id, centre, module_px
@@ -994,9 +994,10 @@ def render_table(
             bh, bw = board.shape[:2]
             frame.paste(board, h_seat @ picture_to_mm(bw, bh, gw, gh))
         sx, sy = sgeo.storage_centre()
-        card = sgeo.pitch / 2 + cfg.STORAGE_CARD_MARGIN_MM
+        card = sgeo.pitch / 2 + kit.STORAGE_CARD_MARGIN_MM
         frame.fill(h_seat, _square(sx, sy, card), (240, 244, 245))
-        frame.outline(h_seat, _square(sx, sy, sgeo.pitch / 2), cfg.OUTLINE_MM * 2, 150, 240)
+        frame.outline(h_seat, _square(sx, sy, sgeo.pitch / 2), kit.STORAGE_OUTLINE_MM,
+                      kit.STORAGE_OUTLINE_GREY, 240)
         for marker_id, centre in sgeo.marker_centres().items():
             marker_corners[marker_id] = _draw_sticker(
                 frame, h_seat, scene, marker_id, centre, module_px

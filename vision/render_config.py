@@ -26,10 +26,6 @@ SEAT_NUDGE_DEG = 5.0
 STICKER_WHITE_MM = kit.MARKER_MARGIN_MM + 1.0
 #: Cardboard seen around a board's printed grid.
 BOARD_BORDER_MM = 3.0
-#: The card under the storage slot, beyond the slot's square, and its outline.
-STORAGE_CARD_MARGIN_MM = 6.0
-OUTLINE_MM = 0.3
-OUTLINE_GREY = 185
 #: Cardboard edge visible around a tile lying on the table.
 TILE_EDGE_MM = 0.5
 TILE_EDGE_BGR = (70, 85, 95)

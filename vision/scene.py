@@ -223,7 +223,7 @@ def seat_extent(layout: BoardLayout, tile_mm: float) -> tuple[float, float, floa
     hy = layout.rows * geo.pitch / 2 + kit.BOARD_MARKER_OFFSET_MM + kit.MARKER_MM
     hx += cfg.STICKER_WHITE_MM
     hy += cfg.STICKER_WHITE_MM
-    storage_x = geo.storage_centre()[0] - geo.pitch / 2 - cfg.STORAGE_CARD_MARGIN_MM
+    storage_x = geo.storage_centre()[0] - geo.pitch / 2 - kit.STORAGE_CARD_MARGIN_MM
     return (min(-hx, storage_x), hx, -hy, hy)
 
 

@@ -135,6 +135,7 @@ def _media_boxes(path: Path) -> list[tuple[float, float]]:
 def test_pdfs_are_one_page_on_the_right_paper(kit_dir: Path) -> None:
     expected = {"display-mat-A3.pdf": A3_PT, "setup-guide-A4.pdf": A4_PT}
     expected |= {f"seat-{s}-markers-A4.pdf": A4_PT for s in kit.SEATS}
+    expected["storage-cards-A4.pdf"] = A4_PT
     for name, size in expected.items():
         boxes = _media_boxes(kit_dir / name)
         assert len(boxes) == 1, name
@@ -158,6 +159,26 @@ def test_seat_sheets_carry_their_four_upright_markers(kit_dir: Path) -> None:
             ring = image[y0 - m:y1 + m, x0 - m:x1 + m].copy()
             ring[m - 2:-m + 2, m - 2:-m + 2] = 255
             assert ring.min() == 255, f"marker {marker_id} lacks its white surround"
+
+
+def test_storage_cards_outline_the_slot_with_white_round_it(kit_dir: Path) -> None:
+    # One card per seat: the storage slot's square (board pitch) outlined, then white
+    # paper for kit.STORAGE_CARD_MARGIN_MM before the cut line.
+    image = cv2.imread(str(kit_dir / f"storage-cards-{PRINT_DPI}dpi.png"), 0)
+    assert image is not None
+    contours, _ = cv2.findContours((image < 200).astype(np.uint8), cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_SIMPLE)
+    pitch = kit.SeatGeometry(1).pitch
+    boxes = [cv2.boundingRect(c) for c in contours]
+    squares = [b for b in boxes if min(b[2], b[3]) > 30 * PX_PER_MM]
+    assert len(squares) == len(kit.SEATS)
+    margin = round((kit.STORAGE_CARD_MARGIN_MM - 1.0) * PX_PER_MM)
+    for x, y, w, h in squares:
+        assert w / PX_PER_MM == pytest.approx(pitch + kit.STORAGE_OUTLINE_MM, abs=0.3)
+        assert h / PX_PER_MM == pytest.approx(pitch + kit.STORAGE_OUTLINE_MM, abs=0.3)
+        ring = image[y - margin:y + h + margin, x - margin:x + w + margin].copy()
+        ring[margin:-margin, margin:-margin] = 255
+        assert ring.min() == 255, "the card's margin is not blank"
 
 
 def test_readme_lists_every_file(kit_dir: Path) -> None:
