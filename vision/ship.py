@@ -261,18 +261,19 @@ def locate_ship(
         lengths = [float(np.clip(length * f, shortest, longest)) for f in cfg.length_factors]
         scores[p] = _best_match(windows[p], digest, key, lengths, ppm, cfg)[0]
     position = _decide(scores, cfg)
-    if position is None and cfg.lengths_again > 0:
+    # Every length from the shortest to the longest, for the searches below.
+    ladder = [min(shortest * cfg.length_ladder_step**i, longest)
+              for i in range(cfg.lengths_again)]
+    if position is None and ladder:
         # Something beside the ship (a hand, a shadow's edge) adds to what is not paper, so
         # the size guessed from it is too large: the best few are searched again at every
-        # length from the shortest to the longest.
-        ladder = [min(shortest * cfg.length_ladder_step**i, longest)
-                  for i in range(cfg.lengths_again)]
+        # length.
         again = [int(p) for p in np.argsort(-scores)[: cfg.positions_again]
                  if scores[p] >= cfg.again_min_score]
         for p in again:
             scores[p] = max(scores[p], _best_match(windows[p], digest, key, ladder, ppm, cfg)[0])
         position = _decide(scores, cfg)
-    if position is None and cfg.armed_min_score <= 1.0:
+    if position is None and ladder and cfg.armed_min_score <= 1.0:
         # The ship beside an arm or a hand: its window was passed over as one an arm spreads
         # over. Those windows are searched last, at every length and every heading (the
         # arm's ink sets both the size guess and the long axis; every other step, then the
@@ -280,8 +281,6 @@ def locate_ship(
         # arm's edge or a fingertip ever is.
         armed = [int(p) for p in np.argsort(-fullness)
                  if fullness[p] >= cfg.min_area_mm2 and spread[p] > cfg.max_area_mm2]
-        ladder = [min(shortest * cfg.length_ladder_step**i, longest)
-                  for i in range(cfg.lengths_again)]
         step = cfg.angle_step_deg
         every = [i * 2 * step for i in range(round(180 / step))]
         armed_scores = np.zeros(kit.SHIP_POSITIONS)
