@@ -430,7 +430,13 @@ class CellConfig:
     # camera that clips the mat's paper itself leaves empty display cells unknown; the mat
     # should not be exposed to white.) The storage card, read alone, is in glare when its
     # square is this white on the whole (tenth session: seed 27's hard tables, never looked
-    # at before, had a tile under a reflection read empty there in both packs).
+    # at before, had a tile under a reflection read empty there in both packs). And a plain
+    # cell of a group whose own paper is this white is in glare, whatever its group's paper
+    # (eleventh session: seed 21's table 59, a reflection over the whole display, left two
+    # tiles whose rims measured 250-252 read empty, their own whitest blocks 244-249; empty
+    # display cells of the hard tables of seeds 7-27 have paper of at most 228, so none of
+    # them changed. At glare_max_paper instead, a bright exposure's paper of 245-249 would
+    # leave every empty display cell unknown.)
     glare_clip: float = 250.0
     # The board picture is compared at every shift up to this many pixels (at tile_px) each
     # way: a seat's pose may put its crops a millimetre or two off the printed cells.

@@ -1576,7 +1576,10 @@ def _in_glare(
         # white to clipping, a tile in a lamp's reflection looks like paper.
         whiter = (cfg.glare_clip if paper >= cfg.glare_max_paper
                   else paper + cfg.glare_washout * (255.0 - paper))
-        out.extend(i for i in idx if looks[i].whitest >= whiter)
+        # A cell whose own paper is white to clipping sits in a lamp's reflection: a tile
+        # there is washed to that paper's white, whatever the rest of the display shows.
+        out.extend(i for i in idx
+                   if looks[i].whitest >= whiter or looks[i].paper >= cfg.glare_clip)
     return out
 
 

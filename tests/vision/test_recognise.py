@@ -393,6 +393,19 @@ def test_tiles_washed_to_white_where_the_paper_is_near_white_are_unknown(
     assert all(read.empty for read in before[13:])
 
 
+def test_a_display_cell_whose_own_paper_is_white_to_clipping_is_unknown(
+    models: dict[str, tuple[Pack, TileModel]]
+) -> None:
+    # A rendered hard table's display cell (tests/vision/cells; seed 21's table 59, the ink
+    # pack): a water tile under a lamp's reflection over the whole display, washed to the
+    # white of the paper round it (250) with no block quite clipped (244).
+    _pack, model = models["ink"]
+    crop = _cell("ink-display-reflection-water")
+    assert read_cells([crop], model, light_groups=["display"])[0].unknown
+    without = _with(model, glare_clip=256.0)
+    assert read_cells([crop], without, light_groups=["display"])[0].empty
+
+
 @pytest.mark.parametrize("washout", [0.2, 0.5])
 def test_a_pale_arm_over_a_whole_display_cell_in_lamp_light_is_unknown_not_empty(
     models: dict[str, tuple[Pack, TileModel]], washout: float
