@@ -506,11 +506,12 @@ def storage_page(tile_mm: float = 45.0) -> Page:
         m + 12, m + 15, W - 2 * m - 24,
         "Print at 100 %, cut along the dashed lines and lay one card under each player's "
         f"storage slot, its {slot:g} mm square left of the board's bottom row where the marker "
-        "sheet shows. A tile kept in storage lies in the square; the white round it lets the "
-        "camera see an empty slot.", 3.0, 1.5)
+        "sheet shows, before the south-west marker: that sticker's corner covers the card's "
+        "corner nearest the board. A tile kept in storage lies in the square; the white round "
+        "it lets the camera see an empty slot.", 3.0, 1.5)
     gap_x, gap_y = 20.0, 14.0
     left = W / 2 - card - gap_x / 2
-    top = m + 34
+    top = m + 38
     for k in range(len(kit.SEATS)):
         x = left + (k % 2) * (card + gap_x)
         y = top + (k // 2) * (card + gap_y)
