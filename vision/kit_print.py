@@ -538,7 +538,7 @@ def guide_page(tile_mm: float = 45.0) -> Page:
     steps = [
         ("Print at 100 %",
          "Print every PDF at actual size (100 %, no 'fit to page'): the display mat on A3, the "
-         "marker sheets and this guide on A4."),
+         "marker sheets, the storage cards and this guide on A4."),
         ("Check the scale bar",
          f"Measure the black bar below (and the one on the mat) with a ruler: it must be "
          f"{SCALE_BAR_MM:g} mm long. If it is not, fix the printer settings and print again."),
