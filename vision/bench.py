@@ -180,7 +180,8 @@ def read_with_true_poses(
 ) -> TableRead:
     """Read the frame's cells and ship through the renderer's exact homographies (the
     board cells read empty weighed against the whole table, as vision.read does)."""
-    from vision.recognise import doubt_odd_light, match_cells
+    from vision.read import table_reads
+    from vision.recognise import match_cells
     from vision.ship import read_ship_in_frame
     from vision.tilemodel import learn_pack
 
@@ -211,8 +212,7 @@ def read_with_true_poses(
         refs.append(None)
         matches += match_cells(crops, model, refs)
         slots += [(seat.seat, r, c) for r, c in [*where, (STORAGE_ROW, 0)]]
-    weighed = doubt_odd_light(matches, [slot[0] for slot in slots], config.cells)
-    reads = {slot: match.read for slot, match in zip(slots, weighed, strict=True)}
+    reads = dict(zip(slots, table_reads(matches, slots, config.cells), strict=True))
     grid = tuple(tuple(reads[(DISPLAY, r, c)] for c in range(4)) for r in range(4))
     seats: dict[int, SeatRead] = {}
     for seat in scene.seats:

@@ -53,12 +53,12 @@ from vision.areas import (
     tile_crop_mm,
 )
 from vision.cellpool import Part, cell_workers, deal_out, read_part
-from vision.config import VisionConfig
+from vision.config import CellConfig, VisionConfig
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
 from vision.recognise import CellMatch, doubt_odd_light
 from vision.ship import read_ship_in_frame
-from vision.tilemodel import TileModel, learn_pack
+from vision.tilemodel import learn_pack
 
 Image = NDArray[np.uint8]
 
@@ -393,7 +393,7 @@ def _cut_and_read(
         crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
         cutting = time.perf_counter() - start
         matches = read_part(model, (crops, refs, _light_groups(slots)))
-        return slots, _table_reads(matches, slots, model), hidden, cutting, 0.0
+        return slots, table_reads(matches, slots, model.config), hidden, cutting, 0.0
     seats = [area for area in areas if area != DISPLAY]
     crops, refs, slots, hidden = _crops(colour, view, pack, side, config, seats)
     cutting = time.perf_counter() - start
@@ -427,12 +427,15 @@ def _cut_and_read(
                               lambda part: read_part(model, part))
     out_slots = mine + [slots[i] for idx in parts[1:] for i in idx]
     matches = [match for got in part_reads for match in got]
-    return out_slots, _table_reads(matches, out_slots, model), hidden, cutting, workers.waited
+    return out_slots, table_reads(matches, out_slots, model.config), hidden, cutting, workers.waited
 
 
-def _table_reads(matches: list[CellMatch], slots: list[Slot], model: TileModel) -> list[CellRead]:
-    """The cells' reads once weighed against the whole table's (doubt_odd_light)."""
-    weighed = doubt_odd_light(matches, [slot[0] for slot in slots], model.config)
+def table_reads(
+    matches: Sequence[CellMatch], slots: Sequence[Slot], config: CellConfig
+) -> list[CellRead]:
+    """A whole table's cell reads from their matches (one per slot: (area, row, col)), once
+    the board cells read empty are weighed against the table's (doubt_odd_light)."""
+    weighed = doubt_odd_light(matches, [slot[0] for slot in slots], config)
     return [match.read for match in weighed]
 
 
