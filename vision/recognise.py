@@ -1054,6 +1054,17 @@ def _worst_blocks(xs: Float, fits: Sequence[_Fits], model: TileModel, share: flo
     return out.reshape(blocks.shape)
 
 
+def _refit_candidates(fits: _Fits, first: int, count: int) -> NDArray[np.intp]:
+    """The `count` candidates of a square's fits fitting it best, for a refit without some of
+    its blocks; the candidate that placed the tile always among them (a plain tile under a
+    cover fits worse than busier pictures while the cover is in the fit)."""
+    best: NDArray[np.intp] = fits.ks[np.argsort(fits.rss)[:count]]
+    if first in best or first not in fits.ks:
+        return best
+    out: NDArray[np.intp] = np.append(best[: count - 1], first)
+    return out
+
+
 def _decide(
     model: TileModel, patches: Sequence[Float], firsts: Sequence[int], orders: NDArray[np.intp]
 ) -> list[_Verdict]:
@@ -1076,8 +1087,8 @@ def _decide(
     poor = [i for i, f in enumerate(fits) if f.share < cfg.min_fit]
     if poor and cfg.cover_trim > 0:
         trims = _worst_blocks(xs[poor], [fits[i] for i in poor], model, cfg.cover_trim)
-        refits = _fitted(model, [fits[i].ks[np.argsort(fits[i].rss)[: cfg.refit]]
-                                 for i in poor], xs[poor], list(trims))
+        refits = _fitted(model, [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in poor],
+                         xs[poor], list(trims))
         for i, f, trim in zip(poor, refits, trims, strict=True):
             fits[i], left_out[i] = f, trim
     # Covered blocks: far more left unexplained than the typical block. The fit is redone
@@ -1099,7 +1110,7 @@ def _decide(
                 continue
             left_out[i] = now
             again.append(i)
-        refitted = _fitted(model, [fits[i].ks[np.argsort(fits[i].rss)[: cfg.refit]] for i in again],
+        refitted = _fitted(model, [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in again],
                            xs[again], [left_out[i] for i in again])
         for i, f in zip(again, refitted, strict=True):
             fits[i] = f
