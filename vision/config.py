@@ -394,6 +394,19 @@ class CellConfig:
     # right ones too; hard tables of seeds 7-20 and 22-27: 21 visible empty cells unknown,
     # nothing wrong changed; lagoon hard seeds 7-9: none changed.)
     empty_board_min_explained: float = 0.1
+    # A board cell read empty (not beyond doubt) must show its board picture along the
+    # tile's edge (a band from empty_rim_inside_mm inside to empty_rim_outside_mm outside
+    # it, searched empty_rim_search_mm across) on at least one side of the cell, where the
+    # picture has some detail there (empty_rim_min_detail grey levels): the picture must
+    # explain empty_rim_min_explained of what that side shows. A plain tile of the board's
+    # own colour under a player ship, or a pale arm or a lamp's reflection over a tile,
+    # leaves the square inside as plain as the board's; the board's print at the edge is
+    # under it.
+    empty_rim_inside_mm: float = 3.0
+    empty_rim_outside_mm: float = 4.0
+    empty_rim_search_mm: float = 1.5
+    empty_rim_min_detail: float = 5.0
+    empty_rim_min_explained: float = 0.08
     # A plain cell of a light group (the display's) must be at least this bright against the
     # paper seen around the tile's place (that rim's paper_quantile brightness): a pale plain
     # tile in a lamp's glare reached 0.87 of it and an arm over the cell 0.89 (a hand's

@@ -1276,6 +1276,8 @@ class _Pending:
     scale: float  # fine-crop px per mm
     offsets: NDArray[np.float64]
     look: _EmptyLook
+    crop: Image  # the crop as cut (model.px_per_mm)
+    board: Image | None  # its empty board picture, if a board cell
 
 
 @dataclass(frozen=True, slots=True)
@@ -1482,7 +1484,10 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
         if c in covered:
             out.append(_settle_covered(verdict, job.look, square(c), model))
         elif c in empty_rss:
-            out.append(_settle(verdict, job.look, empty_rss[c], apart.get(c), model))
+            settled = _settle(verdict, job.look, empty_rss[c], apart.get(c), model)
+            if settled.read.empty and not _rim_seen(job.crop, job.board, model):
+                settled = replace(settled, read=UNKNOWN, reason="board unseen at the edge")
+            out.append(settled)
         else:
             out.append(replace(verdict.match, empty_rms=job.look.rms))
     return out
@@ -1564,6 +1569,64 @@ def _board_seen(look: _EmptyLook, cfg: CellConfig) -> bool:
     if look.gain < cfg.empty_board_doubt_gain and look.explained < cfg.empty_board_min_explained:
         return False  # faint and explaining next to nothing: a flat arm, a washed-out tile
     return look.gain >= (cfg.empty_board_min_gain if clean else cfg.empty_board_doubt_gain)
+
+
+def _rim_explained(crop: Image, board: Image | None, model: TileModel) -> float | None:
+    """Board cells: how much of a band across the tile's edge the board picture (`board`,
+    cut like the crop) explains, on the side of the cell that shows it best (under its own
+    light per channel: a gain and an offset); None when the picture shows too little there
+    on every side to tell. At the crop's own scale: a board's thin print is lost at the
+    working scale's.
+
+    The empty look judges the square inside the tile's place, where a board may be as
+    plain as a plain tile lying on it; a tile hides what the board prints at its edge (a
+    tile a few mm off leaves some of it on one side, with the tile's own edge beside it).
+    An empty cell shows it on every side but where a hand or a neighbour's tile lies."""
+    if board is None:
+        return None
+    cfg = model.config
+    side = crop.shape[0]
+    per_mm = model.px_per_mm
+    centre = (side - 1) / 2
+    half = model.tile_mm / 2
+    near = max(round(centre - (half + cfg.empty_rim_outside_mm) * per_mm), 0)
+    far = round(centre - (half - cfg.empty_rim_inside_mm) * per_mm)
+    reach = round(cfg.empty_rim_search_mm * per_mm)
+    bands = [  # rows and columns of each side's band (clear of the corners), and the axis
+        ((near, far), (far, side - far), 0),  # across the edge
+        ((side - far, side - near), (far, side - far), 0),
+        ((far, side - far), (near, far), 1),
+        ((far, side - far), (side - far, side - near), 1),
+    ]
+    seen = crop.astype(np.float32)
+    picture = board.astype(np.float32)
+    best: float | None = None
+    for (r0, r1), (c0, c1), across in bands:
+        strip = picture[r0:r1, c0:c1].reshape(-1, 3)
+        strip = strip - strip.mean(axis=0)
+        detail = np.einsum("pc,pc->c", strip, strip)
+        if float(detail.sum()) < cfg.empty_rim_min_detail**2 * len(strip):
+            continue
+        for d in range(-reach, reach + 1):
+            top, left = r0 + (d if across == 0 else 0), c0 + (d if across == 1 else 0)
+            if top < 0 or left < 0 or top + r1 - r0 > side or left + c1 - c0 > side:
+                continue
+            obs = seen[top : top + r1 - r0, left : left + c1 - c0].reshape(-1, 3)
+            obs = obs - obs.mean(axis=0)
+            total = float(np.einsum("pc,pc->", obs, obs))
+            cross = np.einsum("pc,pc->c", strip, obs)
+            # Each channel's share the picture explains, at a gain that keeps its sign.
+            shown = float((np.maximum(cross, 0.0) ** 2 / np.maximum(detail, 1e-6)).sum())
+            share = shown / max(total, 1e-6)
+            best = share if best is None else max(best, share)
+    return best
+
+
+def _rim_seen(crop: Image, board: Image | None, model: TileModel) -> bool:
+    """False when a board cell's picture along the tile's edge (_rim_explained) is seen on
+    no side of the cell: something lies over all of it (a tile, an arm, a lamp's glare)."""
+    explained = _rim_explained(crop, board, model)
+    return explained is None or explained >= model.config.empty_rim_min_explained
 
 
 def _in_glare(
@@ -1648,7 +1711,8 @@ def match_cells(
         # One product for every window of every crop of this size.
         scores = (flat.reshape(-1, flat.shape[2]) @ model.coarse.T).reshape(*flat.shape[:2], -1)
         for i, score in zip(idx, scores, strict=True):
-            job = _Pending(fines[i], fines[i].shape[0] / crop_mm, offsets, looks[i])
+            job = _Pending(fines[i], fines[i].shape[0] / crop_mm, offsets, looks[i], crops[i],
+                           refs[i])
             pending[i] = (job, score)
     if pending:
         order = sorted(pending)
