@@ -1592,33 +1592,38 @@ def _rim_explained(crop: Image, board: Image | None, model: TileModel) -> float 
     near = max(round(centre - (half + cfg.empty_rim_outside_mm) * per_mm), 0)
     far = round(centre - (half - cfg.empty_rim_inside_mm) * per_mm)
     reach = round(cfg.empty_rim_search_mm * per_mm)
-    bands = [  # rows and columns of each side's band (clear of the corners), and the axis
-        ((near, far), (far, side - far), 0),  # across the edge
+    # Each side's band: its rows, its columns (clear of the corners), the axis across it.
+    bands = [
+        ((near, far), (far, side - far), 0),
         ((side - far, side - near), (far, side - far), 0),
         ((far, side - far), (near, far), 1),
         ((far, side - far), (side - far, side - near), 1),
     ]
-    seen = crop.astype(np.float32)
-    picture = board.astype(np.float32)
+    # Channels first: numpy sums along a short last axis slowly.
+    seen = np.ascontiguousarray(crop.transpose(2, 0, 1), np.float32)
+    picture = np.ascontiguousarray(board.transpose(2, 0, 1), np.float32)
     best: float | None = None
     for (r0, r1), (c0, c1), across in bands:
-        strip = picture[r0:r1, c0:c1].reshape(-1, 3)
-        strip = strip - strip.mean(axis=0)
-        detail = np.einsum("pc,pc->c", strip, strip)
-        if float(detail.sum()) < cfg.empty_rim_min_detail**2 * len(strip):
+        strip = picture[:, r0:r1, c0:c1].reshape(3, -1)
+        strip = strip - strip.mean(axis=1, keepdims=True)
+        detail = np.einsum("cp,cp->c", strip, strip)
+        if float(detail.sum()) < cfg.empty_rim_min_detail**2 * strip.shape[1]:
             continue
-        for d in range(-reach, reach + 1):
-            top, left = r0 + (d if across == 0 else 0), c0 + (d if across == 1 else 0)
-            if top < 0 or left < 0 or top + r1 - r0 > side or left + c1 - c0 > side:
-                continue
-            obs = seen[top : top + r1 - r0, left : left + c1 - c0].reshape(-1, 3)
-            obs = obs - obs.mean(axis=0)
-            total = float(np.einsum("pc,pc->", obs, obs))
-            cross = np.einsum("pc,pc->c", strip, obs)
-            # Each channel's share the picture explains, at a gain that keeps its sign.
-            shown = float((np.maximum(cross, 0.0) ** 2 / np.maximum(detail, 1e-6)).sum())
-            share = shown / max(total, 1e-6)
-            best = share if best is None else max(best, share)
+        # The band at every shift across the edge (within the crop), all at once.
+        lo, hi = (r0, r1) if across == 0 else (c0, c1)
+        start, stop = max(lo - reach, 0), min(hi + reach, side)
+        region = seen[:, start:stop, c0:c1] if across == 0 else seen[:, r0:r1, start:stop]
+        windows = np.lib.stride_tricks.sliding_window_view(region, hi - lo, axis=1 + across)
+        # (3, .., shifts, .., band's width) -> (shifts, 3, rows, columns) as the strip's.
+        obs = np.moveaxis(windows, (1 + across, 3), (0, 2 + across))
+        obs = np.ascontiguousarray(obs).reshape(len(obs), 3, -1)
+        obs = obs - obs.mean(axis=2, keepdims=True)
+        total = np.einsum("scp,scp->s", obs, obs)
+        cross = np.einsum("cp,scp->sc", strip, obs)
+        # Each channel's share the picture explains, at a gain that keeps its sign.
+        shown = (np.maximum(cross, 0.0) ** 2 / np.maximum(detail, 1e-6)).sum(axis=1)
+        share = float((shown / np.maximum(total, 1e-6)).max())
+        best = share if best is None else max(best, share)
     return best
 
 
