@@ -1056,10 +1056,11 @@ def _worst_blocks(xs: Float, fits: Sequence[_Fits], model: TileModel, share: flo
 
 def _refit_candidates(fits: _Fits, first: int, count: int) -> NDArray[np.intp]:
     """The `count` candidates of a square's fits fitting it best, for a refit without some of
-    its blocks; the candidate that placed the tile always among them (a plain tile under a
-    cover fits worse than busier pictures while the cover is in the fit)."""
+    its blocks; the candidate that placed the tile (_decide fits it from the first) always
+    among them: a plain tile under a cover fits worse than busier pictures while the cover
+    is in the fit."""
     best: NDArray[np.intp] = fits.ks[np.argsort(fits.rss)[:count]]
-    if first in best or first not in fits.ks:
+    if first in best:
         return best
     out: NDArray[np.intp] = np.append(best[: count - 1], first)
     return out
