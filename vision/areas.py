@@ -1271,6 +1271,22 @@ def crop_visible(
     )
 
 
+def crop_in_picture(
+    image_shape: Sequence[int], pose: AreaPose, centre_mm: tuple[float, float], size_mm: float,
+    px_per_mm: float = PX_PER_MM,
+) -> NDArray[np.bool_]:
+    """Which pixels of `cell_crop`'s square come from inside the frame (n, n): the rest
+    repeat the frame's edge."""
+    n = max(4, round(size_mm * px_per_mm))
+    m = pose.homography @ crop_matrix(centre_mm, size_mm, px_per_mm)
+    v, u = np.mgrid[0:n, 0:n].astype(np.float64)
+    p = np.tensordot(m, np.stack([u, v, np.ones_like(u)]), axes=1)
+    x, y = p[0] / p[2], p[1] / p[2]
+    height, width = image_shape[:2]
+    inside = (p[2] > 0) & (x >= -0.5) & (x <= width - 0.5) & (y >= -0.5) & (y <= height - 0.5)
+    return np.asarray(inside, bool)
+
+
 def predicted_markers(
     pose: AreaPose, ids: Iterable[int] | None = None
 ) -> dict[int, NDArray[np.float64]]:

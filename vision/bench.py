@@ -28,7 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,14 @@ from vision.areas import AreaPose, cell_crop, picture_crop, storage_size_mm, til
 from vision.config import VisionConfig
 from vision.pack import Pack, load_pack
 from vision.render import CameraSpec, Effects, Rendered, random_camera, render_table
-from vision.scene import DISPLAY, STORAGE_ROW, CellKey, TableScene, random_scene
+from vision.scene import (
+    DISPLAY,
+    STORAGE_ROW,
+    CellKey,
+    TableScene,
+    hand_over_storage,
+    random_scene,
+)
 
 #: Difficulties benchmarked: (name, effects, the camera's largest tilt off vertical).
 DIFFICULTIES: tuple[tuple[str, Callable[[], Effects], float], ...] = (
@@ -70,6 +77,11 @@ class Tally:
     ship_right: int = 0
     ship_missed: int = 0
     ship_wrong: int = 0
+    storage_seen: int = 0  # storage slots (counted in the cells too)
+    storage_abstained: int = 0
+    storage_wrong: int = 0
+    storage_covered: int = 0
+    storage_covered_wrong: int = 0
     read_ms: list[float] = field(default_factory=list)  # each frame's fastest
     first_read_ms: list[float] = field(default_factory=list)  # each frame's first
     decode_ms: list[float] = field(default_factory=list)
@@ -94,6 +106,9 @@ class Tally:
                 f"  ship right         {self.ship_right} / {self.ship_scenes} "
                 f"({pct(self.ship_right, self.ship_scenes)}), not seen {self.ship_missed}, "
                 f"wrong {self.ship_wrong}",
+                f"  storage slots      {self.storage_seen} seen: abstained "
+                f"{self.storage_abstained}, wrong {self.storage_wrong}; "
+                f"{self.storage_covered} covered: wrong {self.storage_covered_wrong}",
                 f"  read (median)      {read:.0f} ms; JPEG decode {decode:.1f} ms; "
                 f"ratio {read / decode:.1f}x (a fresh frame's first read {first:.0f} ms)",
             ]
@@ -134,18 +149,24 @@ def score_read(
             continue
         cell = got.get(key)
         answer = cell if cell is not None else CellRead()
+        storage = key[1] == STORAGE_ROW
         if key in rendered.covered:
             tally.covered += 1
+            tally.storage_covered += storage
             if not answer.unknown and not same_answer(answer, truth, catalogue):
                 tally.covered_wrong += 1
+                tally.storage_covered_wrong += storage
                 tally.examples.append(f"covered {key}: {truth.to_json()} read {answer.to_json()}")
             continue
         tally.visible += 1
+        tally.storage_seen += storage
         if answer.unknown:
             tally.abstained += 1
+            tally.storage_abstained += storage
             perfect = False
         elif not same_answer(answer, truth, catalogue):
             tally.wrong += 1
+            tally.storage_wrong += storage
             perfect = False
             tally.examples.append(f"wrong {key}: {truth.to_json()} read {answer.to_json()}")
     if scene.ship is not None and not rendered.ship_covered:
@@ -179,8 +200,9 @@ def read_with_true_poses(
     rendered: Rendered, scene: TableScene, pack: Pack, config: VisionConfig
 ) -> TableRead:
     """Read the frame's cells and ship through the renderer's exact homographies (the
-    board cells read empty weighed against the whole table, as vision.read does)."""
-    from vision.read import table_reads
+    board cells read empty weighed against the whole table and the storage slots against
+    the table round them, as vision.read does)."""
+    from vision.read import storage_against_table, table_reads
     from vision.recognise import match_cells
     from vision.ship import read_ship_in_frame
     from vision.tilemodel import learn_pack
@@ -195,10 +217,12 @@ def read_with_true_poses(
              for r in range(4) for c in range(4)]
     matches = match_cells(crops, model, light_groups=[DISPLAY] * len(crops))
     slots: list[tuple[Any, int, int]] = [(DISPLAY, r, c) for r in range(4) for c in range(4)]
+    poses: dict[int, AreaPose] = {}
     for seat in scene.seats:
         layout = pack.catalogue.board(seat.side)
         sgeo = kit.SeatGeometry(seat.seat, layout.rows, layout.cols, tile_mm)
         pose = AreaPose(seat.seat, rendered.homographies[seat.seat], (), 0.0, sgeo)
+        poses[seat.seat] = pose
         board = pack.boards[seat.side]
         extent = (layout.cols * sgeo.pitch, layout.rows * sgeo.pitch)
         where = list(layout.playable_cells)
@@ -213,6 +237,10 @@ def read_with_true_poses(
         matches += match_cells(crops, model, refs)
         slots += [(seat.seat, r, c) for r, c in [*where, (STORAGE_ROW, 0)]]
     reads = dict(zip(slots, table_reads(matches, slots, config.cells), strict=True))
+    if scene.seats:
+        reads.update(storage_against_table(rendered.image, poses, reads,
+                                           pack.catalogue.board(scene.seats[0].side), tile_mm,
+                                           config))
     grid = tuple(tuple(reads[(DISPLAY, r, c)] for c in range(4)) for r in range(4))
     seats: dict[int, SeatRead] = {}
     for seat in scene.seats:
@@ -246,8 +274,13 @@ def bench_pack(
     seats: int = 5,
     difficulties: tuple[str, ...] = ("easy", "hard"),
     progress: Callable[[str], None] | None = None,
+    storage_cards: bool = True,
+    storage_hands: bool = False,
 ) -> dict[str, Tally]:
-    """Render and read `scenes` scenes of each difficulty with one pack."""
+    """Render and read `scenes` scenes of each difficulty with one pack (without
+    `storage_cards`, the storage slots lie on the bare table; with `storage_hands`, one more
+    hand lies over one seat's slot, placed by its own random numbers: the same scenes
+    otherwise)."""
     from vision.read import read_table
 
     config = config or VisionConfig()
@@ -256,9 +289,14 @@ def bench_pack(
         if name not in difficulties:
             continue
         rng = np.random.default_rng([seed, len(name)])
+        hands = np.random.default_rng([seed, len(name), 77])
         tally = tallies.setdefault(name, Tally())
         for i in range(scenes):
             scene = random_scene(pack.catalogue, rng, seats, "front", name)  # type: ignore[arg-type]
+            if not storage_cards:
+                scene = replace(scene, storage_cards=False)
+            if storage_hands:
+                scene = hand_over_storage(scene, pack.catalogue, hands)
             spec: CameraSpec = random_camera(rng, scene, pack, max_tilt_deg=tilt)
             rendered = render_table(scene, pack, spec, effects(), rng)
             tally.decode_ms.append(decode_ms(rendered.image))
@@ -288,15 +326,20 @@ def run_bench(
     true_poses: bool = False,
     config: VisionConfig | None = None,
     progress: Callable[[str], None] | None = None,
+    storage_cards: bool = True,
+    storage_hands: bool = False,
 ) -> list[tuple[str, dict[str, Tally]]]:
     """Benchmark every style (a random pack's seed is 1000 + the run's seed: never a pack
-    looked at while tuning), read with `config` (the default thresholds unless given)."""
+    looked at while tuning), read with `config` (the default thresholds unless given), the
+    storage slots on the kit's cards or on the bare table."""
     out: list[tuple[str, dict[str, Tally]]] = []
     for style in styles:
         pack_seed = 1000 + seed if style == "random" else 0
         with drawn_pack(style, pack_seed) as pack:
             out.append((pack.name, bench_pack(pack, scenes, seed, true_poses=true_poses,
-                                              config=config, progress=progress)))
+                                              config=config, progress=progress,
+                                              storage_cards=storage_cards,
+                                              storage_hands=storage_hands)))
     return out
 
 
@@ -310,7 +353,9 @@ def report(results: list[tuple[str, dict[str, Tally]]], command: str) -> str:
             lines.append(tally.line(name))
             merged = total.setdefault(name, Tally())
             for f in ("scenes", "perfect", "visible", "wrong", "abstained", "covered",
-                      "covered_wrong", "ship_scenes", "ship_right", "ship_missed", "ship_wrong"):
+                      "covered_wrong", "ship_scenes", "ship_right", "ship_missed", "ship_wrong",
+                      "storage_seen", "storage_abstained", "storage_wrong", "storage_covered",
+                      "storage_covered_wrong"):
                 setattr(merged, f, getattr(merged, f) + getattr(tally, f))
             merged.read_ms += tally.read_ms
             merged.first_read_ms += tally.first_read_ms

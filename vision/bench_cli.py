@@ -1,5 +1,5 @@
 """`companion bench vision [--scenes N] [--seed S] [--pack-style STYLE] [--true-poses]
-[--set SECTION.NAME=VALUE]`.
+[--bare-table] [--hand-on-storage] [--set SECTION.NAME=VALUE]`.
 
 Renders easy and hard tables with art packs the recogniser was not tuned on, reads them back
 and prints wrong cells, abstentions, scenes read perfectly, the ship's accuracy and the read
@@ -25,6 +25,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="art style of the pack (repeatable; default: ink and random; the recogniser "
         "was tuned on lagoon)",
     )
+    parser.add_argument("--bare-table", action="store_true",
+                        help="no storage cards: every storage slot lies on the bare table")
+    parser.add_argument("--hand-on-storage", action="store_true",
+                        help="one more hand over one seat's storage slot on every table")
     parser.add_argument("--true-poses", action="store_true",
                         help="read through the renderer's exact poses (the recogniser alone)")
     parser.add_argument(
@@ -52,11 +56,16 @@ def run(args: argparse.Namespace) -> int:
         print(text, file=sys.stderr, flush=True)
 
     results = run_bench(args.scenes, args.seed, styles, true_poses=args.true_poses,
-                        config=config, progress=progress)
+                        config=config, progress=progress, storage_cards=not args.bare_table,
+                        storage_hands=args.hand_on_storage)
     command = f"companion bench vision --scenes {args.scenes} --seed {args.seed}"
     command += "".join(f" --pack-style {s}" for s in styles)
     if args.true_poses:
         command += " --true-poses"
+    if args.bare_table:
+        command += " --bare-table"
+    if args.hand_on_storage:
+        command += " --hand-on-storage"
     command += "".join(f" --set {s}" for s in args.settings)
     print(report(results, command))
     return 0

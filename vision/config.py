@@ -195,6 +195,59 @@ class ReadConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class StorageConfig:
+    """A storage slot weighed against the table round it (vision.storage): an unknown one
+    that looks like the table is empty (no storage card under it), an empty one whose
+    surroundings are far paler than the table is unknown.
+
+    Chosen on rendered wooden tables without cards, with a hand put over one slot of each
+    table (docs/vision.md, "The storage slot and the table round it")."""
+
+    # Weigh the slots the cell reading read empty or left unknown at all.
+    enabled: bool = True
+    # The square cut round the slot is read at this scale, in blocks of this side (mm).
+    px_per_mm: float = 2.0
+    block_mm: float = 4.0
+    # The slot is looked at as far as a tile in it may reach beyond its half side (4 mm off
+    # and 5 degrees turned, table-kit.md); the table round it from this much further out,
+    # in a ring this wide.
+    reach_mm: float = 6.0
+    ring_gap_mm: float = 2.0
+    ring_mm: float = 20.0
+    # Kept clear of the seat's markers (their white margin, where a sticker may sit) and its
+    # board by this much more.
+    keep_clear_mm: float = 6.0
+    # This share of the slot's blocks must each have a block of the ring within max_inside
+    # of its colour (log units, the light's slope across the square fitted out first) ...
+    inside_share: float = 0.9
+    max_inside: float = 0.05
+    # ... the ring's eight sectors must agree within this (an arm over part of it does not) ...
+    max_sectors: float = 0.15
+    # ... its colour keep the hue of at least half the other seats' rings within this angle
+    # (of the log colour less its mean: skin is near a wooden table's hue, far from a green
+    # cloth's) and at least this share of their saturation (a lamp's glare washes a tile
+    # into the table's colour), on a table coloured at least this much (a white or grey
+    # table is the storage card's case: the cell reading judges it) ...
+    max_hue_deg: float = 8.0
+    min_saturation: float = 0.5
+    min_table_chroma: float = 0.08
+    # ... no block of the slot be this white (glare to clipping) ...
+    clip_grey: float = 235.0
+    # ... and the slot and its ring keep this share of the table's fine texture (the detail
+    # between two blurs, mm; the richest of the other seats' rings): skin is smooth.
+    texture_fine_mm: float = 0.5
+    texture_coarse_mm: float = 1.5
+    min_texture: float = 0.6
+    # A slot the cell reading read empty (by its white card, or a white table) is unknown
+    # when the table round it, looked at in a square cut at this scale, keeps less than this
+    # share of the other seats' rings' saturation: a pale arm or hand lies over the slot and
+    # all round it. (Hard card tables of seeds 7-12, 21, 28 and 36: four tiles read empty
+    # under such an arm at 0.12-0.20, four of 578 empty slots below 0.25; docs/vision.md.)
+    ring_px_per_mm: float = 1.0
+    min_empty_saturation: float = 0.25
+
+
+@dataclass(frozen=True, slots=True)
 class VisionConfig:
     """All stages' thresholds together."""
 
@@ -205,6 +258,7 @@ class VisionConfig:
     read: ReadConfig = field(default_factory=ReadConfig)
     cells: CellConfig = field(default_factory=lambda: CellConfig())
     ships: ShipConfig = field(default_factory=lambda: ShipConfig())
+    storage: StorageConfig = field(default_factory=StorageConfig)
 
 
 @dataclass(frozen=True, slots=True)

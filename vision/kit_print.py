@@ -550,7 +550,8 @@ def guide_page(tile_mm: float = 45.0) -> Page:
          "Cut out each seat's four markers along the dashed lines and stick them round that "
          "player's board as the sheet's diagram shows: each marker's 'away from the player' "
          "edge away from the player, within 3 mm of its place. Only the seats in play need "
-         "markers. Lay a storage card where each board's storage slot is."),
+         "markers. Lay a storage card where each board's storage slot is (on a wooden or "
+         "coloured table an empty slot is read without one, but less surely)."),
         ("Place the camera",
          f"Fix the camera {low / 1000:g} to {high / 1000:g} m above the table looking down "
          f"(at most {kit.CAMERA_TILT_MAX_DEG:g} degrees off vertical) so it sees the mat and every "

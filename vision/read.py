@@ -32,14 +32,16 @@ from numpy.typing import NDArray
 
 from companion.catalogue import BoardLayout
 from companion.errors import CompanionError
-from companion.reading import UNKNOWN, CellRead, SeatRead, TableRead
+from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
 from vision import kit
 from vision.areas import (
     DISPLAY,
     AreaPose,
     area_geometries,
     area_name,
+    cell_crop,
     cell_crops,
+    crop_in_picture,
     crops_visible,
     from_one_marker,
     locate_all,
@@ -58,6 +60,15 @@ from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
 from vision.recognise import CellMatch, doubt_odd_light
 from vision.ship import read_ship_in_frame
+from vision.storage import (
+    SlotSurface,
+    bare_slots,
+    kept_out,
+    pale_rings,
+    ring_chroma,
+    slot_surface,
+    square_mm,
+)
 from vision.tilemodel import learn_pack
 
 Image = NDArray[np.uint8]
@@ -75,7 +86,8 @@ class BadFrame(CompanionError):
 class TableView:
     """Where everything is in one frame: the markers, the areas' poses and what was missed.
 
-    `timings` holds seconds per stage (grey, markers, areas, crops, cells, ship); the ship
+    `timings` holds seconds per stage (grey, markers, areas, crops, cells, ship, storage:
+    the storage slots weighed against the table round them); the ship
     is looked for beside the crops and cells (ReadConfig.ship_beside_cells), so its time
     overlaps theirs. `crops` is the time this process spent cutting (the workers read while
     it cuts its own part); `cells` the rest of the time until every cell was read."""
@@ -257,6 +269,10 @@ def read_table_view(
         if beside is not None:
             beside.shutdown(wait=True)
     found: dict[tuple[Any, int, int], CellRead] = dict(zip(slots, reads, strict=True))
+    t0 = time.perf_counter()
+    found.update(storage_against_table(colour, view.seats, found, layout, tile_mm, config,
+                                       [m.corners for m in view.markers.values()]))
+    timings["storage"] = time.perf_counter() - t0
 
     for area, cells in hidden.items():
         what = ", ".join(cells)
@@ -437,6 +453,57 @@ def table_reads(
     the board cells read empty are weighed against the table's (doubt_odd_light)."""
     weighed = doubt_odd_light(matches, [slot[0] for slot in slots], config)
     return [match.read for match in weighed]
+
+
+def storage_against_table(
+    colour: Image, seats: Mapping[int, AreaPose], reads: Mapping[Slot, CellRead],
+    layout: BoardLayout, tile_mm: float, config: VisionConfig,
+    markers: Sequence[NDArray[np.float64]] = (),
+) -> dict[Slot, CellRead]:
+    """The storage slots whose read the table round them changes (vision.storage): one read
+    empty whose surroundings are far paler than the table's is unknown (a pale arm over the
+    slot and all round it, taken for the storage card); one read unknown that shows the bare
+    table is empty (no card under it: the cells' reading cannot tell). Every seat's square
+    is cut (what of it is in the picture): the others' are what each slot is judged
+    against. `markers`: the corners (image px) of every marker seen, left out of the
+    squares with the seats' own."""
+    cfg = config.storage
+    slots = {seat: (seat, -1, 0) for seat in seats if (seat, -1, 0) in reads}
+    empty = [seat for seat, slot in slots.items() if reads[slot].empty]
+    doubtful = [seat for seat, slot in slots.items() if reads[slot].unknown]
+    if not cfg.enabled or len(seats) < 2 or not (empty or doubtful):
+        return {}
+    side = square_mm(tile_mm, cfg)
+    corners = np.concatenate(markers) if len(markers) else None
+    places = {}  # seat -> the slot's centre and what its square leaves out
+    for seat, pose in seats.items():
+        sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
+        near = None if corners is None else pose.unproject(corners).reshape(-1, 4, 2)
+        places[seat] = (sgeo.storage_centre(), kept_out(sgeo, cfg, near))
+
+    def cut(seat: int, ppm: float) -> tuple[Image, NDArray[np.bool_] | None]:
+        pose, centre = seats[seat], places[seat][0]
+        seen = (None if crops_visible(colour.shape, pose, [centre], side)[0]
+                else crop_in_picture(colour.shape, pose, centre, side, ppm))
+        return cell_crop(colour, pose, centre, side, ppm), seen
+
+    out: dict[Slot, CellRead] = {}
+    if empty:
+        chromas: dict[int, NDArray[np.float64] | None] = {}
+        for seat in seats:
+            square, seen = cut(seat, cfg.ring_px_per_mm)
+            chromas[seat] = ring_chroma(square, tile_mm, places[seat][1], cfg,
+                                        cfg.ring_px_per_mm, seen)
+        pale = pale_rings(chromas, empty, cfg)
+        out.update({slots[seat]: UNKNOWN for seat in empty if seat in pale})
+    if doubtful:
+        surfaces: dict[int, SlotSurface | None] = {}
+        for seat in seats:
+            square, seen = cut(seat, cfg.px_per_mm)
+            surfaces[seat] = slot_surface(square, tile_mm, places[seat][1], cfg, seen)
+        bare = bare_slots(surfaces, cfg)
+        out.update({slots[seat]: EMPTY for seat in doubtful if seat in bare})
+    return out
 
 
 def _light_groups(slots: Sequence[Slot]) -> list[Hashable | None]:

@@ -994,10 +994,11 @@ def render_table(
             bh, bw = board.shape[:2]
             frame.paste(board, h_seat @ picture_to_mm(bw, bh, gw, gh))
         sx, sy = sgeo.storage_centre()
-        card = sgeo.pitch / 2 + kit.STORAGE_CARD_MARGIN_MM
-        frame.fill(h_seat, _square(sx, sy, card), (240, 244, 245))
-        frame.outline(h_seat, _square(sx, sy, sgeo.pitch / 2), kit.STORAGE_OUTLINE_MM,
-                      kit.STORAGE_OUTLINE_GREY, 240)
+        if scene.storage_cards:
+            card = sgeo.pitch / 2 + kit.STORAGE_CARD_MARGIN_MM
+            frame.fill(h_seat, _square(sx, sy, card), (240, 244, 245))
+            frame.outline(h_seat, _square(sx, sy, sgeo.pitch / 2), kit.STORAGE_OUTLINE_MM,
+                          kit.STORAGE_OUTLINE_GREY, 240)
         for marker_id, centre in sgeo.marker_centres().items():
             marker_corners[marker_id] = _draw_sticker(
                 frame, h_seat, scene, marker_id, centre, module_px

@@ -34,6 +34,9 @@ SHIP_LENGTH_MM = 42.0
 
 # --- clutter sizes -----------------------------------------------------------------------
 HAND_WIDTH_MM = (80.0, 100.0)
+# A hand put over a storage slot (`hand_over_storage`): this wide, its middle this far off.
+STORAGE_HAND_MM = (60.0, 150.0)
+STORAGE_HAND_OFF_MM = 30.0
 ARM_WIDTH_MM = (65.0, 85.0)
 CUP_DIAMETER_MM = (75.0, 95.0)
 WOODEN_SHELL_MM = (16.0, 22.0)

@@ -126,6 +126,8 @@ class TableScene:
     ship_turn_deg: float = 0.0
     stickers: Mapping[int, Sticker] = field(default_factory=dict)
     table_seed: int = 0
+    # A white storage card (the kit's) under each seat's storage slot; else the bare table.
+    storage_cards: bool = True
 
     def __post_init__(self) -> None:
         if len(self.display) != 4 or any(len(row) != 4 for row in self.display):
@@ -564,6 +566,26 @@ def add_clutter(
                 )
             )
     return replace(scene, clutter=tuple(items))
+
+
+def hand_over_storage(
+    scene: TableScene, catalogue: Catalogue, rng: np.random.Generator
+) -> TableScene:
+    """The scene with one more hand, over one seat's storage slot (anywhere within
+    STORAGE_HAND_OFF_MM of its centre, each way), its arm from beyond that seat: the case
+    where a slot may be taken for the table round it."""
+    if not scene.seats:
+        return scene
+    s = scene.seats[int(rng.integers(len(scene.seats)))]
+    layout = catalogue.board(s.side)
+    cx, cy = kit.SeatGeometry(s.seat, layout.rows, layout.cols, catalogue.tile_mm).storage_centre()
+    off = rng.uniform(-cfg.STORAGE_HAND_OFF_MM, cfg.STORAGE_HAND_OFF_MM, 2)
+    at = area_to_table((cx + float(off[0]), cy + float(off[1])), s.origin_mm, s.facing_deg)
+    behind = area_to_table((float(rng.uniform(-300.0, 0.0)), 450.0), s.origin_mm, s.facing_deg)
+    angle = math.degrees(math.atan2(at[1] - behind[1], at[0] - behind[0]))
+    skin = cfg.SKIN_BGR[int(rng.integers(len(cfg.SKIN_BGR)))]
+    hand = Clutter("hand", at, float(rng.uniform(*cfg.STORAGE_HAND_MM)), angle, skin, behind)
+    return replace(scene, clutter=(*scene.clutter, hand))
 
 
 def scene_points(scene: TableScene, catalogue: Catalogue) -> Sequence[Point]:

@@ -55,12 +55,29 @@ def test_a_read_is_counted_cell_by_cell() -> None:
     text = report([("pack", {"easy": tally})], "companion bench vision")
     assert "wrong cells        1" in text
     assert "covered, wrong     1" in text
+    assert (tally.storage_seen, tally.storage_abstained) == (1, 0)
+
+
+def test_storage_slots_are_counted_apart_too() -> None:
+    cat = default_catalogue()
+    water = CellRead("water", 0)
+    grid = [[water] * 4 for _ in range(4)]
+    truth = _table(grid, None, water)
+    scene = SimpleNamespace(ship=None)
+    seen, covered = Tally(), Tally()
+    for tally, hidden in ((seen, frozenset()), (covered, frozenset({(1, -1, 0)}))):
+        rendered = SimpleNamespace(truth=truth, covered=hidden, ship_covered=False)
+        score_read(_table(grid, None, EMPTY), cast(Any, rendered), cast(Any, scene), cat, tally)
+    assert (seen.storage_seen, seen.storage_wrong, seen.wrong) == (1, 1, 1)
+    assert (covered.storage_covered, covered.storage_covered_wrong) == (1, 1)
+    assert "1 covered: wrong 1" in report([("pack", {"hard": covered})], "bench")
 
 
 def test_the_bench_command_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "vision", "--help"]) == 0
     out = capsys.readouterr().out
     assert "--scenes" in out and "--pack-style" in out
+    assert "--bare-table" in out and "--hand-on-storage" in out
 
 
 def test_the_bench_refuses_no_scenes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -82,7 +82,8 @@ def test_a_table_reads_into_the_formats_md_object(pack_lagoon: Pack, rendered: R
     assert wrong <= 1
     assert table.ship in (None, truth.ship)  # never a wrong lane position
     assert view.display is not None and view.display.method == "lane"
-    assert set(view.timings) == {"grey", "markers", "areas", "crops", "cells", "waiting", "ship"}
+    assert set(view.timings) == {"grey", "markers", "areas", "crops", "cells", "waiting", "ship",
+                                 "storage"}
     assert 0.0 <= view.timings["waiting"] <= view.timings["cells"]
 
 

@@ -23,6 +23,7 @@ from vision.scene import (
     display_reach_mm,
     empty_display,
     empty_seat,
+    hand_over_storage,
     random_scene,
     seat_extent,
     turn,
@@ -368,3 +369,30 @@ def test_random_seats_never_overlap_each_other_or_the_display(pack_lagoon: Pack,
                 assert _distance_to_polygon(np.zeros(2), a) > reach, "a seat on the display"
                 for b in prints[i + 1 :]:
                     assert _apart(a, b), f"{n_seats} seats overlap (seed {seed})"
+
+
+def test_without_storage_cards_an_empty_slot_shows_the_bare_table(pack_lagoon: Pack) -> None:
+    layout = pack_lagoon.catalogue.board("front")
+    seat = empty_seat(1, layout, origin_mm=(0, 420), facing_deg=0.0)
+    scene = TableScene(display=empty_display(), ship=None, seats=(seat,))
+    geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack_lagoon.tile_mm)
+    slot = {}
+    for cards in (True, False):
+        rendered = render_table(replace(scene, storage_cards=cards), pack_lagoon, CameraSpec(),
+                                Effects.none(), np.random.default_rng(2))
+        slot[cards] = _crop(rendered, 1, geo.storage_centre(), pack_lagoon.tile_mm)
+    assert slot[True].mean(axis=(0, 1)).min() > 200, "the kit's white card"
+    assert slot[False].mean(axis=(0, 1)).min() < 150, "the wooden table"
+
+
+def test_a_hand_put_over_a_storage_slot_covers_it(pack_lagoon: Pack) -> None:
+    covered = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        scene = random_scene(pack_lagoon.catalogue, rng, 3, "front", "clean")
+        with_hand = hand_over_storage(scene, pack_lagoon.catalogue, rng)
+        assert len(with_hand.clutter) == len(scene.clutter) + 1
+        rendered = render_table(with_hand, pack_lagoon, CameraSpec(), Effects.none(), rng)
+        hidden = [rendered.occlusion.get((s.seat, -1, 0), 0.0) for s in scene.seats]
+        covered += max(hidden) > 0.3
+    assert covered >= 3
