@@ -276,11 +276,12 @@ def bench_pack(
     progress: Callable[[str], None] | None = None,
     storage_cards: bool = True,
     storage_hands: bool = False,
+    table_top: str = "wood",
 ) -> dict[str, Tally]:
     """Render and read `scenes` scenes of each difficulty with one pack (without
     `storage_cards`, the storage slots lie on the bare table; with `storage_hands`, one more
-    hand lies over one seat's slot, placed by its own random numbers: the same scenes
-    otherwise)."""
+    hand lies over one seat's slot, placed by its own random numbers; on a `table_top` of
+    vision.scene.TABLE_TOPS: the same scenes otherwise)."""
     from vision.read import read_table
 
     config = config or VisionConfig()
@@ -293,8 +294,7 @@ def bench_pack(
         tally = tallies.setdefault(name, Tally())
         for i in range(scenes):
             scene = random_scene(pack.catalogue, rng, seats, "front", name)  # type: ignore[arg-type]
-            if not storage_cards:
-                scene = replace(scene, storage_cards=False)
+            scene = replace(scene, storage_cards=storage_cards, table_top=table_top)
             if storage_hands:
                 scene = hand_over_storage(scene, pack.catalogue, hands)
             spec: CameraSpec = random_camera(rng, scene, pack, max_tilt_deg=tilt)
@@ -328,10 +328,11 @@ def run_bench(
     progress: Callable[[str], None] | None = None,
     storage_cards: bool = True,
     storage_hands: bool = False,
+    table_top: str = "wood",
 ) -> list[tuple[str, dict[str, Tally]]]:
     """Benchmark every style (a random pack's seed is 1000 + the run's seed: never a pack
     looked at while tuning), read with `config` (the default thresholds unless given), the
-    storage slots on the kit's cards or on the bare table."""
+    storage slots on the kit's cards or on the bare table, on a wooden or cloth table."""
     out: list[tuple[str, dict[str, Tally]]] = []
     for style in styles:
         pack_seed = 1000 + seed if style == "random" else 0
@@ -339,7 +340,8 @@ def run_bench(
             out.append((pack.name, bench_pack(pack, scenes, seed, true_poses=true_poses,
                                               config=config, progress=progress,
                                               storage_cards=storage_cards,
-                                              storage_hands=storage_hands)))
+                                              storage_hands=storage_hands,
+                                              table_top=table_top)))
     return out
 
 

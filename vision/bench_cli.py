@@ -1,5 +1,5 @@
 """`companion bench vision [--scenes N] [--seed S] [--pack-style STYLE] [--true-poses]
-[--bare-table] [--hand-on-storage] [--set SECTION.NAME=VALUE]`.
+[--bare-table] [--hand-on-storage] [--table wood|cloth] [--set SECTION.NAME=VALUE]`.
 
 Renders easy and hard tables with art packs the recogniser was not tuned on, reads them back
 and prints wrong cells, abstentions, scenes read perfectly, the ship's accuracy and the read
@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-STYLE_CHOICES = ("ink", "random", "lagoon")
+STYLE_CHOICES = ("ink", "random", "lagoon")  # vision.artpacks.STYLES (not imported: numpy)
+TABLE_CHOICES = ("wood", "cloth")  # vision.scene.TABLE_TOPS, likewise
 DEFAULT_STYLES = ("ink", "random")
 
 
@@ -29,6 +30,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="no storage cards: every storage slot lies on the bare table")
     parser.add_argument("--hand-on-storage", action="store_true",
                         help="one more hand over one seat's storage slot on every table")
+    parser.add_argument("--table", choices=TABLE_CHOICES, default="wood",
+                        help="the table top: wood (default) or a cloth of one colour")
     parser.add_argument("--true-poses", action="store_true",
                         help="read through the renderer's exact poses (the recogniser alone)")
     parser.add_argument(
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     results = run_bench(args.scenes, args.seed, styles, true_poses=args.true_poses,
                         config=config, progress=progress, storage_cards=not args.bare_table,
-                        storage_hands=args.hand_on_storage)
+                        storage_hands=args.hand_on_storage, table_top=args.table)
     command = f"companion bench vision --scenes {args.scenes} --seed {args.seed}"
     command += "".join(f" --pack-style {s}" for s in styles)
     if args.true_poses:
@@ -66,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         command += " --bare-table"
     if args.hand_on_storage:
         command += " --hand-on-storage"
+    if args.table != "wood":
+        command += f" --table {args.table}"
     command += "".join(f" --set {s}" for s in args.settings)
     print(report(results, command))
     return 0

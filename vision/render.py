@@ -773,6 +773,35 @@ def _wood(camera: Camera, seed: int) -> Image:
     return np.asarray(out, np.uint8)
 
 
+
+def _cloth(camera: Camera, seed: int) -> Image:
+    """A cloth table top (one colour of CLOTH_BGR, a faint weave and a few soft folds),
+    drawn on the table plane and photographed."""
+    rng = np.random.default_rng([seed, 6])
+    x0, y0, x1, y1 = _visible_table(camera)
+    x0, y0, x1, y1 = x0 - 20, y0 - 20, x1 + 20, y1 + 20
+    ppm = cfg.WOOD_PX_PER_MM
+    area = (x1 - x0) * (y1 - y0) * ppm * ppm
+    if area > cfg.WOOD_MAX_PIXELS:
+        ppm *= math.sqrt(cfg.WOOD_MAX_PIXELS / area)
+    w, h = max(16, int((x1 - x0) * ppm)), max(16, int((y1 - y0) * ppm))
+    folds = cv2.resize(rng.standard_normal((max(2, h // 150), max(2, w // 150)), np.float32),
+                       (w, h), interpolation=cv2.INTER_CUBIC)
+    weave = rng.standard_normal((h, w)).astype(np.float32)
+    value = 1.0 + 0.04 * folds + 0.03 * weave
+    base = np.asarray(cfg.CLOTH_BGR[int(rng.integers(len(cfg.CLOTH_BGR)))], np.float32)
+    base = base * rng.uniform(0.9, 1.1, 3).astype(np.float32)
+    cloth = np.clip(value[:, :, None] * base[None, None, :], 0, 255).astype(np.uint8)
+    to_table = _translate(x0, y0) @ _scale(1 / ppm, 1 / ppm) @ _translate(0.5, 0.5)
+    out = cv2.warpPerspective(
+        cloth,
+        camera.table_to_image @ to_table,
+        camera.size,
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REFLECT,
+    )
+    return np.asarray(out, np.uint8)
+
 @dataclass
 class _LightMaps:
     """Low-resolution maps of the light: gain per channel, glare (0..1), and what covers."""
@@ -933,7 +962,8 @@ def render_table(
     points = scene_points(scene, catalogue)
     cam = fit_camera(camera, points)
     h_table = cam.table_to_image
-    frame = _Frame(_wood(cam, scene.table_seed), h_table)
+    table_top = _cloth if scene.table_top == "cloth" else _wood
+    frame = _Frame(table_top(cam, scene.table_seed), h_table)
     scales = [_local_scale(h_table, x, y) for x, y in points]
     module_px = max(6, math.ceil(kit.MARKER_MM / 6 * max(scales) * 1.5))
 

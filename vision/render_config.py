@@ -52,6 +52,8 @@ FRAME_PX = (2880, 1620)
 FIT_MARGIN_PX = 30
 #: Resolution of the wood texture drawn on the table plane before it is projected.
 WOOD_PX_PER_MM = 1.0
+# Table cloths (TableScene.table_top "cloth"): green felt, navy, grey, burgundy, beige.
+CLOTH_BGR = ((45, 110, 40), (95, 55, 30), (120, 120, 118), (45, 35, 115), (150, 180, 200))
 WOOD_MAX_PIXELS = 3_000_000
 
 # --- truth -------------------------------------------------------------------------------

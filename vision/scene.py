@@ -41,6 +41,7 @@ DISPLAY = "display"
 Difficulty = Literal["clean", "easy", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("clean", "easy", "hard")
 CLUTTER_KINDS = ("hand", "cup", "shell", "player_ship")
+TABLE_TOPS = ("wood", "cloth")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +129,16 @@ class TableScene:
     table_seed: int = 0
     # A white storage card (the kit's) under each seat's storage slot; else the bare table.
     storage_cards: bool = True
+    # The table top: "wood" (planks with grain) or "cloth" (one colour, a faint weave).
+    table_top: str = "wood"
 
     def __post_init__(self) -> None:
         if len(self.display) != 4 or any(len(row) != 4 for row in self.display):
             raise ValueError("the display is 4 rows of 4 cells")
         if self.ship is not None and not 0 <= self.ship < kit.SHIP_POSITIONS:
             raise ValueError(f"ship position must be 0..15 or None, not {self.ship}")
+        if self.table_top not in TABLE_TOPS:
+            raise ValueError(f"table_top must be one of {', '.join(TABLE_TOPS)}")
         numbers = [s.seat for s in self.seats]
         if len(set(numbers)) != len(numbers):
             raise ValueError("a seat appears twice")

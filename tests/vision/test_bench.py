@@ -119,3 +119,11 @@ def test_an_optional_setting_takes_a_number_or_none() -> None:
     assert with_settings(config, ["read.cell_workers=None"]).read.cell_workers is None
     with pytest.raises(ValueError, match=r"read\.cell_workers takes a number or None"):
         with_settings(config, ["read.cell_workers='two'"])
+
+
+def test_the_bench_offers_every_art_style_and_table_top_there_is() -> None:
+    from vision.artpacks import STYLES
+    from vision.bench_cli import STYLE_CHOICES, TABLE_CHOICES
+    from vision.scene import TABLE_TOPS
+
+    assert set(STYLE_CHOICES) == set(STYLES) and set(TABLE_CHOICES) == set(TABLE_TOPS)

@@ -396,3 +396,19 @@ def test_a_hand_put_over_a_storage_slot_covers_it(pack_lagoon: Pack) -> None:
         hidden = [rendered.occlusion.get((s.seat, -1, 0), 0.0) for s in scene.seats]
         covered += max(hidden) > 0.3
     assert covered >= 3
+
+
+def test_a_cloth_table_is_one_even_colour_where_wood_has_grain(pack_lagoon: Pack) -> None:
+    layout = pack_lagoon.catalogue.board("front")
+    seat = empty_seat(1, layout, origin_mm=(0, 420), facing_deg=0.0)
+    scene = TableScene(display=empty_display(), ship=None, seats=(seat,), storage_cards=False)
+    geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack_lagoon.tile_mm)
+    spread = {}
+    for top in ("wood", "cloth"):
+        rendered = render_table(replace(scene, table_top=top), pack_lagoon, CameraSpec(),
+                                Effects.none(), np.random.default_rng(2))
+        slot = _crop(rendered, 1, geo.storage_centre(), pack_lagoon.tile_mm)
+        spread[top] = float(slot.astype(float).mean(axis=2).std())
+    assert spread["cloth"] < spread["wood"]
+    with pytest.raises(ValueError, match="table_top"):
+        replace(scene, table_top="glass")
