@@ -61,7 +61,6 @@ from vision.pack import Pack
 from vision.recognise import CellMatch, doubt_odd_light
 from vision.ship import read_ship_in_frame
 from vision.storage import (
-    SlotSurface,
     bare_slots,
     kept_out,
     pale_rings,
@@ -474,33 +473,27 @@ def storage_against_table(
     if not cfg.enabled or len(seats) < 2 or not (empty or doubtful):
         return {}
     side = square_mm(tile_mm, cfg)
+    ppm = cfg.px_per_mm if doubtful else cfg.ring_px_per_mm  # finer only to judge one bare
     corners = np.concatenate(markers) if len(markers) else None
-    places = {}  # seat -> the slot's centre and what its square leaves out
+    squares = {}  # seat -> its square, what of it is in the picture, what it leaves out
     for seat, pose in seats.items():
         sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
-        near = None if corners is None else pose.unproject(corners).reshape(-1, 4, 2)
-        places[seat] = (sgeo.storage_centre(), kept_out(sgeo, cfg, near))
-
-    def cut(seat: int, ppm: float) -> tuple[Image, NDArray[np.bool_] | None]:
-        pose, centre = seats[seat], places[seat][0]
+        centre = sgeo.storage_centre()
         seen = (None if crops_visible(colour.shape, pose, [centre], side)[0]
                 else crop_in_picture(colour.shape, pose, centre, side, ppm))
-        return cell_crop(colour, pose, centre, side, ppm), seen
+        near = None if corners is None else pose.unproject(corners).reshape(-1, 4, 2)
+        squares[seat] = (cell_crop(colour, pose, centre, side, ppm), seen,
+                         kept_out(sgeo, cfg, near))
 
     out: dict[Slot, CellRead] = {}
     if empty:
-        chromas: dict[int, NDArray[np.float64] | None] = {}
-        for seat in seats:
-            square, seen = cut(seat, cfg.ring_px_per_mm)
-            chromas[seat] = ring_chroma(square, tile_mm, places[seat][1], cfg,
-                                        cfg.ring_px_per_mm, seen)
+        chromas = {seat: ring_chroma(square, tile_mm, kept, cfg, ppm, seen)
+                   for seat, (square, seen, kept) in squares.items()}
         pale = pale_rings(chromas, empty, cfg)
         out.update({slots[seat]: UNKNOWN for seat in empty if seat in pale})
     if doubtful:
-        surfaces: dict[int, SlotSurface | None] = {}
-        for seat in seats:
-            square, seen = cut(seat, cfg.px_per_mm)
-            surfaces[seat] = slot_surface(square, tile_mm, places[seat][1], cfg, seen)
+        surfaces = {seat: slot_surface(square, tile_mm, kept, cfg, seen)
+                    for seat, (square, seen, kept) in squares.items()}
         bare = bare_slots(surfaces, cfg)
         out.update({slots[seat]: EMPTY for seat in doubtful if seat in bare})
     return out
