@@ -727,16 +727,35 @@ def _visible_table(camera: Camera) -> tuple[float, float, float, float]:
     )
 
 
-def _wood(camera: Camera, seed: int) -> Image:
-    """A wooden table top (planks with grain), drawn on the table plane and photographed."""
-    rng = np.random.default_rng([seed, 5])
+def _table_plane(camera: Camera) -> tuple[float, float, float, int, int]:
+    """Where a table top is drawn before it is photographed: its north-west corner (mm), its
+    scale (px per mm) and size (px), covering what the camera sees of the table."""
     x0, y0, x1, y1 = _visible_table(camera)
     x0, y0, x1, y1 = x0 - 20, y0 - 20, x1 + 20, y1 + 20
     ppm = cfg.WOOD_PX_PER_MM
     area = (x1 - x0) * (y1 - y0) * ppm * ppm
     if area > cfg.WOOD_MAX_PIXELS:
         ppm *= math.sqrt(cfg.WOOD_MAX_PIXELS / area)
-    w, h = max(16, int((x1 - x0) * ppm)), max(16, int((y1 - y0) * ppm))
+    return x0, y0, ppm, max(16, int((x1 - x0) * ppm)), max(16, int((y1 - y0) * ppm))
+
+
+def _photographed(top: Image, camera: Camera, x0: float, y0: float, ppm: float) -> Image:
+    """A table top drawn on the table plane (`_table_plane`) as the camera sees it."""
+    to_table = _translate(x0, y0) @ _scale(1 / ppm, 1 / ppm) @ _translate(0.5, 0.5)
+    out = cv2.warpPerspective(
+        top,
+        camera.table_to_image @ to_table,
+        camera.size,
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REFLECT,
+    )
+    return np.asarray(out, np.uint8)
+
+
+def _wood(camera: Camera, seed: int) -> Image:
+    """A wooden table top (planks with grain), drawn on the table plane and photographed."""
+    rng = np.random.default_rng([seed, 5])
+    x0, y0, ppm, w, h = _table_plane(camera)
     ys = (np.arange(h, dtype=np.float32) + 0.5) / ppm + y0
     xs = (np.arange(w, dtype=np.float32) + 0.5) / ppm + x0
     warp = cv2.resize(
@@ -762,15 +781,7 @@ def _wood(camera: Camera, seed: int) -> Image:
     value[seam] *= 0.55
     base = np.array([rng.uniform(60, 90), rng.uniform(110, 140), rng.uniform(150, 190)], np.float32)
     wood = np.clip(value[:, :, None] * base[None, None, :], 0, 255).astype(np.uint8)
-    to_table = _translate(x0, y0) @ _scale(1 / ppm, 1 / ppm) @ _translate(0.5, 0.5)
-    out = cv2.warpPerspective(
-        wood,
-        camera.table_to_image @ to_table,
-        camera.size,
-        flags=cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_REFLECT,
-    )
-    return np.asarray(out, np.uint8)
+    return _photographed(wood, camera, x0, y0, ppm)
 
 
 
@@ -778,13 +789,7 @@ def _cloth(camera: Camera, seed: int) -> Image:
     """A cloth table top (one colour of CLOTH_BGR, a faint weave and a few soft folds),
     drawn on the table plane and photographed."""
     rng = np.random.default_rng([seed, 6])
-    x0, y0, x1, y1 = _visible_table(camera)
-    x0, y0, x1, y1 = x0 - 20, y0 - 20, x1 + 20, y1 + 20
-    ppm = cfg.WOOD_PX_PER_MM
-    area = (x1 - x0) * (y1 - y0) * ppm * ppm
-    if area > cfg.WOOD_MAX_PIXELS:
-        ppm *= math.sqrt(cfg.WOOD_MAX_PIXELS / area)
-    w, h = max(16, int((x1 - x0) * ppm)), max(16, int((y1 - y0) * ppm))
+    x0, y0, ppm, w, h = _table_plane(camera)
     folds = cv2.resize(rng.standard_normal((max(2, h // 150), max(2, w // 150)), np.float32),
                        (w, h), interpolation=cv2.INTER_CUBIC)
     weave = rng.standard_normal((h, w)).astype(np.float32)
@@ -792,15 +797,7 @@ def _cloth(camera: Camera, seed: int) -> Image:
     base = np.asarray(cfg.CLOTH_BGR[int(rng.integers(len(cfg.CLOTH_BGR)))], np.float32)
     base = base * rng.uniform(0.9, 1.1, 3).astype(np.float32)
     cloth = np.clip(value[:, :, None] * base[None, None, :], 0, 255).astype(np.uint8)
-    to_table = _translate(x0, y0) @ _scale(1 / ppm, 1 / ppm) @ _translate(0.5, 0.5)
-    out = cv2.warpPerspective(
-        cloth,
-        camera.table_to_image @ to_table,
-        camera.size,
-        flags=cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_REFLECT,
-    )
-    return np.asarray(out, np.uint8)
+    return _photographed(cloth, camera, x0, y0, ppm)
 
 @dataclass
 class _LightMaps:
