@@ -246,11 +246,10 @@ def _hue_angle(a: SlotSurface, b: SlotSurface) -> float:
 
 
 def bare_slots(surfaces: Mapping[Key, SlotSurface | None], cfg: StorageConfig) -> set[Key]:
-    """The slots of one frame (by key; None: not judged) that show the bare table, judged
-    against the other slots' rings (at least one): as richly textured as the richest of
-    them (a hand or an arm over a ring, or glare, only smooths it), and on a coloured table
-    of the same hue as at least half of them and as saturated as their median; on a grey
-    one (less coloured than grey_table_chroma: a faint tint's hue means little), grey too."""
+    """The slots of one frame (by key; None: not judged) that show the bare table: judged
+    against the other slots' rings (at least one), on a coloured table only: of the same
+    hue as at least half of them, as saturated as their median, as richly textured as the
+    richest (a hand or an arm over a ring, or glare, only smooths it)."""
     out: set[Key] = set()
     for key, surface in surfaces.items():
         if surface is None:
@@ -260,13 +259,12 @@ def bare_slots(surfaces: Mapping[Key, SlotSurface | None], cfg: StorageConfig) -
             continue
         colour = float(np.median([s.saturation for s in others]))
         texture = max(s.texture_ring for s in others)
-        if colour < cfg.grey_table_chroma:
-            alike = surface.saturation < cfg.grey_table_chroma
-        else:
-            hues = sum(_hue_angle(surface, s) <= cfg.max_hue_deg for s in others)
-            alike = 2 * hues >= len(others) and surface.saturation >= cfg.min_saturation * colour
-        if (alike and surface.inside <= cfg.max_inside and surface.sectors <= cfg.max_sectors
-                and not surface.clipped
+        if colour < cfg.min_table_chroma:
+            continue
+        alike = sum(_hue_angle(surface, s) <= cfg.max_hue_deg for s in others)
+        if (surface.inside <= cfg.max_inside and surface.sectors <= cfg.max_sectors
+                and 2 * alike >= len(others)
+                and surface.saturation >= cfg.min_saturation * colour and not surface.clipped
                 and min(surface.texture_inside, surface.texture_ring)
                 >= cfg.min_texture * texture):
             out.add(key)
