@@ -226,11 +226,12 @@ class StorageConfig:
     # ... its colour keep the hue of at least half the other seats' rings within this angle
     # (of the log colour less its mean: skin is near a wooden table's hue, far from a green
     # cloth's) and at least this share of their saturation (a lamp's glare washes a tile
-    # into the table's colour), on a table coloured at least this much (a white or grey
-    # table is the storage card's case: the cell reading judges it) ...
+    # into the table's colour), on a table coloured at least this much (their median: a
+    # faint tint's hue means little, and a white or grey table is the storage card's case,
+    # the cell reading's) ...
     max_hue_deg: float = 8.0
     min_saturation: float = 0.5
-    min_table_chroma: float = 0.08
+    min_table_chroma: float = 0.15
     # ... no block of the slot be this white (glare to clipping) ...
     clip_grey: float = 235.0
     # ... and the slot and its ring keep this share of the table's fine texture (the detail
@@ -241,10 +242,13 @@ class StorageConfig:
     # A slot the cell reading read empty (by its white card, or a white table) is unknown
     # when the table round it, looked at in a square cut at this scale, keeps less than this
     # share of the other seats' rings' saturation: a pale arm or hand lies over the slot and
-    # all round it. (Hard card tables of seeds 7-12, 21, 28 and 36: four tiles read empty
-    # under such an arm at 0.12-0.20, four of 578 empty slots below 0.25; docs/vision.md.)
+    # all round it; on a table coloured at least pale_table_chroma (on a white or grey one
+    # saturation tells a pale arm nothing). (Hard card tables of seeds 7-12, 21, 28 and 36:
+    # four tiles read empty under such an arm at 0.12-0.20, four of 578 empty slots below
+    # 0.25; docs/vision.md.)
     ring_px_per_mm: float = 1.0
     min_empty_saturation: float = 0.25
+    pale_table_chroma: float = 0.08
 
 
 @dataclass(frozen=True, slots=True)

@@ -286,7 +286,7 @@ def pale_rings(
         if mine is None or not others:
             continue
         table = float(np.median(others))
-        if table >= cfg.min_table_chroma and (
+        if table >= cfg.pale_table_chroma and (
                 float(np.linalg.norm(mine)) < cfg.min_empty_saturation * table):
             out.add(key)
     return out
