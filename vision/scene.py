@@ -509,11 +509,7 @@ def add_clutter(
             behind = turn((0.0, 700.0), float(rng.uniform(0, 360)))
         jitter = _in_disc(rng, 15.0)
         at = (target[0] + jitter[0], target[1] + jitter[1])
-        angle = math.degrees(math.atan2(at[1] - behind[1], at[0] - behind[0]))
-        skin = cfg.SKIN_BGR[int(rng.integers(len(cfg.SKIN_BGR)))]
-        items.append(
-            Clutter("hand", at, float(rng.uniform(*cfg.HAND_WIDTH_MM)), angle, skin, behind)
-        )
+        items.append(_reaching_hand(at, behind, cfg.HAND_WIDTH_MM, rng))
     for _ in range(cups):
         base = scene.seats[int(rng.integers(len(scene.seats)))] if scene.seats else None
         if base is not None:
@@ -587,10 +583,18 @@ def hand_over_storage(
     off = rng.uniform(-cfg.STORAGE_HAND_OFF_MM, cfg.STORAGE_HAND_OFF_MM, 2)
     at = area_to_table((cx + float(off[0]), cy + float(off[1])), s.origin_mm, s.facing_deg)
     behind = area_to_table((float(rng.uniform(-300.0, 0.0)), 450.0), s.origin_mm, s.facing_deg)
+    hand = _reaching_hand(at, behind, cfg.STORAGE_HAND_MM, rng)
+    return replace(scene, clutter=(*scene.clutter, hand))
+
+
+def _reaching_hand(
+    at: Point, behind: Point, widths: tuple[float, float], rng: np.random.Generator
+) -> Clutter:
+    """A hand at `at`, its arm reaching in from `behind`: one of the renderer's skins, as
+    wide as drawn from `widths` (the skin drawn first, then the width)."""
     angle = math.degrees(math.atan2(at[1] - behind[1], at[0] - behind[0]))
     skin = cfg.SKIN_BGR[int(rng.integers(len(cfg.SKIN_BGR)))]
-    hand = Clutter("hand", at, float(rng.uniform(*cfg.STORAGE_HAND_MM)), angle, skin, behind)
-    return replace(scene, clutter=(*scene.clutter, hand))
+    return Clutter("hand", at, float(rng.uniform(*widths)), angle, skin, behind)
 
 
 def scene_points(scene: TableScene, catalogue: Catalogue) -> Sequence[Point]:

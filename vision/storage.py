@@ -153,14 +153,17 @@ def _blocks(
     return _Blocks(colour, x, y, r, sector, free, slot_seen, cut, count)
 
 
-def _ring(blocks: _Blocks, tile_mm: float, cfg: StorageConfig) -> NDArray[np.bool_] | None:
-    """The ring's blocks, or None when too few of its sectors are seen to judge by."""
+def _ring(
+    blocks: _Blocks, tile_mm: float, cfg: StorageConfig
+) -> tuple[NDArray[np.bool_], list[NDArray[np.bool_]]] | None:
+    """The ring's blocks and its sectors seen well enough to judge by (each a mask of the
+    blocks), or None when too few of them are."""
     reach = tile_mm / 2 + cfg.reach_mm
     ring = blocks.free & (blocks.r >= reach + cfg.ring_gap_mm) & (
         blocks.r <= _outer_mm(tile_mm, cfg))
-    seen = sum(np.count_nonzero(ring & (blocks.sector == s)) >= _MIN_SECTOR_BLOCKS
-               for s in range(_SECTORS))
-    return ring if seen >= _MIN_SECTORS else None
+    sectors = [ring & (blocks.sector == s) for s in range(_SECTORS)]
+    sectors = [m for m in sectors if np.count_nonzero(m) >= _MIN_SECTOR_BLOCKS]
+    return (ring, sectors) if len(sectors) >= _MIN_SECTORS else None
 
 
 def _chroma(colour: NDArray[np.float32]) -> NDArray[np.float64]:
@@ -177,8 +180,8 @@ def ring_chroma(
     """The colour of the table round a slot alone (`SlotSurface.chroma`), from a square cut
     at any scale (`square_mm` a side, px_per_mm): None when too little of the ring is seen."""
     blocks = _blocks(square, tile_mm, kept, cfg, px_per_mm, seen)
-    ring = _ring(blocks, tile_mm, cfg)
-    return None if ring is None else _chroma(blocks.colour[ring])
+    found = _ring(blocks, tile_mm, cfg)
+    return None if found is None else _chroma(blocks.colour[found[0]])
 
 
 def slot_surface(
@@ -190,10 +193,11 @@ def slot_surface(
     any block with a pixel not `seen` (outside the frame), if given. None when too little
     of the ring is left to judge by, or the slot is not wholly seen."""
     blocks = _blocks(square, tile_mm, kept, cfg, cfg.px_per_mm, seen)
-    ring = _ring(blocks, tile_mm, cfg)
+    found = _ring(blocks, tile_mm, cfg)
     inside = blocks.free & (blocks.r <= tile_mm / 2 + cfg.reach_mm)
-    if ring is None or not blocks.slot_seen or not inside.any():
+    if found is None or not blocks.slot_seen or not inside.any():
         return None
+    ring, sectors = found
     colour = blocks.colour
     cut = blocks.cut
     grey = (cut[..., 0] + cut[..., 1] + cut[..., 2]) / 3.0
@@ -204,9 +208,7 @@ def slot_surface(
     design = np.column_stack([np.ones(len(blocks.x)), blocks.x, blocks.y])
     coef, *_ = np.linalg.lstsq(design[ring], colour[ring], rcond=None)
     flat = colour - design @ coef
-    medians = np.array([np.median(flat[ring & (blocks.sector == s)], axis=0)
-                        for s in range(_SECTORS)
-                        if np.count_nonzero(ring & (blocks.sector == s)) >= _MIN_SECTOR_BLOCKS])
+    medians = np.array([np.median(flat[sector], axis=0) for sector in sectors])
     disagree = float(np.abs(medians[:, None] - medians[None]).max())
     mine, round_it = flat[inside].T, flat[ring].T
     gaps = [np.abs(mine[c][:, None] - round_it[c][None]) for c in range(3)]
