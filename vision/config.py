@@ -600,12 +600,18 @@ class ShipConfig:
     again_min_score: float = 0.3
     lengths_again: int = 8
     length_ladder_step: float = 1.15
-    # Still no position: the fullest `positions_searched` windows passed over for an arm
-    # are searched at those lengths and every heading; the ship is there when the best
-    # match correlates at least this much and beats every other position by min_margin
-    # (ships beside a hand matched 0.81-0.87 on hard tables, arms and fingertips at most
-    # 0.56). Above 1, never.
-    armed_min_score: float = 0.65
+    # Still no position, or one matching below armed_min_score: the fullest
+    # `positions_searched` windows passed over for an arm are searched at those lengths and
+    # every heading; the ship is there when the best match correlates at least
+    # armed_min_score and beats every other position by min_margin, and a position named
+    # before must beat them by min_margin too. Above 1, never. (Hard tables of seeds 7-46,
+    # 1 440 display areas, scratch: ships beside a hand matched 0.72-0.92 there, arms' edges
+    # and fingertips 0.52-0.65.)
+    armed_min_score: float = 0.68
+    # Windows passed over for an arm that the arm covers almost wholly (more than this share
+    # of their lane proper) hide any ship: not searched (the ship beside the arm was the
+    # sixth fullest window on seed 44's table 1, and a weaker match elsewhere named).
+    armed_max_cover: float = 0.9
 
 
 @dataclass(frozen=True, slots=True)

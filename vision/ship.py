@@ -10,9 +10,10 @@ with the ship's picture laid on white with a margin of paper round it (sized fro
 not paper, turned along its long axis) by normalised cross-correlation. The position is named
 when the best match is good and clearly better than the best at any other position; if not,
 the best two are searched again at every length (a hand beside the ship spoils the size
-guess); still nothing, the windows passed over for an arm are searched at every length and
-heading, and a very good match there is the ship (beside the arm); otherwise None (a hand
-over the lane, no ship).
+guess). Still nothing, or only a fair match, the windows passed over for an arm (but for
+those it covers wholly) are searched at every length and heading: a very good match there
+is the ship (beside the arm), and a fair match elsewhere must beat them too; otherwise None
+(a hand over the lane, no ship, or a fingertip as like the ship as anything else).
 """
 
 from __future__ import annotations
@@ -224,12 +225,14 @@ def locate_ship(
                            geometry.half_extent + cfg.over_lines_mm, geometry.half_extent)
     # The ship's size and heading come from the lane itself, clear of tiles lying off their
     # place and of the corner squares (the markers): those would count as ship.
-    core = ink * _core_mask(n, ppm, geometry.lane_inner + cfg.tiles_reach_mm,
-                            geometry.lane_inner, geometry.half_extent)
+    lane_proper = _core_mask(n, ppm, geometry.lane_inner + cfg.tiles_reach_mm,
+                             geometry.lane_inner, geometry.half_extent)
+    core = ink * lane_proper
     along, across = cfg.window_mm / 2 * ppm, (kit.LANE_MM / 2 + cfg.over_lines_mm) * ppm
     boxes: list[tuple[int, int, int, int]] = []
     fullness = np.zeros(kit.SHIP_POSITIONS)
     spread = np.zeros(kit.SHIP_POSITIONS)
+    lane = np.zeros(kit.SHIP_POSITIONS)  # mm² of lane proper in the window
     for p in range(kit.SHIP_POSITIONS):
         cx, cy = geometry.ship_centre(p)
         u = (cx + geometry.half_extent) * ppm - 0.5
@@ -240,6 +243,7 @@ def locate_ship(
         boxes.append((x0, y0, x1, y1))
         fullness[p] = float(core[y0:y1, x0:x1].sum()) / (ppm * ppm)  # mm² not paper
         spread[p] = float(np.count_nonzero(core[y0:y1, x0:x1] > cfg.spread_ink)) / (ppm * ppm)
+        lane[p] = float(lane_proper[y0:y1, x0:x1].sum()) / (ppm * ppm)
     # A ship fills part of its window; an arm or a hand across the lane (however pale)
     # spreads over all of it.
     plausible = [int(p) for p in np.argsort(-fullness)
@@ -273,14 +277,19 @@ def locate_ship(
         for p in again:
             scores[p] = max(scores[p], _best_match(windows[p], digest, key, ladder, ppm, cfg)[0])
         position = _decide(scores, cfg)
-    if position is None and ladder and cfg.armed_min_score <= 1.0:
-        # The ship beside an arm or a hand: its window was passed over as one an arm spreads
-        # over. Those windows are searched last, at every length and every heading (the
-        # arm's ink sets both the size guess and the long axis; every other step, then the
-        # steps either side of the best), and a match there must be far better than an
-        # arm's edge or a fingertip ever is.
+    # The windows passed over for an arm are searched when no position is clearly the
+    # ship's, and when the one named matched below armed_min_score: the ship may stand
+    # beside the arm, and what was named then is only the best of the rest (an arm's edge,
+    # a fingertip).
+    weak = position is None or scores[position] < cfg.armed_min_score
+    if weak and ladder and cfg.armed_min_score <= 1.0:
+        # The ship beside an arm or a hand: the arm's ink sets both the size guess and the
+        # long axis, so these windows are searched at every length and every heading (every
+        # other step, then the steps either side of the best), and a match there must be
+        # far better than an arm's edge or a fingertip ever is.
         armed = [int(p) for p in np.argsort(-fullness)
-                 if fullness[p] >= cfg.min_area_mm2 and spread[p] > cfg.max_area_mm2]
+                 if fullness[p] >= cfg.min_area_mm2 and spread[p] > cfg.max_area_mm2
+                 and spread[p] <= cfg.armed_max_cover * lane[p]]
         step = cfg.angle_step_deg
         every = [i * 2 * step for i in range(round(180 / step))]
         armed_scores = np.zeros(kit.SHIP_POSITIONS)
@@ -295,6 +304,12 @@ def locate_ship(
         if (armed_scores[best] >= cfg.armed_min_score
                 and armed_scores[best] - rivals.max() >= cfg.min_margin):
             position = best
+        elif position is not None:
+            # The position named must still beat the windows beside the arm.
+            rivals = armed_scores.copy()
+            rivals[position] = 0.0
+            if scores[position] - rivals.max() < cfg.min_margin:
+                position = None
         scores = np.maximum(scores, armed_scores)
     ranked = np.argsort(-scores)
     score, second = float(scores[ranked[0]]), float(scores[ranked[1]])

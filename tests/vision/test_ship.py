@@ -203,6 +203,49 @@ def test_the_ship_beside_a_hand_in_its_own_window_is_found(
     assert locate_ship(frame, pack.ship, geo, off).position is None
 
 
+@pytest.mark.parametrize(("style", "fingertip_at"), [("ink", 6), ("lagoon", 10)])
+def test_a_fingertip_elsewhere_in_the_lane_is_not_taken_for_the_ship_beside_a_hand(
+    style: str, fingertip_at: int, request: pytest.FixtureRequest
+) -> None:
+    """The ship beside a hand (its window passed over for the hand) and a fingertip in the
+    lane elsewhere, which matches the ship's picture fairly (0.56-0.66): the fingertip is
+    never named; the ship is, or nothing when the two match too alike."""
+    pack: Pack = request.getfixturevalue(f"pack_{style}")
+    geo = kit.DisplayGeometry(pack.tile_mm)
+    area = mat(geo)
+    put_ship(area, pack.ship, geo, 14, 10.0, (0.0, 0.0))
+    hand_beside(area, geo, 14, 30.0)
+    c = (area.shape[0] - 1) / 2
+    cx, cy = geo.ship_centre(fingertip_at)
+    cv2.circle(area, (round(c + cx * PPM), round(c + cy * PPM)), round(10 * PPM),
+               (120, 150, 205), -1)
+    sighting = locate_ship(camera(area, np.random.default_rng(7)), pack.ship, geo)
+    assert sighting.position in (14, None), sighting
+    if style == "ink":
+        assert sighting.position == 14, sighting
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_the_ship_beside_a_hand_is_found_with_arms_lying_along_two_sides_of_the_lane(
+    style: str, request: pytest.FixtureRequest
+) -> None:
+    """Arms lying along the west and south sides fill six windows wholly (nothing can be
+    seen in them) and a hand lies beside the ship on the north side: the hand's window is
+    searched for the ship, not passed over after the six full ones."""
+    pack: Pack = request.getfixturevalue(f"pack_{style}")
+    geo = kit.DisplayGeometry(pack.tile_mm)
+    area = mat(geo)
+    put_ship(area, pack.ship, geo, 2, 260.0, (0.0, 0.0))
+    hand_beside(area, geo, 2, 30.0)
+    c = (area.shape[0] - 1) / 2
+    x = -(geo.lane_inner + kit.LANE_MM / 2)
+    for (x0, y0, x1, y1) in [(x, -160, x, 160), (-160, -x, 160, -x)]:
+        cv2.line(area, (round(c + x0 * PPM), round(c + y0 * PPM)),
+                 (round(c + x1 * PPM), round(c + y1 * PPM)), (120, 150, 205), round(50 * PPM))
+    sighting = locate_ship(camera(area, np.random.default_rng(7)), pack.ship, geo)
+    assert sighting.position == 2, sighting
+
+
 def test_a_hand_alone_in_the_lane_is_not_the_ship_at_any_heading(pack_lagoon: Pack) -> None:
     """The last search, at every length and heading, of windows a hand fills finds no ship
     in a hand."""
