@@ -1204,11 +1204,44 @@ def _verdict(
     if (share_hidden >= cfg.doubt_covered_share and fits.share < cfg.sure_fit_covered
             and evidence < cfg.sure_evidence_covered):
         return unknown("doubtful, partly covered", evidence, rival)
+    if left_out is not None and rivals:
+        edge = _evidence_beside_cover(model, x, best, fits.ks[rivals], left_out)
+        if edge < cfg.cover_edge_evidence:
+            return unknown("doubtful beside a cover", min(edge, evidence), rival)
     confidence = min(evidence / cfg.full_evidence, max(fits.share / cfg.full_fit, 0.5), 1.0)
     confidence *= 1.0 - 0.5 * share_hidden
     read = CellRead(model.ids[best], model.rotations[best], round(float(max(confidence, 0.0)), 4))
     match = CellMatch(read, best, fits.share, evidence, share_hidden, reason="tile", rival=rival)
     return _Verdict(match, predicted, whole, others, x, left_out)
+
+
+def _beside(hidden: Mask) -> Mask:
+    """The blocks hidden and those beside them (sharing a side): (blocks, blocks)."""
+    out = hidden.copy()
+    out[1:] |= hidden[:-1]
+    out[:-1] |= hidden[1:]
+    out[:, 1:] |= hidden[:, :-1]
+    out[:, :-1] |= hidden[:, 1:]
+    return out
+
+
+def _evidence_beside_cover(
+    model: TileModel, x: Float, best: int, rivals: NDArray[np.intp], hidden: Mask
+) -> float:
+    """The best candidate's evidence against its rivals (as in _verdict) over the square x
+    (3, M) without its hidden blocks nor those beside them: the edge of a cover not caught
+    as covered lies there, and may be all that favours the best."""
+    grown = _beside(hidden)
+    if grown.all():
+        return -math.inf
+    ks = np.concatenate([[best], rivals])
+    fits = _fits(model, ks, x, grown)
+    predicted = _predicted(model, best, fits.coef[0])
+    keep = _block_mask(grown, model.inner_px)
+    misses, _coef = fit_light_many(model.channels[:, ks[1:]][:, None], fits.ninv[1:][None],
+                                   model.basis_t, predicted[None], keep[None])
+    apart = np.maximum(misses[0], 1e-6)
+    return float(((fits.rss[1:] - fits.rss[0]) / apart).min())
 
 
 def _settle(

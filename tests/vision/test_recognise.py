@@ -628,6 +628,26 @@ def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name
     assert read_cell(crop, no_bars, board).tile == "middle-boat"
 
 
+@pytest.mark.parametrize(("name", "seed", "named"), [
+    ("random1043-board-fingers-end", 1043, "single-palm1"),
+    ("ink-board-arm-edge-empty", None, "middle-bare"),
+])
+def test_a_tile_favoured_only_beside_a_cover_is_not_named(
+    pack_ink: Pack, tmp_path: Path, name: str, seed: int | None, named: str
+) -> None:
+    # Rendered hard tables' board cells (tests/vision/cells; seeds 43 and 28): fingers over
+    # the end of an island reaching north, and an arm's edge over an empty cell. The cover
+    # search leaves out a quarter of each, but not the fingers' sides nor the arm's shadow,
+    # and those favoured a whole island and a plain island's coast. Fitted without the
+    # blocks beside the cover as well, neither beats its rivals.
+    pack = pack_ink if seed is None else load_pack(
+        write_art_pack(tmp_path / "pack", "random", seed=seed))
+    model = learn_pack(pack, PX_PER_MM)
+    crop, board = _cell(name), _cell(f"{name}-ref")
+    assert read_cell(crop, model, board).unknown
+    assert read_cell(crop, _with(model, cover_edge_evidence=-math.inf), board).tile == named
+
+
 @pytest.mark.parametrize("recheck", [0.75, 0.0])
 def test_a_thin_detail_a_pixel_off_does_not_lose_to_no_detail(
     tmp_path: Path, recheck: float
