@@ -544,7 +544,12 @@ def test_an_arm_over_most_of_a_cell_is_not_named_a_plain_island(
     refs = [_cell(f"{name}-ref")] if board else None
     groups = None if board else ["display"]
     assert read_cells([crop], model, refs, light_groups=groups)[0].unknown
-    named = read_cells([crop], _with(model, sure_fit_covered=0.0), refs, light_groups=groups)[0]
+    # Without the bar on fit, the arm's edge beside the blocks taken as covered still leaves
+    # the plain island in doubt (cover_edge_evidence); without both, it is named.
+    bar_off = _with(model, sure_fit_covered=0.0)
+    assert read_cells([crop], bar_off, refs, light_groups=groups)[0].unknown
+    both_off = _with(bar_off, cover_edge_evidence=-math.inf)
+    named = read_cells([crop], both_off, refs, light_groups=groups)[0]
     assert named.tile == "middle-bare"
 
 
@@ -625,6 +630,8 @@ def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name
     for bar in ("min_fit_covered", "sure_fit_covered"):
         assert read_cell(crop, _with(model, **{bar: 0.0}), board).unknown
     no_bars = _with(model, min_fit_covered=0.0, sure_fit_covered=0.0)
+    assert read_cell(crop, no_bars, board).unknown  # beaten only beside the hand
+    no_bars = _with(no_bars, cover_edge_evidence=-math.inf)
     assert read_cell(crop, no_bars, board).tile == "middle-boat"
 
 
