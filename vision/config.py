@@ -613,9 +613,9 @@ class ShipConfig:
     # `positions_searched` windows passed over for an arm are searched at those lengths and
     # every heading; the ship is there when the best match correlates at least
     # armed_min_score and beats every other position by min_margin, and a position named
-    # before must beat them by min_margin too. Above 1, never. (Hard tables of seeds 7-46,
-    # 1 440 display areas, scratch: ships beside a hand matched 0.72-0.92 there, arms' edges
-    # and fingertips 0.52-0.65.)
+    # before must beat them by min_margin too. Above 1, never. (Hard tables of seeds 7-28,
+    # 30, 31, 33, 35, 37, 40, 41, 43, 44 and 46, 724 display areas, scratch: ships beside a
+    # hand matched 0.72-0.92 there, arms' edges and fingertips 0.52-0.65.)
     armed_min_score: float = 0.68
     # Windows passed over for an arm that the arm covers almost wholly (more than this share
     # of their lane proper) hide any ship: not searched (the ship beside the arm was the
