@@ -366,8 +366,8 @@ class CellConfig:
     # all that favours it (fingers over an island's end read as a whole island). (Hard
     # tables of seeds 7-46, 2 418 tiles named partly covered, scratch: at 0.3 the four
     # covered ones named wrongly and one more are unknown, and two named rightly; the
-    # rightly named ones beat their rivals so by 0.4 and more but for those two.) -inf:
-    # never asked.
+    # rightly named ones beat their rivals so by 0.4 and more but for those two.) -inf
+    # (`--set cells.cover_edge_evidence=-inf`): never asked.
     cover_edge_evidence: float = 0.3
     # The pattern must be seen with at least this share of its contrast (light times what
     # glare leaves); fainter is washed out (the renderer counts 60 % glare as hidden). At
@@ -701,9 +701,10 @@ def with_settings(config: VisionConfig, settings: Sequence[str]) -> VisionConfig
 
 def _setting_value(name: str, text: str, default: Any, declared: str) -> Any:
     """`text` read as a value of the default's kind (a whole number is a float too), or as
-    an optional number when the default is None (`declared`: the field's type, as written)."""
+    an optional number when the default is None (`declared`: the field's type, as written);
+    `inf` and `-inf` are numbers (a bar never reached)."""
     try:
-        value = ast.literal_eval(text)
+        value = float(text) if text.lower() in ("inf", "-inf", "+inf") else ast.literal_eval(text)
     except (ValueError, SyntaxError):
         raise ValueError(f"{name}: {text!r} is not a value") from None
     kind = type(default)

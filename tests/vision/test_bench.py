@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -111,6 +112,15 @@ def test_settings_change_only_what_they_name() -> None:
     assert config.cells.pose_angles_deg == (-4.0, 0.0, 4.0)
     assert config.cells.shortlist == VisionConfig().cells.shortlist
     assert config.markers == VisionConfig().markers
+
+
+def test_a_bar_can_be_set_out_of_reach_with_inf() -> None:
+    config = with_settings(VisionConfig(), ["cells.cover_edge_evidence=-inf",
+                                            "ships.armed_max_cover=inf"])
+    assert config.cells.cover_edge_evidence == -math.inf
+    assert config.ships.armed_max_cover == math.inf
+    with pytest.raises(ValueError, match=r"cells\.pose_candidates takes a whole number"):
+        with_settings(VisionConfig(), ["cells.pose_candidates=inf"])
 
 
 def test_an_optional_setting_takes_a_number_or_none() -> None:
