@@ -508,6 +508,14 @@ def _with(model: TileModel, **settings: Any) -> TileModel:
     return dataclasses.replace(model, config=dataclasses.replace(model.config, **settings))
 
 
+def _kept_cells_model(pack_ink: Pack, tmp_path: Path, seed: int | None) -> TileModel:
+    """The model of the pack a kept cell was drawn with: the ink pack (seed None) or the
+    random pack of `seed`."""
+    pack = pack_ink if seed is None else load_pack(
+        write_art_pack(tmp_path / "pack", "random", seed=seed))
+    return learn_pack(pack, PX_PER_MM)
+
+
 def _cell(name: str) -> Image:
     """A crop kept from a rendered table (tests/vision/cells)."""
     image = cv2.imread(str(CELLS / f"{name}.png"))
@@ -563,9 +571,7 @@ def test_a_board_cell_wholly_under_something_flat_is_not_empty(
     # wholly under a pale arm (the ink pack), and a water tile washed out by a lamp's
     # reflection (the random pack of seed 1021). Each leaves only noise, which the board's
     # thin lines at an eighth of their contrast fit as well as anything: 2 grey levels.
-    pack = pack_ink if seed is None else load_pack(
-        write_art_pack(tmp_path / "pack", "random", seed=seed))
-    model = learn_pack(pack, PX_PER_MM)
+    model = _kept_cells_model(pack_ink, tmp_path, seed)
     crop, board = _cell(name), _cell(f"{name}-ref")
     assert read_cell(crop, model, board).unknown
     assert read_cell(crop, _with(model, empty_board_min_explained=0.0), board).empty
@@ -647,9 +653,7 @@ def test_a_tile_favoured_only_beside_a_cover_is_not_named(
     # search leaves out a quarter of each, but not the fingers' sides nor the arm's shadow,
     # and those favoured a whole island and a plain island's coast. Fitted without the
     # blocks beside the cover as well, neither beats its rivals.
-    pack = pack_ink if seed is None else load_pack(
-        write_art_pack(tmp_path / "pack", "random", seed=seed))
-    model = learn_pack(pack, PX_PER_MM)
+    model = _kept_cells_model(pack_ink, tmp_path, seed)
     crop, board = _cell(name), _cell(f"{name}-ref")
     assert read_cell(crop, model, board).unknown
     assert read_cell(crop, _with(model, cover_edge_evidence=-math.inf), board).tile == named
@@ -783,9 +787,7 @@ def test_a_board_cell_whose_printed_edge_is_seen_nowhere_is_not_empty(
     board's own colour with a player ship over its middle. Inside the tile's place each
     looks like the plain board under some light; the board's printed cell outline, at the
     tile's edge, is seen on no side."""
-    pack = pack_ink if seed is None else load_pack(
-        write_art_pack(tmp_path / "pack", "random", seed=seed))
-    model = learn_pack(pack, PX_PER_MM)
+    model = _kept_cells_model(pack_ink, tmp_path, seed)
     crop, board = _cell(name), _cell(f"{name}-ref")
     assert read_cell(crop, model, board).unknown
     assert read_cell(crop, _with(model, empty_rim_min_explained=-1.0), board).empty
