@@ -1095,6 +1095,7 @@ def _decide(
     # Covered blocks: far more left unexplained than the typical block. The fit is redone
     # without them, for the closest few candidates (a big cover spoils the first fit).
     looking = list(range(len(patches)))
+    over: dict[int, Mask] = {}  # squares found more hidden than max_hidden: their blocks
     for _ in range(cfg.cover_passes):
         if not looking:
             break
@@ -1103,6 +1104,7 @@ def _decide(
         for i, h in zip(looking, hidden, strict=True):
             share_hidden[i] = int(np.count_nonzero(h)) / h.size
             if share_hidden[i] > cfg.max_hidden:
+                over[i] = h
                 continue
             now, before = (h if h.any() else None), left_out[i]
             if (now is None and before is None) or (
@@ -1116,13 +1118,42 @@ def _decide(
         for i, f in zip(again, refitted, strict=True):
             fits[i] = f
         looking = again
+    spoiled = set(poor)
+    verdicts = _verdicts(model, xs, fits, others, left_out, share_hidden, spoiled,
+                         cfg.max_hidden)
+    # A compact cover (a player's ship and its shadow) may hide more blocks than max_hidden
+    # while what is left still names the tile: those squares are fitted without all of
+    # them, and a tile named so stands (an empty cell's look keeps max_hidden).
+    more = [i for i, h in over.items()
+            if share_hidden[i] <= cfg.max_hidden_named and verdicts[i].match.read.unknown]
+    if more:
+        refits = _fitted(model, [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in more],
+                         xs[more], [over[i] for i in more])
+        seconds = _verdicts(model, xs[more], refits, [others[i] for i in more],
+                            [over[i] for i in more], [share_hidden[i] for i in more],
+                            {j for j, i in enumerate(more) if i in spoiled},
+                            cfg.max_hidden_named)
+        for i, verdict in zip(more, seconds, strict=True):
+            if verdict.match.read.tile is not None:
+                verdicts[i] = verdict
+    return verdicts
+
+
+def _verdicts(
+    model: TileModel, xs: Float, fits: Sequence[_Fits], others: Sequence[list[int]],
+    left_out: Sequence[Mask | None], share_hidden: Sequence[float], spoiled: set[int],
+    max_hidden: float,
+) -> list[_Verdict]:
+    """_verdict of each square from its final fits (`spoiled`: those whose first fit was
+    poor, held to min_evidence_trimmed)."""
+    cfg = model.config
     bests = np.array([int(f.ks[f.best()]) for f in fits])
     predicted = _predicted_many(model, bests, np.stack([f.coef[f.best()] for f in fits]))
-    spoiled = set(poor)
     rivals = _rival_misses(model, fits, predicted, left_out)
     return [_verdict(model, xs[i], fits[i], others[i], left_out[i], share_hidden[i], predicted[i],
-                     cfg.min_evidence_trimmed if i in spoiled else cfg.min_evidence, rivals[i])
-            for i in range(len(patches))]
+                     cfg.min_evidence_trimmed if i in spoiled else cfg.min_evidence, rivals[i],
+                     max_hidden)
+            for i in range(len(fits))]
 
 
 def _rival_misses(
@@ -1157,7 +1188,7 @@ def _rival_misses(
 def _verdict(
     model: TileModel, x: Float, fits: _Fits, others: list[int], left_out: Mask | None,
     share_hidden: float, predicted: Float, min_evidence: float,
-    rival_misses: tuple[list[int], NDArray[np.float64]],
+    rival_misses: tuple[list[int], NDArray[np.float64]], max_hidden: float,
 ) -> _Verdict:
     """A square's answer from its final fits (the best one's picture `predicted`): a tile
     when it fits well, clearly and unlike every rival meaning something else (by at least
@@ -1173,7 +1204,7 @@ def _verdict(
                           rival=rival)
         return _Verdict(match, predicted, whole, others, x, left_out)
 
-    if share_hidden > cfg.max_hidden:
+    if share_hidden > max_hidden:
         return unknown("covered")
     kept = x.shape[1] if keep is None else int(keep.sum())
     rms = float(np.sqrt(fits.rss[i] / (3 * kept)))
@@ -1288,7 +1319,7 @@ def _settle_covered(
     match = replace(verdict.match, empty_rms=look.rms)
     assert verdict.left_out is not None and match.best is not None
     both = verdict.left_out if look.hidden is None else verdict.left_out | look.hidden
-    if np.count_nonzero(both) > cfg.max_hidden * both.size:
+    if np.count_nonzero(both) > cfg.max_hidden_named * both.size:
         return replace(match, read=UNKNOWN, reason="covered")
     keep = _block_mask(both, model.inner_px)
     fits = _fits(model, np.array([match.best]), verdict.x, both)

@@ -659,6 +659,24 @@ def test_a_tile_favoured_only_beside_a_cover_is_not_named(
     assert read_cell(crop, _with(model, cover_edge_evidence=-math.inf), board).tile == named
 
 
+@pytest.mark.parametrize(("name", "seed", "tile"), [
+    ("ink-board-player-ship", None, "single-palm1"),
+    ("random1014-board-player-ship", 1014, "end-w-palm1"),
+])
+def test_a_tile_under_a_players_ship_is_named(
+    pack_ink: Pack, tmp_path: Path, name: str, seed: int | None, tile: str
+) -> None:
+    # Rendered hard tables' board cells (tests/vision/cells; seeds 7 and 14): a player's
+    # ship stands on each tile, turned across it, its shadow beside it. Ship and shadow
+    # touch half the blocks of the tile's square; the rest names the tile. Held to the
+    # share of hidden blocks an empty cell's look is held to, both were unknown.
+    model = _kept_cells_model(pack_ink, tmp_path, seed)
+    crop, board = _cell(name), _cell(f"{name}-ref")
+    read = read_cell(crop, model, board)
+    assert (read.tile, read.rotation) == (tile, 0)
+    assert read_cell(crop, _with(model, max_hidden_named=model.config.max_hidden), board).unknown
+
+
 @pytest.mark.parametrize("recheck", [0.75, 0.0])
 def test_a_thin_detail_a_pixel_off_does_not_lose_to_no_detail(
     tmp_path: Path, recheck: float
