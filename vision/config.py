@@ -401,14 +401,15 @@ class CellConfig:
     occluded_detail: float = 0.8
     max_hidden: float = 0.45
     # A square found more hidden than that, up to max_hidden_named, is fitted once more
-    # without all its hidden blocks, and a tile named so (by every test below) stands; an
-    # empty cell never is (its look keeps max_hidden). A player's ship standing on a tile
-    # with its shadow touches 0.45-0.6 of the blocks at any turn, and what is left names the
-    # tile at fits of 0.8-0.95. (Fifteenth session, scratch: hard tables of seeds 7-50 and
-    # 55, 94 742 cells: unknown 3 168 -> 2 830 (at 0.55: 2 847; 0.65: 2 828), 339 seen
-    # and 33 covered cells named rightly, 1 named cell unknown, nothing more wrong; a
-    # player's ship stood on 253 of the 596 cells seeds 7-16 left unknown. Easy seeds
-    # 7-20: 47 -> 45 unknown; lagoon hard seeds 7-9: 95 -> 90; none wrong.)
+    # without all its hidden blocks, and a tile named so (by every test below, beating the
+    # empty look over up to that share too) stands; an empty cell never is (its look keeps
+    # max_hidden). A player's ship standing on a tile, turned across it, and its shadow
+    # often touch more than 0.45 of the blocks (0.47-0.5 in the cells traced), and what is
+    # left names the tile at fits of 0.8-0.95. (Fifteenth session, scratch: hard tables of
+    # seeds 7-50 and 55, 96 762 cells: unknown 3 168 -> 2 830 (at 0.55: 2 847; 0.65:
+    # 2 828), 339 seen and 33 covered cells named rightly, 1 named cell unknown, nothing
+    # more wrong; a player's ship stood on 253 of the 596 cells seeds 7-16 left unknown.
+    # Easy seeds 7-20: 47 -> 45 unknown; lagoon hard seeds 7-9: 95 -> 90; none wrong.)
     max_hidden_named: float = 0.6
     cover_passes: int = 3
     # A block is covered only if none of this many best-fitting candidates explains it.
