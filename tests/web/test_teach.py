@@ -284,8 +284,10 @@ def test_the_host_teaches_a_box_on_the_phone(
         page.click("#teach-look")
         cells = page.locator("#teach-view .teach-grid").first.locator(".teach-cell")
         expect(cells).to_have_count(3)
-        page.wait_for_function(
-            "[...document.querySelectorAll('#teach-view img')].every(i => i.naturalWidth > 0)")
+        # A function, not an expression: the page's Content-Security-Policy forbids eval, by
+        # which Playwright polls an expression that is not yet true.
+        page.wait_for_function("() => [...document.querySelectorAll('#teach-view img')]"
+                               ".every(i => i.naturalWidth > 0)")
         # b1 and c1 were laid swapped.
         cells.nth(1).locator(".teach-type").select_option(ids[2])
         cells.nth(2).locator(".teach-type").select_option(ids[1])
