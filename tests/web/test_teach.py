@@ -26,7 +26,7 @@ from web.app import create_app
 from web.serve import Server
 
 if HAVE_PLAYWRIGHT:
-    from playwright.sync_api import Browser, expect, sync_playwright
+    from playwright.sync_api import APIResponse, Browser, Route, expect, sync_playwright
 
 CHANGES = ("start", "look", "accept", "skip", "finish", "cancel")
 
@@ -308,4 +308,52 @@ def test_the_host_teaches_a_box_on_the_phone(
         thread.join(10)
     pack = load_pack(packs / "phone-box")
     assert pack.name == "Phone box" and [t.id for t in pack.catalogue] == ids
+    assert problems == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not (HAVE_PLAYWRIGHT and CHROMIUM.exists()),
+                    reason="playwright or /usr/bin/chromium is missing")
+def test_a_late_answer_does_not_undo_a_started_teaching(
+    browser: Browser, frames: Frames, camera: Camera, packs: Path
+) -> None:
+    # Opening the teach panel asks for its state; starting asks again once started. Should
+    # the first answer come back last (a busy server), the page must keep showing the
+    # teaching started, not the form to start it.
+    app = create_app(Session(frames.box.catalogue), web_settings(host="127.0.0.1", port=0),
+                     teach_frames=camera, teach_root=packs)
+    server = Server(app)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    problems: list[str] = []
+    held: list[tuple[Route, APIResponse]] = []
+
+    def hold_the_first(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append((route, route.fetch()))  # answered now (not started), sent later
+
+    try:
+        page = phone(browser, problems)
+        page.goto(server.local_url + "host")
+        page.fill("#pin", PIN)
+        page.click("#login-form button[type=submit]")
+        page.wait_for_function("() => !document.getElementById('teach-start').hidden")
+        page.route("**/api/teach/state", hold_the_first)
+        page.click("#teach-toggle")
+        page.fill("#teach-name", "Slow box")
+        page.click("#teach-start button[type=submit]")
+        expect(page.locator("#teach-progress")).to_have_text("batch 1: 0 of 3 tile types taught")
+        assert len(held) == 1
+        route, stale = held[0]
+        with page.expect_response("**/api/teach/state"):
+            route.fulfill(response=stale)
+        page.wait_for_timeout(300)  # time for the page to take that answer in
+        expect(page.locator("#teach-run")).to_be_visible()
+        expect(page.locator("#teach-start")).to_be_hidden()
+        expect(page.locator("#teach-progress")).to_have_text("batch 1: 0 of 3 tile types taught")
+    finally:
+        server.close()
+        thread.join(10)
     assert problems == []

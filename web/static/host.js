@@ -544,10 +544,13 @@
 
   // ------------------------------------------------------------------ teach a box
 
-  var teach = { state: null, open: false, busy: false, loaded: false };
+  // asked / shown: the number of the last state asked for and of the one shown (answers
+  // may come back out of order: an older one must not undo a newer).
+  var teach = { state: null, open: false, busy: false, loaded: false, asked: 0, shown: 0 };
   var ROTATIONS = [0, 90, 180, 270];
 
   function teachLoad() {
+    var number = ++teach.asked;
     return fetch('/api/teach/state', { credentials: 'same-origin', cache: 'no-store' })
       .then(function (response) {
         return response.json().then(function (data) {
@@ -555,6 +558,8 @@
           return data;
         });
       }).then(function (data) {
+        if (number < teach.shown) return;
+        teach.shown = number;
         teach.state = data;
         teach.loaded = true;
         if (data.active && !teach.open) setTeachOpen(true);
