@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +20,7 @@ from companion.session import Session
 from companion.tracker import read_of_state
 from tests.companion.conftest import PLAIN_DISPLAY
 from web.app import create_app
+from web.serve import Server
 from web.settings import WebSettings
 
 PIN = "2468"
@@ -43,6 +46,21 @@ def table_after(session: Session, turn: Turn) -> TableRead:
     state = session.game.state.copy()
     session.game.rules.apply(state, turn)
     return read_of_state(state)
+
+
+@contextmanager
+def served(app: Flask) -> Iterator[Server]:
+    """The app served by waitress on a thread of its own while the block runs; stopped
+    after it, and its thread with it."""
+    server = Server(app)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.close()
+        thread.join(10)
+    assert not thread.is_alive()
 
 
 def web_settings(**overrides: Any) -> WebSettings:

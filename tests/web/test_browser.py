@@ -22,9 +22,8 @@ from hardware.config import ButtonConfig
 from hardware.live import LiveSettings, LiveTable
 from tests.companion.conftest import PLAIN_DISPLAY
 from tests.hardware.test_live import CountingGate, FakeCamera
-from tests.web.conftest import PIN, table_after, web_settings
+from tests.web.conftest import PIN, served, table_after, web_settings
 from web.app import create_app
-from web.serve import Server
 
 try:
     from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -84,12 +83,8 @@ def table() -> Iterator[tuple[str, Session]]:
     """A game of three served by waitress on 127.0.0.1 at a free port."""
     session = three_players()
     settings = web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
-    server = Server(create_app(session, settings))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield server.local_url, session
-    server.close()
-    thread.join(10)
+    with served(create_app(session, settings)) as server:
+        yield server.local_url, session
 
 
 def phone(browser: Browser, problems: list[str]) -> Page:

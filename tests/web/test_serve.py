@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import io
 import logging
-import threading
 import urllib.request
 
 import pytest
 
 from companion.session import Session
-from tests.web.conftest import web_settings
+from tests.web.conftest import served, web_settings
 from web import serve as serving
 from web.app import create_app
 from web.serve import Server, announce, page_url
@@ -72,15 +71,8 @@ def test_the_console_shows_the_address_and_a_pin_made_now(session: Session) -> N
 
 def test_the_server_answers_and_stops(session: Session) -> None:
     app = create_app(session, web_settings(host="127.0.0.1", port=0, threads=4, sse_max_clients=2))
-    server = Server(app)
-    assert app.config["PUBLIC_URL"] == server.url == f"http://127.0.0.1:{server.port}/"
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
+    with served(app) as server:
+        assert app.config["PUBLIC_URL"] == server.url == f"http://127.0.0.1:{server.port}/"
         with urllib.request.urlopen(server.local_url + "api/state", timeout=10) as response:
             assert response.headers["X-Frame-Options"] == "DENY"
             assert b'"phase":"playing"' in response.read()
-    finally:
-        server.close()
-        thread.join(10)
-    assert not thread.is_alive()

@@ -13,9 +13,8 @@ from flask import Flask
 
 from companion.actions import Pass, Turn
 from companion.session import Session
-from tests.web.conftest import web_settings
+from tests.web.conftest import served, web_settings
 from web.app import create_app
-from web.serve import Server
 from web.sse import EventStream, StreamSlots
 
 
@@ -128,10 +127,7 @@ def read_event(response: http.client.HTTPResponse) -> int:
 
 def test_waitress_delivers_events_to_a_live_page_at_once(session: Session) -> None:
     app = create_app(session, web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4))
-    server = Server(app)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
+    with served(app) as server:
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         connection.request("GET", "/events")
         response = connection.getresponse()
@@ -143,8 +139,4 @@ def test_waitress_delivers_events_to_a_live_page_at_once(session: Session) -> No
         state.request("GET", "/api/state")
         assert json.loads(state.getresponse().read())["version"] == session.version
         state.close()
-    finally:
-        server.close()
-        thread.join(10)
-    assert not thread.is_alive()
     assert session.subscriber_count == 0

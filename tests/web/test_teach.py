@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,13 +16,12 @@ from flask.testing import FlaskClient
 from companion.catalogue import Catalogue, default_catalogue
 from companion.session import Session
 from tests.vision.test_teach import EMPTY_DISPLAY, _display, _lying, _render
-from tests.web.conftest import PIN, Host, log_in, web_settings
+from tests.web.conftest import PIN, Host, log_in, served, web_settings
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, HAVE_PLAYWRIGHT, phone, shoot
 from vision.artpacks import write_art_pack
 from vision.pack import Pack, load_pack
 from vision.scene import TableScene, empty_seat
 from web.app import create_app
-from web.serve import Server
 
 if HAVE_PLAYWRIGHT:
     from playwright.sync_api import APIResponse, Browser, Route, expect, sync_playwright
@@ -266,11 +264,8 @@ def test_the_host_teaches_a_box_on_the_phone(
     settings = web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
     app = create_app(Session(frames.box.catalogue), settings, teach_frames=camera,
                      teach_root=packs)
-    server = Server(app)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
     problems: list[str] = []
-    try:
+    with served(app) as server:
         page = phone(browser, problems)
         page.goto(server.local_url + "host")
         page.fill("#pin", PIN)
@@ -303,9 +298,6 @@ def test_the_host_teaches_a_box_on_the_phone(
         page.fill("#teach-out", "phone-box")
         page.click("#teach-finish button[type=submit]")
         expect(page.locator("#teach-start")).to_be_visible()
-    finally:
-        server.close()
-        thread.join(10)
     pack = load_pack(packs / "phone-box")
     assert pack.name == "Phone box" and [t.id for t in pack.catalogue] == ids
     assert problems == []
@@ -322,9 +314,6 @@ def test_a_late_answer_does_not_undo_a_started_teaching(
     # teaching started, not the form to start it.
     app = create_app(Session(frames.box.catalogue), web_settings(host="127.0.0.1", port=0),
                      teach_frames=camera, teach_root=packs)
-    server = Server(app)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
     problems: list[str] = []
     held: list[tuple[Route, APIResponse]] = []
 
@@ -334,7 +323,7 @@ def test_a_late_answer_does_not_undo_a_started_teaching(
         else:
             held.append((route, route.fetch()))  # answered now (not started), sent later
 
-    try:
+    with served(app) as server:
         page = phone(browser, problems)
         page.goto(server.local_url + "host")
         page.fill("#pin", PIN)
@@ -353,7 +342,4 @@ def test_a_late_answer_does_not_undo_a_started_teaching(
         expect(page.locator("#teach-run")).to_be_visible()
         expect(page.locator("#teach-start")).to_be_hidden()
         expect(page.locator("#teach-progress")).to_have_text("batch 1: 0 of 3 tile types taught")
-    finally:
-        server.close()
-        thread.join(10)
     assert problems == []
