@@ -99,6 +99,15 @@ def phone(browser: Browser, problems: list[str]) -> Page:
     return page
 
 
+def host_phone(browser: Browser, url: str, problems: list[str]) -> Page:
+    """A phone page at the table's host page (`url`: the table's address), logged in."""
+    page = phone(browser, problems)
+    page.goto(url + "host")
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    return page
+
+
 def shoot(page: Page, name: str, *, full_page: bool = True) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / name), full_page=full_page)
@@ -157,10 +166,7 @@ def test_the_table_follows_a_turn_without_a_reload(
 def test_the_host_enters_a_turn_by_taps(browser: Browser, table: tuple[str, Session]) -> None:
     url, session = table
     problems: list[str] = []
-    page = phone(browser, problems)
-    page.goto(url + "host")
-    page.fill("#pin", PIN)
-    page.click("#login-form button[type=submit]")
+    page = host_phone(browser, url, problems)
     page.wait_for_selector("#host-tools:not([hidden])")
     assert page.locator("#login").is_hidden()
     page.click("#display .slot.takeable >> nth=0")

@@ -16,8 +16,8 @@ from flask.testing import FlaskClient
 from companion.catalogue import Catalogue, default_catalogue
 from companion.session import Session
 from tests.vision.test_teach import EMPTY_DISPLAY, _display, _lying, _render
-from tests.web.conftest import PIN, Host, log_in, served, web_settings
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, HAVE_PLAYWRIGHT, phone, shoot
+from tests.web.conftest import Host, log_in, served, web_settings
+from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, HAVE_PLAYWRIGHT, host_phone, shoot
 from vision.artpacks import write_art_pack
 from vision.pack import Pack, load_pack
 from vision.scene import TableScene, empty_seat
@@ -266,10 +266,7 @@ def test_the_host_teaches_a_box_on_the_phone(
                      teach_root=packs)
     problems: list[str] = []
     with served(app) as server:
-        page = phone(browser, problems)
-        page.goto(server.local_url + "host")
-        page.fill("#pin", PIN)
-        page.click("#login-form button[type=submit]")
+        page = host_phone(browser, server.local_url, problems)
         page.click("#teach-toggle")
         page.fill("#teach-name", "Phone box")
         page.select_option("#teach-batch", "4")
@@ -324,10 +321,7 @@ def test_a_late_answer_does_not_undo_a_started_teaching(
             held.append((route, route.fetch()))  # answered now (not started), sent later
 
     with served(app) as server:
-        page = phone(browser, problems)
-        page.goto(server.local_url + "host")
-        page.fill("#pin", PIN)
-        page.click("#login-form button[type=submit]")
+        page = host_phone(browser, server.local_url, problems)
         page.wait_for_function("() => !document.getElementById('teach-start').hidden")
         page.route("**/api/teach/state", hold_the_first)
         page.click("#teach-toggle")
