@@ -529,6 +529,16 @@ class CellConfig:
     # them changed. At glare_max_paper instead, a bright exposure's paper of 245-249 would
     # leave every empty display cell unknown.)
     glare_clip: float = 250.0
+    # A board cell is in glare (never empty) when the board picture, at the contrast it is
+    # seen with, leaves more than this of its brightness unaccounted for (grey levels: a
+    # lamp's reflection laid over it as a veil, or anything pale and flat: an arm). Under
+    # such a veil a tile's picture is a faint copy whose edge, lying by the board's printed
+    # outline, passes for the board.
+    # (Fifteenth session, scratch, hard tables of seeds 7-50, 55, 57 and 58: board cells
+    # read empty rightly and seen (by the renderer's truth) are under veils of at most 155;
+    # six tiles under reflections read empty were under 152-233, five of them above 160;
+    # 390 empty cells under reflections (covered, by the renderer's truth) above it too.)
+    board_glare_veil: float = 160.0
     # The board picture is compared at every shift up to this many pixels (at tile_px) each
     # way: a seat's pose may put its crops a millimetre or two off the printed cells.
     empty_shift_px: int = 2

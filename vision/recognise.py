@@ -433,6 +433,14 @@ class _EmptyLook:
         the board picture explains."""
         return 1.0 - (self.rms_all / max(self.detail, 1e-6)) ** 2
 
+    @property
+    def veil(self) -> float:
+        """Board cells: the brightness (grey levels) the board picture, at the contrast it
+        is seen with, leaves unaccounted for: a lamp's glare laid over the cell."""
+        if self.reference is None or self.light is None:
+            return float("nan")
+        return float(np.mean(self.reference.mean * (np.asarray(self.light) - self.gain)))
+
     def inner_fit(self, model: TileModel, picture: Float, keep: Mask | None = None) -> float:
         """What the empty look leaves unexplained of a picture (3, M) of the tile's inner
         square (over the kept pixels only, if given; many pictures at once: _inner_fits)."""
@@ -1706,13 +1714,17 @@ def _in_glare(
     median of the paper seen round its cells), or white to clipping when that paper is
     already near white: a lamp's reflection there may hide a tile. A plain cell read alone
     (the storage card) has no paper to be whiter than: it is in glare when its square is
-    white to clipping on the whole."""
+    white to clipping on the whole. A board cell is in glare under a veil brighter than
+    board_glare_veil."""
     members: dict[Hashable, list[int]] = {}
     out: list[int] = []
     for i, (look, group) in enumerate(zip(looks, groups, strict=True)):
         if look.reference is None and group is not None:
             members.setdefault(group, []).append(i)
-        elif look.reference is None and look.white * look.paper >= cfg.glare_clip:
+        elif look.reference is None:
+            if look.white * look.paper >= cfg.glare_clip:
+                out.append(i)
+        elif look.veil > cfg.board_glare_veil:
             out.append(i)
     for idx in members.values():
         paper = float(np.median([looks[i].paper for i in idx]))
