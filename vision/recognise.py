@@ -417,7 +417,7 @@ class _EmptyLook:
     reference: _Reference | None  # None: the plain mat or card
     shift: tuple[int, int] = (0, 0)  # where the board picture fits best (fine px)
     gain: float = float("nan")  # how much of the board picture's contrast is seen
-    washed: bool = False  # a plain cell partly in glare far whiter than its paper
+    washed: bool = False  # in glare (_in_glare): whiter than its paper, or under a veil
     paper: float = float("nan")  # plain cells: the paper seen round the cell (grey level)
     whitest: float = float("nan")  # plain cells: the brightest block of its square
     white: float = float("nan")  # plain cells: its brightness over the paper seen round it
