@@ -17,6 +17,7 @@ from vision.tilemodel import learn_pack
 
 PPM = 2.0
 SHIP_MM = 42.0
+SKIN = (120, 150, 205)
 
 
 def mat(geo: kit.DisplayGeometry) -> NDArray[np.float32]:
@@ -29,6 +30,12 @@ def mat(geo: kit.DisplayGeometry) -> NDArray[np.float32]:
         cv2.rectangle(img, (round(c - h), round(c - h)), (round(c + h), round(c + h)),
                       (185, 185, 185), 1, cv2.LINE_AA)
     return img
+
+
+def at(img: NDArray[np.float32], x_mm: float, y_mm: float) -> tuple[int, int]:
+    """The pixel of a point (mm from the display's centre) in a picture made by `mat`."""
+    c = (img.shape[0] - 1) / 2
+    return round(c + x_mm * PPM), round(c + y_mm * PPM)
 
 
 def put_ship(img: NDArray[np.float32], ship: NDArray[np.uint8], geo: kit.DisplayGeometry,
@@ -132,15 +139,13 @@ def test_the_heading_along_the_lane_is_found_whatever_the_picture_turns() -> Non
 def lay_tiles(img: NDArray[np.float32], geo: kit.DisplayGeometry, reach_mm: float) -> None:
     """Dark tiles in all 16 cells, the edge tiles of the north, east and west sides pushed
     `reach_mm` out over the lane's line (the south side's lie in place)."""
-    c = (img.shape[0] - 1) / 2
     half = geo.tile_mm / 2
     for r in range(4):
         for col in range(4):
             x, y = geo.cell_centre(r, col)
             x += reach_mm * ((col == 3) - (col == 0))
             y -= reach_mm * (r == 0)
-            cv2.rectangle(img, (round(c + (x - half) * PPM), round(c + (y - half) * PPM)),
-                          (round(c + (x + half) * PPM), round(c + (y + half) * PPM)),
+            cv2.rectangle(img, at(img, x - half, y - half), at(img, x + half, y + half),
                           (70, 55, 45), -1)
 
 
@@ -156,11 +161,9 @@ def test_the_ship_beside_a_hand_between_tiles_over_the_lane_is_found(pack_ink: P
     put_ship(area, pack_ink.ship, geo, 9, 270.0, (3.0, 0.0))
     area[:] = 0.4 * area + 0.6 * paper
     cx, cy = geo.ship_centre(11)
-    c = (area.shape[0] - 1) / 2
-    palm = (round(c + cx * PPM), round(c + (cy - 40) * PPM))
-    cv2.ellipse(area, palm, (round(30 * PPM), round(30 * PPM)), 0, 0, 360, (120, 150, 205), -1)
-    cv2.line(area, palm, (round(c + (cx + 6) * PPM), round(c + (cy + 4) * PPM)),
-             (120, 150, 205), round(16 * PPM))
+    palm = at(area, cx, cy - 40)
+    cv2.ellipse(area, palm, (round(30 * PPM), round(30 * PPM)), 0, 0, 360, SKIN, -1)
+    cv2.line(area, palm, at(area, cx + 6, cy + 4), SKIN, round(16 * PPM))
     sighting = locate_ship(camera(area, np.random.default_rng(6), gain=0.9), pack_ink.ship, geo)
     assert sighting.position == 9, sighting
 
@@ -169,18 +172,27 @@ def hand_beside(area: NDArray[np.float32], geo: kit.DisplayGeometry, position: i
                 along_mm: float) -> None:
     """A hand lying in the lane `along_mm` along it from a position's centre (palm, fingers
     towards the grid), its arm running out over the mat's edge."""
-    c = (area.shape[0] - 1) / 2
     cx, cy = geo.ship_centre(position)
     # Positions 0-3 and 8-11 run along x (table-kit.md: north and south sides).
     along = np.array((1.0, 0.0) if (position // 4) % 2 == 0 else (0.0, 1.0))
     out = np.sign(np.array((cx, cy)) * (1 - along))
     palm = np.array((cx, cy)) + along * along_mm
-    skin = (120, 150, 205)
-    px = (round(c + palm[0] * PPM), round(c + palm[1] * PPM))
-    cv2.ellipse(area, px, (round(20 * PPM), round(20 * PPM)), 0, 0, 360, skin, -1)
+    px = at(area, palm[0], palm[1])
+    cv2.ellipse(area, px, (round(20 * PPM), round(20 * PPM)), 0, 0, 360, SKIN, -1)
     end = palm + out * 200
-    cv2.line(area, px, (round(c + end[0] * PPM), round(c + end[1] * PPM)), skin,
-             round(34 * PPM))
+    cv2.line(area, px, at(area, end[0], end[1]), SKIN, round(34 * PPM))
+
+
+def ship_beside_hand(
+    pack: Pack, position: int, heading: float
+) -> tuple[kit.DisplayGeometry, NDArray[np.float32]]:
+    """The mat with the ship at a position, turned `heading`, and a hand in the lane
+    30 mm along from it."""
+    geo = kit.DisplayGeometry(pack.tile_mm)
+    area = mat(geo)
+    put_ship(area, pack.ship, geo, position, heading, (0.0, 0.0))
+    hand_beside(area, geo, position, 30.0)
+    return geo, area
 
 
 @pytest.mark.parametrize("style", ["lagoon", "ink"])
@@ -192,10 +204,7 @@ def test_the_ship_beside_a_hand_in_its_own_window_is_found(
     could: the window is searched last, at every length and heading, and the ship found;
     with that last search off it is not seen."""
     pack: Pack = request.getfixturevalue(f"pack_{style}")
-    geo = kit.DisplayGeometry(pack.tile_mm)
-    area = mat(geo)
-    put_ship(area, pack.ship, geo, position, heading, (0.0, 0.0))
-    hand_beside(area, geo, position, 30.0)
+    geo, area = ship_beside_hand(pack, position, heading)
     frame = camera(area, np.random.default_rng(7))
     sighting = locate_ship(frame, pack.ship, geo)
     assert sighting.position == position, sighting
@@ -211,14 +220,8 @@ def test_a_fingertip_elsewhere_in_the_lane_is_not_taken_for_the_ship_beside_a_ha
     lane elsewhere, which matches the ship's picture fairly (0.56-0.66): the fingertip is
     never named; the ship is, or nothing when the two match too alike."""
     pack: Pack = request.getfixturevalue(f"pack_{style}")
-    geo = kit.DisplayGeometry(pack.tile_mm)
-    area = mat(geo)
-    put_ship(area, pack.ship, geo, 14, 10.0, (0.0, 0.0))
-    hand_beside(area, geo, 14, 30.0)
-    c = (area.shape[0] - 1) / 2
-    cx, cy = geo.ship_centre(fingertip_at)
-    cv2.circle(area, (round(c + cx * PPM), round(c + cy * PPM)), round(10 * PPM),
-               (120, 150, 205), -1)
+    geo, area = ship_beside_hand(pack, 14, 10.0)
+    cv2.circle(area, at(area, *geo.ship_centre(fingertip_at)), round(10 * PPM), SKIN, -1)
     sighting = locate_ship(camera(area, np.random.default_rng(7)), pack.ship, geo)
     assert sighting.position in (14, None), sighting
     if style == "ink":
@@ -233,15 +236,10 @@ def test_the_ship_beside_a_hand_is_found_with_arms_lying_along_two_sides_of_the_
     seen in them) and a hand lies beside the ship on the north side: the hand's window is
     searched for the ship, not passed over after the six full ones."""
     pack: Pack = request.getfixturevalue(f"pack_{style}")
-    geo = kit.DisplayGeometry(pack.tile_mm)
-    area = mat(geo)
-    put_ship(area, pack.ship, geo, 2, 260.0, (0.0, 0.0))
-    hand_beside(area, geo, 2, 30.0)
-    c = (area.shape[0] - 1) / 2
+    geo, area = ship_beside_hand(pack, 2, 260.0)
     x = -(geo.lane_inner + kit.LANE_MM / 2)
     for (x0, y0, x1, y1) in [(x, -160, x, 160), (-160, -x, 160, -x)]:
-        cv2.line(area, (round(c + x0 * PPM), round(c + y0 * PPM)),
-                 (round(c + x1 * PPM), round(c + y1 * PPM)), (120, 150, 205), round(50 * PPM))
+        cv2.line(area, at(area, x0, y0), at(area, x1, y1), SKIN, round(50 * PPM))
     sighting = locate_ship(camera(area, np.random.default_rng(7)), pack.ship, geo)
     assert sighting.position == 2, sighting
 
