@@ -18,11 +18,15 @@ ship) and counts, per difficulty:
   read of a fresh frame is reported beside it (its caches cold after the rendering).
 
 `--true-poses` reads the cells through the renderer's exact homographies instead of the
-markers: it measures the recogniser alone.
+markers: it measures the recogniser alone. Each mistake is listed with its pack, difficulty
+and table; `--keep-mistakes DIR` writes each table with one as the very frame read (PNG)
+beside a copy of its pack, so that `companion read FRAME --pack DIR/<style>/pack` shows it
+again.
 """
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import tempfile
 import time
@@ -60,6 +64,8 @@ DIFFICULTIES: tuple[tuple[str, Callable[[], Effects], float], ...] = (
 DECODE_QUALITY = 90
 #: A frame's read and its decode are each timed as the fastest of this many runs.
 TIMED_RUNS = 3
+#: The report lists this many mistakes (wrong cells, covered cells answered, ships).
+MISTAKES_LISTED = 20
 
 
 @dataclass
@@ -176,9 +182,11 @@ def score_read(
         elif read.ship is None:
             tally.ship_missed += 1
             perfect = False
+            tally.examples.append(f"ship at {scene.ship}: not seen")
         else:
             tally.ship_wrong += 1
             perfect = False
+            tally.examples.append(f"ship at {scene.ship}: read at {read.ship}")
     tally.scenes += 1
     tally.perfect += int(perfect)
 
@@ -277,11 +285,14 @@ def bench_pack(
     storage_cards: bool = True,
     storage_hands: bool = False,
     table_top: str = "wood",
+    keep_mistakes: Path | None = None,
 ) -> dict[str, Tally]:
     """Render and read `scenes` scenes of each difficulty with one pack (without
     `storage_cards`, the storage slots lie on the bare table; with `storage_hands`, one more
     hand lies over one seat's slot, placed by its own random numbers; on a `table_top` of
-    vision.scene.TABLE_TOPS: the same scenes otherwise)."""
+    vision.scene.TABLE_TOPS: the same scenes otherwise). Each mistake is named by its
+    difficulty and table; with `keep_mistakes`, every table with one is written there as
+    the very frame read (`keep_table`) and the pack beside it."""
     from vision.read import read_table
 
     config = config or VisionConfig()
@@ -312,10 +323,29 @@ def bench_pack(
                     read = got
             tally.read_ms.append(min(times))
             tally.first_read_ms.append(times[0])
+            before = len(tally.examples)
             score_read(read, rendered, scene, pack.catalogue, tally)
+            if len(tally.examples) > before:
+                where = f"{pack.name}, {name} table {i + 1}"
+                if keep_mistakes is not None:
+                    kept = keep_table(keep_mistakes, pack, f"{name}-table{i + 1}", rendered.image)
+                    where += f" ({kept})"
+                tally.examples[before:] = [f"{where}: {e}" for e in tally.examples[before:]]
             if progress:
                 progress(f"{pack.name}: {name} scene {i + 1}/{scenes}")
     return tallies
+
+
+def keep_table(folder: Path, pack: Pack, name: str, frame: np.ndarray[Any, Any]) -> Path:
+    """Write a frame as `folder/name.png` (lossless: `companion read` sees what the bench
+    read) with its pack copied to `folder/pack` the first time; returns the frame's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "pack").exists():
+        shutil.copytree(pack.root, folder / "pack")
+    path = folder / f"{name}.png"
+    if not cv2.imwrite(str(path), frame):
+        raise OSError(f"could not write {path}")
+    return path
 
 
 def run_bench(
@@ -329,19 +359,23 @@ def run_bench(
     storage_cards: bool = True,
     storage_hands: bool = False,
     table_top: str = "wood",
+    keep_mistakes: Path | None = None,
 ) -> list[tuple[str, dict[str, Tally]]]:
     """Benchmark every style (a random pack's seed is 1000 + the run's seed: never a pack
     looked at while tuning), read with `config` (the default thresholds unless given), the
-    storage slots on the kit's cards or on the bare table, on a wooden or cloth table."""
+    storage slots on the kit's cards or on the bare table, on a wooden or cloth table; the
+    tables with a mistake kept under `keep_mistakes/<style>` if given (bench_pack)."""
     out: list[tuple[str, dict[str, Tally]]] = []
     for style in styles:
         pack_seed = 1000 + seed if style == "random" else 0
+        keep = None if keep_mistakes is None else keep_mistakes / (
+            f"{style}-{pack_seed}" if style == "random" else style)
         with drawn_pack(style, pack_seed) as pack:
             out.append((pack.name, bench_pack(pack, scenes, seed, true_poses=true_poses,
                                               config=config, progress=progress,
                                               storage_cards=storage_cards,
                                               storage_hands=storage_hands,
-                                              table_top=table_top)))
+                                              table_top=table_top, keep_mistakes=keep)))
     return out
 
 
@@ -371,5 +405,7 @@ def report(results: list[tuple[str, dict[str, Tally]]], command: str) -> str:
     ]
     if examples:
         lines.append("mistakes:")
-        lines.extend(f"  {e}" for e in examples[:20])
+        lines.extend(f"  {e}" for e in examples[:MISTAKES_LISTED])
+        if len(examples) > MISTAKES_LISTED:
+            lines.append(f"  and {len(examples) - MISTAKES_LISTED} more")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """`companion bench vision [--scenes N] [--seed S] [--pack-style STYLE] [--true-poses]
-[--bare-table] [--hand-on-storage] [--table wood|cloth] [--set SECTION.NAME=VALUE]`.
+[--bare-table] [--hand-on-storage] [--table wood|cloth] [--keep-mistakes DIR]
+[--set SECTION.NAME=VALUE]`.
 
 Renders easy and hard tables with art packs the recogniser was not tuned on, reads them back
 and prints wrong cells, abstentions, scenes read perfectly, the ship's accuracy and the read
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 STYLE_CHOICES = ("ink", "random", "lagoon")  # vision.artpacks.STYLES (not imported: numpy)
 TABLE_CHOICES = ("wood", "cloth")  # vision.scene.TABLE_TOPS, likewise
@@ -35,6 +37,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--true-poses", action="store_true",
                         help="read through the renderer's exact poses (the recogniser alone)")
     parser.add_argument(
+        "--keep-mistakes", metavar="DIR", type=Path,
+        help="write every table with a mistake there (the frame as PNG, its pack beside it), "
+        "to look at with `companion read`; DIR must be new or empty",
+    )
+    parser.add_argument(
         "--set", action="append", default=[], dest="settings", metavar="SECTION.NAME=VALUE",
         help="read with one threshold of vision/config.py changed, e.g. cells.min_gain=0.3 "
         "(repeatable): to measure what it does",
@@ -54,13 +61,22 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise CompanionError(f"--set: {e}") from None
     styles = tuple(args.styles or DEFAULT_STYLES)
+    keep: Path | None = args.keep_mistakes
+    if keep is not None:
+        if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+            raise CompanionError(f"--keep-mistakes: {keep} exists and is not an empty folder")
+        try:
+            keep.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CompanionError(f"--keep-mistakes: cannot make {keep} ({e.strerror})") from None
 
     def progress(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
     results = run_bench(args.scenes, args.seed, styles, true_poses=args.true_poses,
                         config=config, progress=progress, storage_cards=not args.bare_table,
-                        storage_hands=args.hand_on_storage, table_top=args.table)
+                        storage_hands=args.hand_on_storage, table_top=args.table,
+                        keep_mistakes=keep)
     command = f"companion bench vision --scenes {args.scenes} --seed {args.seed}"
     command += "".join(f" --pack-style {s}" for s in styles)
     if args.true_poses:

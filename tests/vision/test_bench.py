@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import cv2
+import numpy as np
 import pytest
 
 from companion.catalogue import default_catalogue
 from companion.cli import main
 from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
-from vision.bench import Tally, report, same_answer, score_read
+from vision.bench import Tally, bench_pack, report, same_answer, score_read
 from vision.config import VisionConfig, with_settings
+from vision.pack import Pack, load_pack
 from vision.scene import DISPLAY
 
 
@@ -72,6 +78,58 @@ def test_storage_slots_are_counted_apart_too() -> None:
     assert (seen.storage_seen, seen.storage_wrong, seen.wrong) == (1, 1, 1)
     assert (covered.storage_covered, covered.storage_covered_wrong) == (1, 1)
     assert "1 covered: wrong 1" in report([("pack", {"hard": covered})], "bench")
+
+
+def test_a_ship_not_seen_or_named_elsewhere_is_listed_among_the_mistakes() -> None:
+    cat = default_catalogue()
+    water = CellRead("water", 0)
+    grid = [[water] * 4 for _ in range(4)]
+    rendered = SimpleNamespace(truth=_table(grid, 3, EMPTY), covered=frozenset(),
+                               ship_covered=False)
+    tally = Tally()
+    for ship in (None, 7, 3):
+        scene = SimpleNamespace(ship=3)
+        score_read(_table(grid, ship, EMPTY), cast(Any, rendered), cast(Any, scene), cat, tally)
+    assert (tally.ship_missed, tally.ship_wrong, tally.ship_right) == (1, 1, 1)
+    assert tally.examples == ["ship at 3: not seen", "ship at 3: read at 7"]
+    assert "ship at 3: read at 7" in report([("pack", {"hard": tally})], "bench")
+
+
+def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
+    pack_ink: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vision.read import read_table as real_read
+
+    frames: list[np.ndarray[Any, Any]] = []
+
+    def ship_misread(image: np.ndarray[Any, Any], pack: Pack, **kwargs: Any) -> TableRead:
+        frames.append(image)
+        read = real_read(image, pack, **kwargs)
+        return replace(read, ship=None)  # a mistake whenever the ship is in the open
+
+    monkeypatch.setattr("vision.read.read_table", ship_misread)
+    monkeypatch.setattr("vision.bench.TIMED_RUNS", 1)
+    keep = tmp_path / "kept"
+    tally = bench_pack(pack_ink, 1, seed=3, seats=2, difficulties=("easy",),
+                       keep_mistakes=keep)["easy"]
+    assert tally.ship_missed == 1
+    kept = keep / "easy-table1.png"
+    assert len(tally.examples) == 1
+    assert re.fullmatch(rf"synthetic ink art, easy table 1 \({re.escape(str(kept))}\): "
+                        r"ship at \d+: not seen", tally.examples[0])
+    again = cv2.imread(str(kept))
+    assert again is not None and np.array_equal(again, frames[0])  # lossless: the frame read
+    assert load_pack(keep / "pack").tiles.keys() == pack_ink.tiles.keys()
+
+
+def test_the_bench_keeps_mistakes_only_in_a_new_or_empty_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "old.png").write_bytes(b"")
+    assert main(["bench", "vision", "--keep-mistakes", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is not an empty folder" in err and len(err.strip().splitlines()) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["old.png"]
 
 
 def test_the_bench_command_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
