@@ -95,17 +95,20 @@ def _placed(p: Placed | None) -> Content:
 
 @dataclass(slots=True)
 class _Observation:
-    """The read, cell by cell, against the state: what changed, what is unknown."""
+    """The read, cell by cell, against the state: what changed, what is unknown (and of
+    that, the display slots seen empty that the rules keep full)."""
 
     known: dict[Place, Content]
     unknown: set[Place]
     changed: dict[Place, Content]
+    kept_full: set[Place]
 
 
 def _observe(state: GameState, player: PlayerState, read: TableRead) -> _Observation:
     known: dict[Place, Content] = {}
     unknown: set[Place] = set()
     changed: dict[Place, Content] = {}
+    kept_full: set[Place] = set()
 
     def note(place: Place, before: Content, seen: Content | str, turned: bool) -> None:
         if isinstance(seen, str):
@@ -118,12 +121,14 @@ def _observe(state: GameState, player: PlayerState, read: TableRead) -> _Observa
     for r in range(DISPLAY_SIZE):
         for c in range(DISPLAY_SIZE):
             before = state.display[r][c]
-            note(
-                ("display", r, c),
-                None if before is None else (before, 0),
-                _content(read.display[r][c]),
-                False,
-            )
+            seen = _content(read.display[r][c])
+            if seen is None and before is not None and state.stack:
+                # The display is refilled while tiles remain, so a slot seen empty is a tile
+                # the camera could not see (a pale arm or a lamp's glare over it) or a refill
+                # forgotten: unknown, never evidence of a change.
+                kept_full.add(("display", r, c))
+                seen = "unknown"
+            note(("display", r, c), None if before is None else (before, 0), seen, False)
     seat = read.seats.get(player.seat)
     assert seat is not None
     for r, c in state.layout.playable_cells:
@@ -131,7 +136,7 @@ def _observe(state: GameState, player: PlayerState, read: TableRead) -> _Observa
         note(("board", r, c), _placed(player.board[r][c]), _content(cell), True)
     stored = None if player.storage is None else (player.storage, 0)
     note(("storage", 0, 0), stored, _content(seat.storage), False)
-    return _Observation(known, unknown, changed)
+    return _Observation(known, unknown, changed, kept_full)
 
 
 def _other_boards_changed(state: GameState, read: TableRead) -> str | None:
@@ -298,6 +303,11 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
             continue
         if isinstance(action, TakeToBoard | TakeToStorage) and state.stack and drawn is None:
             slot = action.slot
+            if ("display", *slot) in obs.kept_full and obs.changed:
+                return Unreadable(
+                    f"The display's {at(slot)} looks empty, but it is refilled while tiles "
+                    "remain: draw a tile into it (or clear what covers it) and press again."
+                )
             if ("display", *slot) in obs.unknown and obs.changed:
                 return Unreadable(
                     f"The display's {at(slot)} cannot be seen, so the tile drawn is unknown: "

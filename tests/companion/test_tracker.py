@@ -10,7 +10,7 @@ import pytest
 from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn, Variant
 from companion.bots import RandomPlayer
 from companion.game import Game, Seat, new_game
-from companion.reading import UNKNOWN, CellRead, TableRead
+from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead
 from companion.state import GameState
 from companion.tracker import (
     Accepted,
@@ -127,6 +127,34 @@ def test_an_unseen_refill_asks_to_clear_the_table() -> None:
         "The display's row 1, column 1 cannot be seen, so the tile drawn is unknown: "
         "clear it and press again."
     )
+
+
+def test_a_display_tile_read_empty_does_not_block_a_clear_turn() -> None:
+    # A pale arm or a lamp's glare over a display tile can read as an empty slot; while
+    # tiles remain, the rules keep the display full, so that slot is merely unseen.
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (2, 2)), drawn="middle-boat")
+    read = with_cell(read_of_state(after(game, turn)), None, (3, 2), EMPTY)
+    assert infer_turn(game.rules, game.state, read) == Accepted(turn)
+
+
+def test_a_taken_slot_left_empty_asks_for_its_refill() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (2, 2)), drawn="middle-boat")
+    read = with_cell(read_of_state(after(game, turn)), None, (1, 0), EMPTY)
+    assert infer_turn(game.rules, game.state, read) == Unreadable(
+        "The display's row 2, column 1 looks empty, but it is refilled while tiles remain: "
+        "draw a tile into it (or clear what covers it) and press again."
+    )
+
+
+def test_once_the_stack_is_out_a_taken_slot_stays_empty() -> None:
+    game = make_game(ship=15)
+    game.state.stack.clear()
+    turn = Turn(1, TakeToBoard((1, 0), (2, 2)))
+    read = read_of_state(after(game, turn))
+    assert read.display[1][0] == EMPTY
+    assert infer_turn(game.rules, game.state, read) == Accepted(turn)
 
 
 def test_the_movers_board_must_be_in_view() -> None:
