@@ -253,13 +253,18 @@ def refine_areas(
     printed lane outline (`refine_display`), and the jointly fitted seats placed again on
     the table plane it gives. Unchanged when the outline is not found (or lane_refine is
     off). Given the markers, a display not located because only one of its markers is seen
-    is placed by that marker and its lane outline (`place_display_by_lane`) when a seat
-    gives the table plane; the seats then stay as they are."""
+    is placed by that marker and its lane outline (`place_display_by_lane`), or where that
+    is not seen by the tiles in its cells (`place_display_by_tiles`), when a seat gives the
+    table plane; the seats then stay as they are."""
     config = config or AreaConfig()
     if display is None and markers is not None and config.lane_refine and seats:
         tile_mm = next(iter(seats.values())).geometry.tile_mm
         rough = from_one_marker(kit.DisplayGeometry(tile_mm), markers, list(seats.values()))
-        placed = None if rough is None else place_display_by_lane(gray, rough, config)
+        if rough is None:
+            return None, dict(seats)
+        placed = place_display_by_lane(gray, rough, config)
+        if placed is None or _implausible(placed, markers, config):
+            placed = place_display_by_tiles(gray, rough, config)
         if placed is not None and _implausible(placed, markers, config):
             placed = None
         return placed, dict(seats)
@@ -353,29 +358,86 @@ def place_seat_by_board(
     by up to `board_shift_mm`. Tiles lying on the board hide much of it, but the lines
     between its cells show between them and around them. None when the board is not found
     clearly (a match below `board_min_match`) or the match puts the marker further than
-    max_marker_error_mm from where it is seen.
-
-    Coarse to fine: every `board_coarse_turn_deg`, then every `board_turn_step_deg` within
-    half that of the best, their shifts searched within `board_fine_shift_mm` of its."""
+    max_marker_error_mm from where it is seen (`_place_by_grid`)."""
     config = config or AreaConfig()
     geo = rough.geometry
     if not isinstance(geo, kit.SeatGeometry) or rough.corners_px is None:
         raise TypeError("place_seat_by_board needs a seat's rough pose on one marker")
     grey_board = np.asarray(board if board.ndim == 2 else cv2.cvtColor(board, cv2.COLOR_BGR2GRAY),
                             np.uint8)
-    mx, my = geo.marker_centres()[rough.markers_seen[0]]
+    extent = (geo.cols * geo.pitch, geo.rows * geo.pitch)
+    side = max(extent)
+    ppm = config.board_px_per_mm
+    picture = picture_crop(grey_board, extent, (0.0, 0.0), side, ppm)
+    return _place_by_grid(gray, rough, picture, geo.rows, geo.cols, geo.pitch, side,
+                          config.board_shift_mm, config.board_min_match, ONE_MARKER_BOARD, config)
+
+
+def place_display_by_tiles(
+    gray: Image, rough: AreaPose, config: AreaConfig | None = None
+) -> AreaPose | None:
+    """The display from a rough pose on ONE marker (`from_one_marker`) placed by the tiles in
+    its cells, where its lane outline is not seen (`place_display_by_lane`): the edges of
+    16 tile squares on the paper, each at its cell's centre, matched with the frame's detail
+    within board_band_mm of the lines between the cells as a seat's board is
+    (`_place_by_grid`), shifted by up to `tiles_shift_mm`. Each tile lies a few mm off its
+    cell, so the grid is placed as well as their mean: some 2 mm on hard rendered tables,
+    within the cell crops' margin. None when the tiles are not found clearly (a match below
+    `tiles_min_match`: the cells empty or covered) or the match puts the marker further than
+    max_marker_error_mm from where it is seen."""
+    config = config or AreaConfig()
+    geo = rough.geometry
+    if not isinstance(geo, kit.DisplayGeometry) or rough.corners_px is None:
+        raise TypeError("place_display_by_tiles needs the display's rough pose on one marker")
+    ppm = config.board_px_per_mm
+    side = 4 * geo.pitch + 2 * config.board_band_mm
+    picture = _tiles_picture(geo, side, ppm)
+    return _place_by_grid(gray, rough, picture, 4, 4, geo.pitch, side, config.tiles_shift_mm,
+                          config.tiles_min_match, ONE_MARKER_TILES, config)
+
+
+def _tiles_picture(geo: kit.DisplayGeometry, side_mm: float, ppm: float) -> Image:
+    """The display as its tiles make it look: white paper with a dark square of the tile's
+    size at each cell's centre; a square of side_mm centred on the display, at ppm."""
+    n = max(4, round(side_mm * ppm))
+    at = (np.arange(n) + 0.5) * side_mm / n - side_mm / 2  # each pixel's centre, mm
+    half = geo.tile_mm / 2
+    centres = np.array([geo.cell_centre(0, c)[0] for c in range(4)])
+    inside = (np.abs(at[:, None] - centres[None, :]) <= half).any(axis=1)
+    picture = np.full((n, n), 255, np.uint8)
+    picture[np.ix_(inside, inside)] = 64
+    return picture
+
+
+def _place_by_grid(
+    gray: Image, rough: AreaPose, picture: Image, rows: int, cols: int, pitch: float,
+    side: float, reach: float, min_match: float, method: str, config: AreaConfig,
+) -> AreaPose | None:
+    """An area from a rough pose on ONE marker placed by what lies along the lines of its
+    grid (rows x cols cells at `pitch`): `picture`, a square of `side` mm centred on the
+    area at board_px_per_mm, matched by its detail within board_band_mm of those lines with
+    the frame's, turned about the marker by up to board_turn_deg and shifted up to `reach`
+    mm. Coarse to fine: every board_coarse_turn_deg, then every board_turn_step_deg within
+    half that of the best, their shifts searched within board_fine_shift_mm of its. None
+    when the best match is below `min_match` or puts the marker further than
+    max_marker_error_mm from where it is seen."""
+    assert rough.corners_px is not None and len(rough.markers_seen) == 1
+    ppm = config.board_px_per_mm
+    template = _detail(picture, config.board_detail_mm * ppm)
+    mask = _grid_band(template.shape[0], side, rows, cols, pitch, config.board_band_mm)
+    mx, my = rough.geometry.marker_centres()[rough.markers_seen[0]]
     coarse = config.board_coarse_turn_deg
     turns = np.arange(-config.board_turn_deg, config.board_turn_deg + 1e-9, coarse)
-    peaks = _board_matches(gray, rough, grey_board, (mx, my), turns, (0.0, 0.0),
-                           config.board_shift_mm, config.board_px_per_mm, config)
+    peaks = _grid_matches(gray, rough, template, mask, side, (mx, my), turns, (0.0, 0.0),
+                          reach, config)
     best = int(np.argmax([p[0] for p in peaks]))
     step = config.board_turn_step_deg
     turns = turns[best] + np.arange(-coarse / 2, coarse / 2 + 1e-9, step)
-    peaks = _board_matches(gray, rough, grey_board, (mx, my), turns, peaks[best][1:],
-                           config.board_fine_shift_mm, config.board_px_per_mm, config)
+    peaks = _grid_matches(gray, rough, template, mask, side, (mx, my), turns, peaks[best][1:],
+                          config.board_fine_shift_mm, config)
     best = int(np.argmax([p[0] for p in peaks]))
     match, tx, ty = peaks[best]
-    if match < config.board_min_match:
+    if match < min_match:
         return None
     turn = float(turns[best])
     if 0 < best < len(turns) - 1:
@@ -386,23 +448,18 @@ def place_seat_by_board(
     error = _marker_errors_mm(h, [obj], [rough.corners_px])[0]
     if error > config.max_marker_error_mm:
         return None
-    return _rescored(replace(rough, homography=h / h[2, 2], method=ONE_MARKER_BOARD))
+    return _rescored(replace(rough, homography=h / h[2, 2], method=method))
 
 
-def _board_matches(
-    gray: Image, rough: AreaPose, board: Image, marker: tuple[float, float],
-    turns: NDArray[np.float64], around: tuple[float, float], reach: float, ppm: float,
-    config: AreaConfig,
+def _grid_matches(
+    gray: Image, rough: AreaPose, template: NDArray[np.float32], mask: NDArray[np.float32],
+    side: float, marker: tuple[float, float], turns: NDArray[np.float64],
+    around: tuple[float, float], reach: float, config: AreaConfig,
 ) -> list[tuple[float, float, float]]:
-    """For each turn about the marker, the board picture's best match in the frame within
-    `reach` mm of the shift `around`: (match, shift x, shift y), the shift in mm."""
-    geo = rough.geometry
-    assert isinstance(geo, kit.SeatGeometry)
-    extent = (geo.cols * geo.pitch, geo.rows * geo.pitch)
-    side = max(extent)
-    template = _detail(picture_crop(board, extent, (0.0, 0.0), side, ppm),
-                       config.board_detail_mm * ppm)
-    mask = _grid_band(template.shape[0], side, geo, config.board_band_mm)
+    """For each turn about the marker, the template's (the detail of a square of `side` mm
+    centred on the area) best match in the frame within `reach` mm of the shift `around`:
+    (match, shift x, shift y), the shift in mm."""
+    ppm = config.board_px_per_mm
     size = side + 2 * reach
     step = size / max(4, round(size * ppm))  # mm a pixel of the searched square
     out = []
@@ -420,27 +477,28 @@ def _board_matches(
 
 
 ONE_MARKER_BOARD = "one marker + board"
+ONE_MARKER_TILES = "one marker + tiles"
 
 
 def _grid_band(
-    n: int, side_mm: float, geo: kit.SeatGeometry, band_mm: float
+    n: int, side_mm: float, rows: int, cols: int, pitch: float, band_mm: float
 ) -> NDArray[np.float32]:
-    """A mask (n x n, over a square of side_mm centred on the seat) of the band within
+    """A mask (n x n, over a square of side_mm centred on the area) of the band within
     band_mm of the lines between the grid's cells and round it: where a board shows its
-    own lines between the tiles."""
+    own lines between the tiles, and where the tiles' edges lie."""
     at = (np.arange(n) + 0.5) * side_mm / n - side_mm / 2
 
     def near(count: int) -> NDArray[np.bool_]:
-        lines = (np.arange(count + 1) - count / 2) * geo.pitch
-        inside = np.abs(at) <= count * geo.pitch / 2 + band_mm
+        lines = (np.arange(count + 1) - count / 2) * pitch
+        inside = np.abs(at) <= count * pitch / 2 + band_mm
         out: NDArray[np.bool_] = inside & (
             np.min(np.abs(at[:, None] - lines[None, :]), axis=1) <= band_mm)
         return out
 
-    cols, rows = near(geo.cols), near(geo.rows)
-    in_x = np.abs(at) <= geo.cols * geo.pitch / 2 + band_mm
-    in_y = np.abs(at) <= geo.rows * geo.pitch / 2 + band_mm
-    band = (rows[:, None] & in_x[None, :]) | (cols[None, :] & in_y[:, None])
+    near_cols, near_rows = near(cols), near(rows)
+    in_x = np.abs(at) <= cols * pitch / 2 + band_mm
+    in_y = np.abs(at) <= rows * pitch / 2 + band_mm
+    band = (near_rows[:, None] & in_x[None, :]) | (near_cols[None, :] & in_y[:, None])
     return band.astype(np.float32)
 
 
@@ -501,9 +559,10 @@ def placed_by_board_notes(warnings: Sequence[str], seats: Mapping[int, AreaPose]
 
 def placed_by_lane_notes(warnings: Sequence[str], display: AreaPose | None) -> list[str]:
     """The warnings, with "only 1 of 4 markers seen ...; not read" said again as what was
-    done when the display was placed by one marker and its lane outline."""
+    done when the display was placed by one marker and its lane outline or its tiles."""
     poses = [] if display is None else [display]
-    return _placed_notes(warnings, poses, ONE_MARKER, "the printed lane outline")
+    out = _placed_notes(warnings, poses, ONE_MARKER, "the printed lane outline")
+    return _placed_notes(out, poses, ONE_MARKER_TILES, "the tiles in its cells")
 
 
 def _placed_notes(

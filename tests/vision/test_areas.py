@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from vision import kit
 from vision.areas import (
     DISPLAY,
     ONE_MARKER_BOARD,
+    ONE_MARKER_TILES,
     AreaPose,
     BoardNotFound,
     DisplayNotFound,
@@ -33,6 +36,7 @@ from vision.areas import (
     locate_display,
     locate_seat,
     picture_crop,
+    place_display_by_tiles,
     place_seat_by_board,
     storage_crop,
 )
@@ -152,6 +156,76 @@ def test_a_display_with_one_marker_seen_is_placed_by_its_lane_outline(seed: int)
     assert cell_error_mm(display, frame.truth[DISPLAY]) < 1.0
     assert ("display: 1 of 4 markers seen (marker 3); placed by it and the printed lane "
             "outline") in warnings
+
+
+# Hands over the middle of the lane's north, east and west sides: its outline is not seen.
+LANE_HANDS = ((0.0, -115.0, 95.0, 25.0), (115.0, 0.0, 25.0, 95.0), (-115.0, 0.0, 25.0, 95.0))
+
+
+Square = tuple[str, float, float, float, tuple[int, int, int]]
+
+
+def _tiles(seed: int, reach_mm: float = 3.0) -> tuple[Square, ...]:
+    """16 stand-in tiles on the display, each up to reach_mm off its cell's centre."""
+    rng = np.random.default_rng(seed)
+    geo = kit.DisplayGeometry(45.0)
+    out: list[Square] = []
+    for r in range(4):
+        for c in range(4):
+            x, y = geo.cell_centre(r, c)
+            dx, dy = rng.uniform(-reach_mm, reach_mm, 2)
+            out.append((DISPLAY, x + dx, y + dy, 45.0, (70, 95, 120)))
+    return tuple(out)
+
+
+def test_a_display_with_one_marker_and_its_lane_hidden_is_placed_by_its_tiles() -> None:
+    scene = Scene(seats={1: seat_default(1), 3: seat_default(3)}, hidden=frozenset({0, 1, 2}),
+                  sticker_mm=3.0, sticker_deg=2.0, seed=22, hands=LANE_HANDS, squares=_tiles(5))
+    frame = draw(scene, camera_homography(tilt_deg=15, roll_deg=30, px_per_mm=1.6), noise=2.0)
+    display, seats, warnings = _locate(frame)
+    assert display is not None and display.method == ONE_MARKER_TILES
+    # As well as the tiles' mean place (each up to 3 mm off here) and the seats' table plane
+    # allow: within the cell crops' margin, where the marker alone puts cells 8 mm off.
+    rough = from_one_marker(display.geometry, detect_markers(_grey(frame)),
+                            list(seats.values()))
+    assert rough is not None
+    placed_error = cell_error_mm(display, frame.truth[DISPLAY])
+    assert placed_error < 4.0 and cell_error_mm(rough, frame.truth[DISPLAY]) > 2 * placed_error
+    assert ("display: 1 of 4 markers seen (marker 3); placed by it and the tiles in its "
+            "cells") in warnings
+    # Without the tiles nothing places it: unread, never placed by the marker alone.
+    bare = draw(replace(scene, squares=()), camera_homography(tilt_deg=15, roll_deg=30,
+                                                              px_per_mm=1.6), noise=2.0)
+    display, _, warnings = _locate(bare)
+    assert display is None
+    assert "display: only 1 of 4 markers seen (marker 3); not read" in warnings
+
+
+@pytest.mark.parametrize("pack_name", ["ink", "random"])
+def test_a_display_on_one_marker_is_placed_by_its_tiles_closer_than_by_the_marker(
+    pack_name: str, request: pytest.FixtureRequest
+) -> None:
+    """Rendered tables: each of the display's markers alone turns and shifts the display by
+    its sticker's misplacement; the tiles put every cell within 1.5 mm."""
+    pack: Pack = request.getfixturevalue(f"pack_{pack_name}")
+    rng = np.random.default_rng(4)
+    scene = random_scene(pack.catalogue, rng, n_seats=4, difficulty="easy")
+    camera = CameraSpec(height_mm=1100, tilt_deg=20, tilt_towards_deg=40, roll_deg=80)
+    rendered = render_table(scene, pack, camera, Effects.easy(), rng)
+    grey = np.asarray(cv2.cvtColor(rendered.image, cv2.COLOR_BGR2GRAY), np.uint8)
+    markers = detect_markers(grey)
+    display, seats, _ = locate_all(markers, 45.0, FRONT, gray=grey)
+    assert display is not None and len(display.markers_seen) == 4
+    rough_errors, placed_errors = [], []
+    for marker in display.markers_seen:
+        rough = from_one_marker(display.geometry, {marker: markers[marker]}, list(seats.values()))
+        assert rough is not None
+        placed = place_display_by_tiles(grey, rough)
+        assert placed is not None and placed.method == ONE_MARKER_TILES
+        rough_errors.append(cell_error_mm(rough, rendered.homographies[DISPLAY]))
+        placed_errors.append(cell_error_mm(placed, rendered.homographies[DISPLAY]))
+    assert max(placed_errors) < 1.5
+    assert max(rough_errors) > 2.0 * max(placed_errors)
 
 
 def test_a_display_with_one_marker_seen_and_no_seat_is_not_placed() -> None:

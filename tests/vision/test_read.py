@@ -157,19 +157,44 @@ def test_a_seat_with_one_marker_seen_and_a_blank_board_picture_is_not_read(
             in view.warnings)
 
 
+def _arm_over_display(image: np.ndarray, rendered: Rendered, outline_mm: list[list[float]]
+                      ) -> None:
+    """Paint a hand's colour over a polygon given in the display's mm."""
+    to_image = rendered.homographies["display"]
+    arm_mm = np.array(outline_mm)
+    lifted = to_image @ np.vstack([arm_mm.T, np.ones(len(arm_mm))])
+    arm = (lifted[:2] / lifted[2]).T
+    cv2.fillPoly(image, [np.round(arm).astype(np.int32)], (90, 120, 170))
+
+
+def test_a_display_with_one_marker_and_its_lane_under_an_arm_is_placed_by_its_tiles(
+    pack_lagoon: Pack, rendered: Rendered
+) -> None:
+    image = rendered.image.copy()
+    _hand_over_markers(image, rendered, (0, 1, 2))
+    # An arm over the lane's north and east sides too: the outline is seen on two sides
+    # only, but the tiles in the cells are all in view.
+    _arm_over_display(image, rendered, [[-140.0, -140.0], [140.0, -140.0], [140.0, 140.0],
+                                        [97.0, 140.0], [97.0, -97.0], [-140.0, -97.0]])
+    table = read_table(image, pack_lagoon)
+    assert ("display: 1 of 4 markers seen (marker 3); placed by it and the tiles in its "
+            "cells") in table.warnings
+    truth = rendered.truth.display
+    read = [(table.display[r][c], truth[r][c]) for r in range(4) for c in range(4)]
+    assert sum(not cell.unknown for cell, _ in read) >= 14
+    assert all(same_answer(cell, want, pack_lagoon.catalogue) for cell, want in read
+               if not cell.unknown)
+
+
 def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_read(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:
     image = rendered.image.copy()
     _hand_over_markers(image, rendered, (0, 1, 2))
-    # An arm over the lane's north and east sides too: one marker and two sides of the
-    # outline cannot place the display.
-    to_image = rendered.homographies["display"]
-    arm_mm = np.array([[-140.0, -140.0], [140.0, -140.0], [140.0, 140.0], [95.0, 140.0],
-                       [95.0, -95.0], [-140.0, -95.0], [-140.0, -140.0]])
-    lifted = to_image @ np.vstack([arm_mm.T, np.ones(len(arm_mm))])
-    arm = (lifted[:2] / lifted[2]).T
-    cv2.fillPoly(image, [np.round(arm).astype(np.int32)], (90, 120, 170))
+    # An arm over all but the corner of the one marker seen: neither the lane outline nor
+    # the tiles can place the display.
+    _arm_over_display(image, rendered, [[-140.0, -140.0], [140.0, -140.0], [140.0, 140.0],
+                                        [-95.0, 140.0], [-95.0, 95.0], [-140.0, 95.0]])
     table = read_table(image, pack_lagoon)
     assert all(cell.unknown for row in table.display for cell in row)
     assert table.ship is None
