@@ -381,8 +381,9 @@ def place_display_by_tiles(
     16 tile squares on the paper, each at its cell's centre, matched with the frame's detail
     within board_band_mm of the lines between the cells as a seat's board is
     (`_place_by_grid`), shifted by up to `tiles_shift_mm`. Each tile lies a few mm off its
-    cell, so the grid is placed as well as their mean: some 2 mm on hard rendered tables,
-    within the cell crops' margin. None when the tiles are not found clearly (a match below
+    cell, so the grid is placed as well as their mean: its worst cell some 2 mm off on hard
+    rendered tables (6 mm at worst), which the cell reader's search for each tile's place
+    allows. None when the tiles are not found clearly (a match below
     `tiles_min_match`: the cells empty or covered) or the match puts the marker further than
     max_marker_error_mm from where it is seen."""
     config = config or AreaConfig()
