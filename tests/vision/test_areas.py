@@ -41,9 +41,9 @@ from vision.areas import (
     storage_crop,
 )
 from vision.config import AreaConfig
-from vision.markers import detect_markers
+from vision.markers import MarkerSighting, detect_markers
 from vision.pack import Pack
-from vision.render import CameraSpec, Effects, render_table
+from vision.render import CameraSpec, Effects, Rendered, render_table
 from vision.scene import random_scene
 
 FRONT = default_boards()["front"]
@@ -208,12 +208,7 @@ def test_a_display_on_one_marker_is_placed_by_its_tiles_closer_than_by_the_marke
     """Rendered tables: each of the display's markers alone turns and shifts the display by
     its sticker's misplacement; the tiles put every cell within 1.5 mm."""
     pack: Pack = request.getfixturevalue(f"pack_{pack_name}")
-    rng = np.random.default_rng(4)
-    scene = random_scene(pack.catalogue, rng, n_seats=4, difficulty="easy")
-    camera = CameraSpec(height_mm=1100, tilt_deg=20, tilt_towards_deg=40, roll_deg=80)
-    rendered = render_table(scene, pack, camera, Effects.easy(), rng)
-    grey = np.asarray(cv2.cvtColor(rendered.image, cv2.COLOR_BGR2GRAY), np.uint8)
-    markers = detect_markers(grey)
+    rendered, grey, markers = _easy_table(pack, 4)
     display, seats, _ = locate_all(markers, 45.0, FRONT, gray=grey)
     assert display is not None and len(display.markers_seen) == 4
     rough_errors, placed_errors = [], []
@@ -401,6 +396,16 @@ def test_rendered_tables_at_any_angle_tilted_25_degrees(pack_lagoon: Pack, roll:
         assert cell_error_mm(pose, rendered.homographies[seat]) < 3.0
 
 
+def _easy_table(pack: Pack, seed: int) -> tuple[Rendered, np.ndarray, dict[int, MarkerSighting]]:
+    """A rendered easy 4-seat table seen 20° off vertical, its grey frame and markers."""
+    rng = np.random.default_rng(seed)
+    scene = random_scene(pack.catalogue, rng, n_seats=4, difficulty="easy")
+    camera = CameraSpec(height_mm=1100, tilt_deg=20, tilt_towards_deg=40, roll_deg=80)
+    rendered = render_table(scene, pack, camera, Effects.easy(), rng)
+    grey = np.asarray(cv2.cvtColor(rendered.image, cv2.COLOR_BGR2GRAY), np.uint8)
+    return rendered, grey, detect_markers(grey)
+
+
 @pytest.mark.parametrize("pack_name", ["ink", "random"])
 def test_a_seat_on_one_marker_is_placed_by_its_board_closer_than_by_the_marker(
     pack_name: str, request: pytest.FixtureRequest
@@ -408,12 +413,7 @@ def test_a_seat_on_one_marker_is_placed_by_its_board_closer_than_by_the_marker(
     """One sticker turns and shifts the whole board by its own misplacement (up to 3 mm and
     2°: several mm at the far cells); the printed board puts every cell within 2 mm."""
     pack: Pack = request.getfixturevalue(f"pack_{pack_name}")
-    rng = np.random.default_rng(3)
-    scene = random_scene(pack.catalogue, rng, n_seats=4, difficulty="easy")
-    camera = CameraSpec(height_mm=1100, tilt_deg=20, tilt_towards_deg=40, roll_deg=80)
-    rendered = render_table(scene, pack, camera, Effects.easy(), rng)
-    grey = np.asarray(cv2.cvtColor(rendered.image, cv2.COLOR_BGR2GRAY), np.uint8)
-    markers = detect_markers(grey)
+    rendered, grey, markers = _easy_table(pack, 3)
     display, seats, _ = locate_all(markers, 45.0, FRONT, gray=grey)
     rough_errors, placed_errors = [], []
     for seat, pose in seats.items():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import vision.read
+from companion.reading import TableRead
 from tests.vision.handmade import Scene, camera_homography, draw, seat_default
 from vision.bench import same_answer
 from vision.config import ReadConfig, VisionConfig
@@ -106,6 +107,15 @@ def _hand_over_markers(image: np.ndarray, rendered: Rendered, ids: tuple[int, ..
         cv2.fillConvexPoly(image, np.round(grown).astype(np.int32), (90, 120, 170))
 
 
+def _assert_display_read(table: TableRead, rendered: Rendered, pack: Pack) -> None:
+    """At least 14 of the display's 16 cells known, and every one known right."""
+    truth = rendered.truth.display
+    read = [(table.display[r][c], truth[r][c]) for r in range(4) for c in range(4)]
+    assert sum(not cell.unknown for cell, _ in read) >= 14
+    assert all(same_answer(cell, want, pack.catalogue) for cell, want in read
+               if not cell.unknown)
+
+
 def test_a_display_with_one_marker_seen_is_placed_by_it_and_its_lane_outline(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:
@@ -114,11 +124,7 @@ def test_a_display_with_one_marker_seen_is_placed_by_it_and_its_lane_outline(
     table = read_table(image, pack_lagoon)
     assert ("display: 1 of 4 markers seen (marker 3); placed by it and the printed lane "
             "outline") in table.warnings
-    truth = rendered.truth.display
-    read = [(table.display[r][c], truth[r][c]) for r in range(4) for c in range(4)]
-    assert sum(not cell.unknown for cell, _ in read) >= 14
-    assert all(same_answer(cell, want, pack_lagoon.catalogue) for cell, want in read
-               if not cell.unknown)
+    _assert_display_read(table, rendered, pack_lagoon)
     assert table.ship == rendered.truth.ship
     assert sorted(table.seats) == sorted(rendered.truth.seats)
 
@@ -179,11 +185,7 @@ def test_a_display_with_one_marker_and_its_lane_under_an_arm_is_placed_by_its_ti
     table = read_table(image, pack_lagoon)
     assert ("display: 1 of 4 markers seen (marker 3); placed by it and the tiles in its "
             "cells") in table.warnings
-    truth = rendered.truth.display
-    read = [(table.display[r][c], truth[r][c]) for r in range(4) for c in range(4)]
-    assert sum(not cell.unknown for cell, _ in read) >= 14
-    assert all(same_answer(cell, want, pack_lagoon.catalogue) for cell, want in read
-               if not cell.unknown)
+    _assert_display_read(table, rendered, pack_lagoon)
 
 
 def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_read(
