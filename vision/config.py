@@ -574,6 +574,17 @@ class CellConfig:
     # wrongly) are off by 0.59-0.67, one empty cell by 0.55, the rest by at most 0.47
     # (unknown 672 -> 673); lagoon hard seeds 7-9 95 -> 99 unknown; easy tables unchanged.
     empty_max_light_tint: float = 0.5
+    # A tile named with at least covered_share of its blocks left out as covered is unknown
+    # when the black its fitted light adds differs in hue (grey levels, per channel off
+    # their mean) by more than this from the tiles named with nothing left out and a fit of
+    # at least tile_clean_fit (its area's, else the table's): a lamp's glare veils a tile in
+    # white, but a hand over most of a plain island's end, taken for its sand, asks for a
+    # veil of the skin's hue (vision.recognise.doubt_odd_light). (Sixteenth session, hard
+    # tables of seeds 7-12 and 61-66, both packs: the three hands read as the ink pack's bare
+    # island end were off by 22-32; of 771 tiles named rightly so covered, 9 by more than
+    # 20, all of the random packs.)
+    tile_max_veil_tint: float = 20.0
+    tile_clean_fit: float = 0.8
     # A board picture whose square has a pattern of at least this rms (grey levels) must
     # show it with at least empty_min_gain of its energy, and its fitted contrast must reach
     # empty_board_min_gain, to be empty (even a faint texture is measured well over a cell;

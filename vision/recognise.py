@@ -90,6 +90,9 @@ class CellMatch:
     # mean colour over the picture's, per channel), and whether it was empty beyond doubt.
     light: tuple[float, float, float] | None = None
     sure: bool = False
+    # Tiles named: the black the fitted light adds at the tile's centre (grey levels per
+    # channel; a lamp's glare adds white, a cover taken for the tile's colours may not).
+    veil: tuple[float, float, float] | None = None
 
 
 def doubt_odd_light(
@@ -109,7 +112,7 @@ def doubt_odd_light(
         if match.sure and match.light is not None:
             sure.setdefault(area, []).append(np.log(match.light))
     if not sure:
-        return list(matches)
+        return _doubt_odd_veils(list(matches), areas, config)
     table = np.median(np.concatenate([np.stack(v) for v in sure.values()]), axis=0)
     usual = {area: np.median(np.stack(v), axis=0) for area, v in sure.items()}
     out = []
@@ -118,6 +121,36 @@ def doubt_odd_light(
             off = np.log(match.light) - usual.get(area, table)
             if float(np.abs(off - off.mean()).max()) > config.empty_max_light_tint:
                 match = replace(match, read=UNKNOWN, reason="odd light")
+        out.append(match)
+    return _doubt_odd_veils(out, areas, config)
+
+
+def _doubt_odd_veils(
+    matches: list[CellMatch], areas: Sequence[Hashable], config: CellConfig
+) -> list[CellMatch]:
+    """doubt_odd_light's second half: each tile named with at least covered_share of its
+    blocks left out as covered made unknown when the black its fitted light adds (`veil`)
+    differs in hue by more than tile_max_veil_tint grey levels from what the tiles named
+    with nothing left out show (fit at least tile_clean_fit; its area's, or the table's
+    when its area has fewer than three). A lamp's glare veils a tile in white; a hand over
+    most of a plain island, taken for its sand, asks for a veil of the skin's hue."""
+    clean: dict[Hashable, list[NDArray[np.float64]]] = {}
+    for match, area in zip(matches, areas, strict=True):
+        if (match.veil is not None and match.read.tile is not None and match.hidden == 0
+                and match.fit >= config.tile_clean_fit):
+            clean.setdefault(area, []).append(np.asarray(match.veil))
+    everyone = [v for vs in clean.values() for v in vs]
+    if len(everyone) < 3:
+        return matches
+    table = np.median(np.stack(everyone), axis=0)
+    usual = {area: np.median(np.stack(v), axis=0) for area, v in clean.items() if len(v) >= 3}
+    out = []
+    for match, area in zip(matches, areas, strict=True):
+        if (match.veil is not None and match.read.tile is not None
+                and match.hidden >= config.covered_share):
+            off = np.asarray(match.veil) - usual.get(area, table)
+            if float(np.abs(off - off.mean()).max()) > config.tile_max_veil_tint:
+                match = replace(match, read=UNKNOWN, reason="odd veil")
         out.append(match)
     return out
 
@@ -1250,7 +1283,11 @@ def _verdict(
     confidence = min(evidence / cfg.full_evidence, max(fits.share / cfg.full_fit, 0.5), 1.0)
     confidence *= 1.0 - 0.5 * share_hidden
     read = CellRead(model.ids[best], model.rotations[best], round(float(max(confidence, 0.0)), 4))
-    match = CellMatch(read, best, fits.share, evidence, share_hidden, reason="tile", rival=rival)
+    # The template enters the fit less its mean: its black is the offset less the gain
+    # times that mean (at the centre).
+    veil = fits.coef[i, :, 3] - fits.coef[i, :, 0] * model.template_means[best]
+    match = CellMatch(read, best, fits.share, evidence, share_hidden, reason="tile", rival=rival,
+                      veil=(float(veil[0]), float(veil[1]), float(veil[2])))
     return _Verdict(match, predicted, whole, others, x, left_out)
 
 

@@ -164,6 +164,12 @@ class TileModel:
         return round(math.sqrt(self.fine.shape[1]))
 
     @cached_property
+    def template_means(self) -> NDArray[np.float64]:
+        """Each candidate's mean colour over its fine inner square (K, 3)."""
+        out: NDArray[np.float64] = self.fine.mean(axis=1, dtype=np.float64)
+        return out
+
+    @cached_property
     def basis_t(self) -> Float:
         """The light basis per term (3, M), contiguous."""
         out: Float = np.ascontiguousarray(self.basis.T)

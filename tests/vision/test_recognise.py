@@ -625,6 +625,29 @@ def test_an_arm_over_most_of_a_board_cell_is_unknown_on_the_table_not_empty(
     assert recognise.doubt_odd_light([same, *matches[1:]], [5, 5, 5], model.config)[0].read.empty
 
 
+def test_a_hand_taken_for_a_plain_islands_sand_is_unknown_on_the_table(pack_ink: Pack) -> None:
+    # A rendered hard table's seat (tests/vision/cells; the ink pack, seed 61's table 4): a
+    # hand over two thirds of a board cell, the rest the dark board, fits the bare end of an
+    # island (its sand the skin) with a third of the blocks left out; three tiles of the same
+    # seat with nothing over them, one of them under a lamp's white glare.
+    model = learn_pack(pack_ink, PX_PER_MM)
+    names = ["ink-board-hand-end-bare", "ink-board-tile-a", "ink-board-tile-b", "ink-board-tile-c"]
+    crops, boards = [_cell(n) for n in names], [_cell(f"{n}-ref") for n in names]
+    matches = match_cells(crops, model, boards)
+    assert matches[0].read.tile == "end-bare" and matches[0].hidden > 0.3
+    assert [m.read.tile for m in matches[1:]] == ["end-boat", "single-palm1-lei-e", "water-boat2"]
+    # The table's light: the sand would need a veil of the skin's hue, where the seat's
+    # tiles show none (or the white of glare).
+    weighed = recognise.doubt_odd_light(matches, [5] * 4, model.config)
+    assert weighed[0].read.unknown and weighed[0].reason == "odd veil"
+    assert [m.read for m in weighed[1:]] == [m.read for m in matches[1:]]
+    lenient = _with(model, tile_max_veil_tint=math.inf).config
+    assert recognise.doubt_odd_light(matches, [5] * 4, lenient)[0].read.tile == "end-bare"
+    # A tile with nothing left out is not judged so, whatever its veil.
+    whole = dataclasses.replace(matches[0], hidden=0.0)
+    assert recognise.doubt_odd_light([whole, *matches[1:]], [5] * 4, model.config)[0].read.tile
+
+
 @pytest.mark.parametrize("name", ["random1017-board-hand-water", "random1017-board-hand-lei"])
 def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name: str) -> None:
     # Rendered hard tables' board cells, four fifths under a hand (tests/vision/cells; the
