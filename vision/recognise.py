@@ -103,8 +103,9 @@ def doubt_odd_light(
     of another hue than the board cells empty beyond doubt show: those of its area
     (`areas`, one per match: a seat), or of the whole table's when its area has none. The
     cover may be most of the cell, the blocks left out the board: a hand's colour reads as
-    the board washed out by glare. (The table's, not one crop's, figures: vision.read
-    weighs all its cells at once.)"""
+    the board washed out by glare. Then each tile named partly covered is weighed by the
+    veil its fit asks for (`_doubt_odd_veils`). (The table's, not one crop's, figures:
+    vision.read weighs all its cells at once.)"""
     if len(areas) != len(matches):
         raise ValueError(f"{len(matches)} matches but {len(areas)} areas")
     sure: dict[Hashable, list[NDArray[np.float64]]] = {}
