@@ -265,8 +265,8 @@ def refine_areas(
         placed = place_display_by_lane(gray, rough, config)
         if placed is None or _implausible(placed, markers, config):
             placed = place_display_by_tiles(gray, rough, config)
-        if placed is not None and _implausible(placed, markers, config):
-            placed = None
+            if placed is not None and _implausible(placed, markers, config):
+                placed = None
         return placed, dict(seats)
     if display is None or not config.lane_refine:
         return display, dict(seats)

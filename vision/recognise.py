@@ -112,16 +112,16 @@ def doubt_odd_light(
     for match, area in zip(matches, areas, strict=True):
         if match.sure and match.light is not None:
             sure.setdefault(area, []).append(np.log(match.light))
-    if not sure:
+    medians = _area_medians(sure, 1)
+    if medians is None:
         return _doubt_odd_veils(list(matches), areas, config)
-    table = np.median(np.concatenate([np.stack(v) for v in sure.values()]), axis=0)
-    usual = {area: np.median(np.stack(v), axis=0) for area, v in sure.items()}
+    usual, table = medians
     out = []
     for match, area in zip(matches, areas, strict=True):
-        if match.light is not None and match.hidden > 0 and not match.sure and match.read.empty:
-            off = np.log(match.light) - usual.get(area, table)
-            if float(np.abs(off - off.mean()).max()) > config.empty_max_light_tint:
-                match = replace(match, read=UNKNOWN, reason="odd light")
+        if (match.light is not None and match.hidden > 0 and not match.sure and match.read.empty
+                and _hue_off(np.log(match.light), usual.get(area, table))
+                > config.empty_max_light_tint):
+            match = replace(match, read=UNKNOWN, reason="odd light")
         out.append(match)
     return _doubt_odd_veils(out, areas, config)
 
@@ -140,20 +140,40 @@ def _doubt_odd_veils(
         if (match.veil is not None and match.read.tile is not None and match.hidden == 0
                 and match.fit >= config.tile_clean_fit):
             clean.setdefault(area, []).append(np.asarray(match.veil))
-    everyone = [v for vs in clean.values() for v in vs]
-    if len(everyone) < 3:
+    medians = _area_medians(clean, 3)
+    if medians is None:
         return matches
-    table = np.median(np.stack(everyone), axis=0)
-    usual = {area: np.median(np.stack(v), axis=0) for area, v in clean.items() if len(v) >= 3}
+    usual, table = medians
     out = []
     for match, area in zip(matches, areas, strict=True):
         if (match.veil is not None and match.read.tile is not None
-                and match.hidden >= config.covered_share):
-            off = np.asarray(match.veil) - usual.get(area, table)
-            if float(np.abs(off - off.mean()).max()) > config.tile_max_veil_tint:
-                match = replace(match, read=UNKNOWN, reason="odd veil")
+                and match.hidden >= config.covered_share
+                and _hue_off(np.asarray(match.veil), usual.get(area, table))
+                > config.tile_max_veil_tint):
+            match = replace(match, read=UNKNOWN, reason="odd veil")
         out.append(match)
     return out
+
+
+def _area_medians(
+    values: dict[Hashable, list[NDArray[np.float64]]], least: int
+) -> tuple[dict[Hashable, NDArray[np.float64]], NDArray[np.float64]] | None:
+    """The per-channel median of each area's values (areas with at least `least` of them)
+    and of all of them: what a cell is weighed against, its area's or else the table's.
+    None when the whole table has fewer than `least`."""
+    everyone = [v for vs in values.values() for v in vs]
+    if len(everyone) < least:
+        return None
+    usual = {area: np.median(np.stack(v), axis=0) for area, v in values.items()
+             if len(v) >= least}
+    return usual, np.median(np.stack(everyone), axis=0)
+
+
+def _hue_off(seen: NDArray[np.float64], usual: NDArray[np.float64]) -> float:
+    """How far three channels' values are from the usual ones in hue: the largest
+    channel's difference off the differences' mean."""
+    off = seen - usual
+    return float(np.abs(off - off.mean()).max())
 
 
 def read_cell(crop: Image, model: TileModel, empty_reference: Image | None = None) -> CellRead:
