@@ -75,7 +75,7 @@ from companion.catalogue import BoardLayout
 from companion.errors import CompanionError
 from vision import kit
 from vision.config import CROP_MARGIN_MM, PX_PER_MM, AreaConfig
-from vision.markers import MarkerSighting
+from vision.markers import MarkerSighting, marker_side_px
 
 AreaKey = str | int  # DISPLAY or a seat number 1..5
 Geometry = kit.DisplayGeometry | kit.SeatGeometry
@@ -1129,14 +1129,23 @@ def _implausible(
     centres = pose.geometry.marker_centres()
     seen = np.array([centres[i] for i in pose.markers_seen], np.float64)
     expected = _local_scale(h, seen) * kit.MARKER_MM
-    for marker_id, size in zip(pose.markers_seen, expected, strict=True):
-        ratio = markers[marker_id].side_px / float(size)
+    for k, (marker_id, size) in enumerate(zip(pose.markers_seen, expected, strict=True)):
+        ratio = _used_side_px(pose, k, markers[marker_id]) / float(size)
         if not 1 / config.max_marker_size_ratio <= ratio <= config.max_marker_size_ratio:
             return (
                 f"marker {marker_id} looks {ratio:.2f} times the size the others imply "
                 "(a mat or sticker printed at the wrong scale?)"
             )
     return None
+
+
+def _used_side_px(pose: AreaPose, k: int, sighting: MarkerSighting) -> float:
+    """The side of the pose's k-th marker as the pose used it: of a marker seen more than
+    once, the copy that fits the area (its first sighting may be another)."""
+    used = pose.corners_px
+    if used is None or len(used) != 4 * len(pose.markers_seen):
+        return sighting.side_px
+    return marker_side_px(used[4 * k : 4 * k + 4])
 
 
 def _apply(h: NDArray[Any], pts: NDArray[Any]) -> NDArray[np.float64]:

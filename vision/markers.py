@@ -56,7 +56,7 @@ class MarkerSighting:
     @property
     def side_px(self) -> float:
         """The mean length of the four sides in pixels."""
-        return _side(self.corners)
+        return marker_side_px(self.corners)
 
 
 def detect_markers(gray: Gray, config: MarkerConfig | None = None) -> dict[int, MarkerSighting]:
@@ -107,7 +107,7 @@ def recover_markers(
     for marker_id, corners in predicted.items():
         if marker_id in out or not 0 <= marker_id <= config.max_marker_id:
             continue
-        side = _side(corners)
+        side = marker_side_px(corners)
         centre = corners.mean(axis=0)
         reach = config.recover_window_sides * side / 2
         x0, y0 = (int(max(0, np.floor(v - reach))) for v in centre)
@@ -239,12 +239,12 @@ def _merge(
     for marker_id, corners in new:
         if not 0 <= marker_id <= config.max_marker_id:
             continue
-        side = _side(corners)
+        side = marker_side_px(corners)
         if side < config.min_side_px:
             continue
         known = found.setdefault(marker_id, [])
         centre = corners.mean(axis=0)
-        if any(np.linalg.norm(k.mean(axis=0) - centre) < 0.5 * _side(k) for k in known):
+        if any(np.linalg.norm(k.mean(axis=0) - centre) < 0.5 * marker_side_px(k) for k in known):
             continue  # the same sticker seen again by another pass
         known.append(corners)
 
@@ -258,6 +258,8 @@ def _sightings(
         _refine_edges(gray, np.stack(quads), config) if quads and config.edge_refine
         else [None] * len(quads)
     )
+    once = [marker_side_px(found[i][0]) for i in ids if len(found[i]) == 1]
+    typical = float(np.median(once)) if once else None
     out: dict[int, MarkerSighting] = {}
     k = 0
     for marker_id in ids:
@@ -266,14 +268,27 @@ def _sightings(
             better = refined[k]
             k += 1
             options.append((quad, False) if better is None else (better, True))
-        (first, ok), *rest = options
+        (first, ok), *rest = _likeliest_first(options, typical)
         out[marker_id] = MarkerSighting(marker_id, first, ok, tuple(c for c, _ in rest))
     return out
 
 
-def _side(corners: FloatArray) -> float:
+def _likeliest_first(
+    options: list[tuple[FloatArray, bool]], typical: float | None
+) -> list[tuple[FloatArray, bool]]:
+    """Sightings of one id, the one nearest the typical marker's size first: a player's
+    board of 4 x 4 cells in its dark outline can pass for a marker many times a sticker's
+    size, and whatever takes a marker's first sighting should take the sticker."""
+    if len(options) < 2 or typical is None:
+        return options
+    return sorted(options, key=lambda o: abs(math.log(marker_side_px(o[0]) / typical)))
+
+
+def marker_side_px(corners: FloatArray) -> float:
+    """The mean length of a quad's four sides (4 x 2 image points) in pixels."""
     d = corners[[1, 2, 3, 0]] - corners
     return float(np.mean(np.hypot(d[:, 0], d[:, 1])))
+
 
 
 # -- sub-pixel corners from the sides of the square ---------------------------------------

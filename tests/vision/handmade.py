@@ -91,6 +91,9 @@ class Scene:
     hands: tuple[tuple[float, float, float, float], ...] = ()  # ellipses: x, y, rx, ry (table)
     # Spare stickers lying on the table: (id, x, y, angle) in table mm.
     extra_markers: tuple[tuple[int, float, float, float], ...] = ()
+    # Things that read as a marker `scale` times a sticker's size (a player's board of 4 x 4
+    # cells in its dark outline can): (id, x, y, angle, scale) in table mm.
+    look_alikes: tuple[tuple[int, float, float, float, float], ...] = ()
     # Flat squares lying in an area (a stand-in for a tile): (area, x, y, side, BGR).
     squares: tuple[tuple[AreaKey, float, float, float, tuple[int, int, int]], ...] = ()
     seed: int = 0
@@ -175,6 +178,8 @@ def draw(
         markers.append((marker_id, truth[area] @ placement(centre[0], centre[1], 0.0)))
     for marker_id, x, y, angle in scene.extra_markers:
         markers.append((marker_id, camera @ placement(x, y, angle)))
+    for marker_id, x, y, angle, scale in scene.look_alikes:
+        markers.append((marker_id, camera @ placement(x, y, angle) @ np.diag([scale, scale, 1.0])))
     for marker_id, h in markers:
         _marker(img, h, marker_id)
     for area, x, y, side, colour in scene.squares:

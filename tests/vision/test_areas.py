@@ -41,7 +41,7 @@ from vision.areas import (
     storage_crop,
 )
 from vision.config import AreaConfig
-from vision.markers import MarkerSighting, detect_markers
+from vision.markers import MarkerSighting, detect_markers, marker_side_px
 from vision.pack import Pack
 from vision.render import CameraSpec, Effects, Rendered, render_table
 from vision.scene import random_scene
@@ -267,6 +267,34 @@ def test_a_spare_copy_of_a_sticker_elsewhere_is_not_used() -> None:
     scene = Scene(seats={3: seat_default(3)}, extra_markers=((13, 420.0, 250.0, 30.0),))
     frame = draw(scene, camera_homography(px_per_mm=1.5))
     _, seats, warnings = _locate(frame)
+    assert cell_error_mm(seats[3], frame.truth[3]) < 0.3
+    assert any("marker 13 is seen more than once" in w for w in warnings)
+
+
+def test_a_board_that_reads_as_a_big_marker_does_not_cost_the_seat_its_sticker() -> None:
+    # A player's board (4 x 4 cells in a dark outline) read as marker 13, five times a
+    # sticker's size, beside seat 3 whose own sticker 13 is seen too.
+    scene = Scene(seats={3: seat_default(3)}, look_alikes=((13, 150.0, 280.0, 20.0, 5.0),))
+    frame = draw(scene, camera_homography(px_per_mm=1.5))
+    found = detect_markers(_grey(frame))
+    assert found[13].side_px < 2 * found[12].side_px  # the sticker, not the look-alike, first
+    _, seats, warnings = _locate(frame)
+    assert cell_error_mm(seats[3], frame.truth[3]) < 0.3
+    assert not any("times the size" in w for w in warnings)
+
+
+def test_a_seat_is_judged_by_the_copy_of_a_marker_that_fits_it() -> None:
+    # Whatever sighting of marker 13 comes first, the seat is placed by (and its markers'
+    # sizes checked on) the one that fits: a look-alike five times the size first here.
+    scene = Scene(seats={3: seat_default(3)}, look_alikes=((13, 150.0, 280.0, 20.0, 5.0),))
+    frame = draw(scene, camera_homography(px_per_mm=1.5))
+    grey = _grey(frame)
+    found = detect_markers(grey)
+    copies = sorted((found[13].corners, *found[13].alternatives), key=marker_side_px)
+    sticker, big = copies[0], copies[-1]
+    swapped = dict(found)
+    swapped[13] = MarkerSighting(13, big, alternatives=(sticker,))
+    _, seats, warnings = locate_all(swapped, 45.0, FRONT, gray=grey)
     assert cell_error_mm(seats[3], frame.truth[3]) < 0.3
     assert any("marker 13 is seen more than once" in w for w in warnings)
 
