@@ -26,6 +26,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("demo", "web.demo", "play a whole synthetic game through the real pipeline"),
     ("run", "web.service", "the table service: camera, buttons and phone pages"),
     ("kit", "vision.kit_cli", "write the printable table kit: display mat, seat markers, guide"),
+    ("lens", "vision.lens_cli", "measure how the camera's lens bends straight lines"),
     ("teach", "vision.teach_cli", "teach the camera your own box: build a tile pack from pictures"),
     (
         "bench",

@@ -2,7 +2,8 @@
 
 Every source gives two kinds of frame: `preview()`, a small grey frame (about
 `CameraConfig.preview_size`) for the motion gate, and `capture()`, a full-resolution BGR frame
-for a read. At run time a source never raises: a failed frame is None and `status` says why
+for a read; both straightened first when the lens bends straight lines (`CameraConfig.lens_k`,
+vision.lens). At run time a source never raises: a failed frame is None and `status` says why
 ("lost"), and a lost device is reopened on a later call, at most once per
 `CameraConfig.reopen_backoff_s`. Only configuration mistakes found by `open()` (a folder that
 does not exist, picamera2 not installed) raise `DataError`.
@@ -29,6 +30,7 @@ from numpy.typing import NDArray
 
 from companion.errors import DataError
 from hardware.config import CameraConfig
+from vision.lens import Lens
 
 Image = NDArray[np.uint8]
 CameraState = Literal["ok", "lost", "closed", "none"]
@@ -128,6 +130,7 @@ class _Source:
         self._state: CameraState = "closed"
         self._message = f"{name} is not open."
         self._last_at: float | None = None
+        self._lens = Lens(config.lens_k)
 
     @property
     def status(self) -> CameraStatus:
@@ -247,7 +250,7 @@ class _Source:
         now = self._clock()
         self._last_at = now
         self._set("ok", f"{self.name} is sending frames.")
-        return Frame(image, now)
+        return Frame(self._lens.straighten(image), now)
 
 
 def _sentence(name: str, error: BaseException) -> str:

@@ -9,6 +9,7 @@ naming the key. Pins are BCM GPIO numbers (0-27 on the 40-pin header), never boa
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
@@ -213,6 +214,10 @@ class CameraConfig:
     black_level: float = 6.0
     # Seed of the synthetic source's moving hands.
     synthetic_seed: int = 0
+    # How the lens bends straight lines (vision.lens; `companion lens` measures it from a
+    # photo): every frame is straightened by it before anything looks at it. 0: a lens
+    # straight enough as it is.
+    lens_k: float = 0.0
 
     def __post_init__(self) -> None:
         if self.kind not in CAMERA_KINDS:
@@ -244,6 +249,10 @@ class CameraConfig:
         _check_number("camera.frame_timeout_s", self.frame_timeout_s, minimum=0, strict=True)
         _check_number("camera.reopen_backoff_s", self.reopen_backoff_s, minimum=0)
         _check_number("camera.black_level", self.black_level, minimum=0)
+        _check_number("camera.lens_k", self.lens_k, minimum=-0.3)
+        if not math.isfinite(self.lens_k) or self.lens_k > 0.5:
+            raise _problem("camera.lens_k", f"{self.lens_k!r} bends more than any lens "
+                           "(at most 0.5; `companion lens` measures it).")
 
 
 def _disabled(value: object) -> bool:

@@ -742,12 +742,51 @@ def _joint_fit(fits: list[_Fit], config: AreaConfig) -> list[Matrix | None]:
     return [None] * len(fits)
 
 
+def plane_scales(
+    markers: Mapping[int, MarkerSighting],
+    tile_mm: float,
+    seat_layouts: BoardLayout | Mapping[int, BoardLayout],
+    config: AreaConfig | None = None,
+) -> list[float]:
+    """How large each area looks on the one table plane the markers give, against the area
+    with most markers (natural log of the scale; 0 for a kit printed to scale seen through
+    a pinhole): the areas with at least three markers seen, the reference left out. Empty
+    when fewer than two such areas are seen. A wide lens shrinks the areas far from the
+    frame's centre (vision.lens)."""
+    config = config or AreaConfig()
+    fits = []
+    for area, geometry in area_geometries(tile_mm, seat_layouts):
+        fit, _ = _fit_area(area, geometry, markers, config)
+        if fit is not None and len(fit.ids) >= 3:
+            fits.append(fit)
+    if len(fits) < 2:
+        return []
+    hs = _plane_fit(fits)
+    if hs is None:
+        return []
+    ref = _reference_fit(fits)
+    to_plane = np.linalg.inv(hs[ref])
+    out = []
+    for k, h in enumerate(hs):
+        if k != ref:
+            on_plane = to_plane @ h
+            on_plane = on_plane / on_plane[2, 2]
+            out.append(0.5 * math.log(max(abs(float(np.linalg.det(on_plane[:2, :2]))), 1e-12)))
+    return out
+
+
+def _reference_fit(fits: Sequence[_Fit]) -> int:
+    """The area the one-plane fit takes the plane's frame from: the one with most markers,
+    the display among equals."""
+    return max(range(len(fits)), key=lambda k: (len(fits[k].ids), fits[k].area == DISPLAY))
+
+
 def _plane_fit(fits: list[_Fit]) -> list[Matrix] | None:
     """Least squares over every area's corners, measured on the table (mm): the plane's
     homography G (image -> plane, in the frame of the area with most markers) and each other
     area's turn, shift and scale S on the plane, so that G(image corner) = S(kit corner).
     Started from the separate fits (Umeyama), then Gauss-Newton."""
-    ref = max(range(len(fits)), key=lambda k: (len(fits[k].ids), fits[k].area == DISPLAY))
+    ref = _reference_fit(fits)
     try:
         g = np.linalg.inv(fits[ref].h)
     except np.linalg.LinAlgError:

@@ -44,6 +44,7 @@ from companion.reading import CellRead, SeatRead, TableRead
 from vision import kit
 from vision.areas import AreaPose, cell_crop, picture_crop, storage_size_mm, tile_crop_mm
 from vision.config import VisionConfig
+from vision.lens import Lens
 from vision.pack import Pack, load_pack
 from vision.render import CameraSpec, Effects, Rendered, random_camera, render_table
 from vision.scene import (
@@ -286,8 +287,12 @@ def bench_pack(
     storage_hands: bool = False,
     table_top: str = "wood",
     keep_mistakes: Path | None = None,
+    lens_k: float = 0.0,
+    straighten: bool = False,
 ) -> dict[str, Tally]:
-    """Render and read `scenes` scenes of each difficulty with one pack (without
+    """Render and read `scenes` scenes of each difficulty with one pack (through a camera
+    lens of bend `lens_k`, vision.lens; each frame straightened before it is read, inside
+    the read's time, with `straighten`; without
     `storage_cards`, the storage slots lie on the bare table; with `storage_hands`, one more
     hand lies over one seat's slot, placed by its own random numbers; on a `table_top` of
     vision.scene.TABLE_TOPS: the same scenes otherwise). Each mistake is named by its
@@ -309,7 +314,7 @@ def bench_pack(
             if storage_hands:
                 scene = hand_over_storage(scene, pack.catalogue, hands)
             spec: CameraSpec = random_camera(rng, scene, pack, max_tilt_deg=tilt)
-            rendered = render_table(scene, pack, spec, effects(), rng)
+            rendered = render_table(scene, pack, replace(spec, lens_k=lens_k), effects(), rng)
             tally.decode_ms.append(decode_ms(rendered.image))
             times = []
             for run in range(TIMED_RUNS):
@@ -317,7 +322,10 @@ def bench_pack(
                 if true_poses:
                     got = read_with_true_poses(rendered, scene, pack, config)
                 else:
-                    got = read_table(rendered.image, pack, config=config)
+                    frame = rendered.image
+                    if straighten:
+                        frame = Lens(lens_k).straighten(frame)
+                    got = read_table(frame, pack, config=config)
                 times.append(1000.0 * (time.perf_counter() - start))
                 if run == 0:
                     read = got
@@ -360,6 +368,8 @@ def run_bench(
     storage_hands: bool = False,
     table_top: str = "wood",
     keep_mistakes: Path | None = None,
+    lens_k: float = 0.0,
+    straighten: bool = False,
 ) -> list[tuple[str, dict[str, Tally]]]:
     """Benchmark every style (a random pack's seed is 1000 + the run's seed: never a pack
     looked at while tuning), read with `config` (the default thresholds unless given), the
@@ -375,7 +385,8 @@ def run_bench(
                                               config=config, progress=progress,
                                               storage_cards=storage_cards,
                                               storage_hands=storage_hands,
-                                              table_top=table_top, keep_mistakes=keep)))
+                                              table_top=table_top, keep_mistakes=keep,
+                                              lens_k=lens_k, straighten=straighten)))
     return out
 
 

@@ -1,6 +1,6 @@
 """`companion bench vision [--scenes N] [--seed S] [--pack-style STYLE] [--true-poses]
 [--bare-table] [--hand-on-storage] [--table wood|cloth] [--keep-mistakes DIR]
-[--set SECTION.NAME=VALUE]`.
+[--lens K [--straighten]] [--set SECTION.NAME=VALUE]`.
 
 Renders easy and hard tables with art packs the recogniser was not tuned on, reads them back
 and prints wrong cells, abstentions, scenes read perfectly, the ship's accuracy and the read
@@ -42,6 +42,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "to look at with `companion read`; DIR must be new or empty",
     )
     parser.add_argument(
+        "--lens", type=float, default=0.0, metavar="K",
+        help="draw the tables through a lens that bends straight lines by K (vision.lens: "
+        "0.03 a normal lens's barrel, 0.1 and more a wide one's; default 0, a pinhole)",
+    )
+    parser.add_argument(
+        "--straighten", action="store_true",
+        help="straighten each frame with the lens's K before reading it (as a camera whose "
+        "lens `companion lens` measured; the time counts in the read)",
+    )
+    parser.add_argument(
         "--set", action="append", default=[], dest="settings", metavar="SECTION.NAME=VALUE",
         help="read with one threshold of vision/config.py changed, e.g. cells.min_gain=0.3 "
         "(repeatable): to measure what it does",
@@ -60,6 +70,14 @@ def run(args: argparse.Namespace) -> int:
         config = with_settings(VisionConfig(), args.settings)
     except ValueError as e:
         raise CompanionError(f"--set: {e}") from None
+    from vision.lens import Lens
+
+    try:
+        Lens(args.lens)
+    except ValueError as e:
+        raise CompanionError(f"--lens: {e}") from None
+    if args.straighten and not args.lens:
+        raise CompanionError("--straighten needs --lens K: a pinhole's frames are straight")
     styles = tuple(args.styles or DEFAULT_STYLES)
     keep: Path | None = args.keep_mistakes
     if keep is not None:
@@ -76,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     results = run_bench(args.scenes, args.seed, styles, true_poses=args.true_poses,
                         config=config, progress=progress, storage_cards=not args.bare_table,
                         storage_hands=args.hand_on_storage, table_top=args.table,
-                        keep_mistakes=keep)
+                        keep_mistakes=keep, lens_k=args.lens, straighten=args.straighten)
     command = f"companion bench vision --scenes {args.scenes} --seed {args.seed}"
     command += "".join(f" --pack-style {s}" for s in styles)
     if args.true_poses:
@@ -87,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         command += " --hand-on-storage"
     if args.table != "wood":
         command += f" --table {args.table}"
+    if args.lens:
+        command += f" --lens {args.lens:g}" + (" --straighten" if args.straighten else "")
     command += "".join(f" --set {s}" for s in args.settings)
     print(report(results, command))
     return 0

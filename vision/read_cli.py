@@ -1,4 +1,5 @@
-"""`companion read IMAGE --pack DIR [--side front|atoll] [--json]`: read one photo of the table.
+"""`companion read IMAGE --pack DIR [--side front|atoll] [--json] [--lens K]`: read one photo of
+the table (straightened first for a camera whose lens bends straight lines, vision.lens).
 
 With --json it prints exactly the object of formats.md ("Reading a table"); without, a short
 summary a person can check against the table. Bad input (a missing, empty, truncated,
@@ -18,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.catalogue import BOARD_SIDES
-from companion.errors import DataError
+from companion.errors import CompanionError, DataError
 from companion.reading import CellRead, TableRead
 from vision.config import VisionConfig
 
@@ -40,17 +41,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print the read as one JSON object (formats.md)"
     )
+    parser.add_argument(
+        "--lens", type=float, default=0.0, metavar="K",
+        help="straighten the photo first: the camera's lens bends straight lines by K "
+        "(`companion lens` measures it; default 0, none)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Read the photo and print what is on the table."""
+    from vision.lens import Lens
     from vision.pack import load_pack
     from vision.read import TableNotFound, read_table
 
+    try:
+        lens = Lens(args.lens)
+    except ValueError as e:
+        raise CompanionError(f"--lens: {e}") from None
     config = VisionConfig()
     pack = load_pack(args.pack)
     pack.catalogue.board(args.side)  # a pack without that side fails before the photo is read
-    image = read_frame(Path(args.image), config.read.max_pixels)
+    image = lens.straighten(read_frame(Path(args.image), config.read.max_pixels))
     try:
         table = read_table(image, pack, side=args.side, config=config)
     except TableNotFound:

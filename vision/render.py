@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from vision import kit
 from vision import render_config as cfg
+from vision.lens import Lens
 from vision.pack import Pack
 from vision.result import TableRead
 from vision.scene import (
@@ -124,6 +125,9 @@ class CameraSpec:
     px_per_mm: float | None = None
     look_at_mm: Point | None = None
     margin_px: int = cfg.FIT_MARGIN_PX
+    # A lens that bends straight lines (vision.lens: barrel for k > 0); 0 is a pinhole. The
+    # truth (homographies, what is covered) stays the pinhole's.
+    lens_k: float = 0.0
 
     @classmethod
     def overhead(cls, roll_deg: float = 0.0, **kwargs: object) -> CameraSpec:
@@ -1067,7 +1071,7 @@ def render_table(
         for poly, colour in _clutter_shapes(item):
             frame.fill(h_table, poly, colour)
     maps = _light_maps(cam, effects, scene, rng)
-    image, quality = _photograph(frame.img, maps, effects, rng)
+    image, quality = _photograph(Lens(camera.lens_k).bend(frame.img), maps, effects, rng)
 
     # What is hidden.
     occlusion: dict[CellKey, float] = {}

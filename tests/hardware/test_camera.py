@@ -22,6 +22,7 @@ from hardware.camera import (
     open_camera,
 )
 from hardware.config import CameraConfig
+from vision.lens import Lens
 
 SMALL: dict[str, Any] = {"size": (160, 90), "preview_size": (32, 18)}
 
@@ -72,6 +73,41 @@ def test_folder_plays_images_in_name_order_then_is_lost(tmp_path: Path) -> None:
     assert source.preview() is None
     source.close()
     assert source.status.state == "closed"
+
+
+def test_a_bending_lens_is_straightened_in_every_frame(tmp_path: Path) -> None:
+    # A wide lens bows a straight edge outward; the source hands on straightened frames,
+    # on a canvas that keeps all of the picture (the full frame and the preview alike).
+    width, height, k = 640, 360, 0.15
+    straight = np.full((height, width, 3), 200, np.uint8)
+    straight[:, 60:66] = 60  # a dark vertical line near the left edge
+    cv2.imwrite(str(tmp_path / "0.png"), Lens(k).bend(straight))
+    size = {"size": (width, height), "preview_size": (64, 36)}
+    plain = FolderSource(tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path), **size))
+    fixed = FolderSource(tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path),
+                                                       lens_k=k, **size))
+
+    def line_columns(source: FolderSource) -> np.ndarray:
+        """Where the line lies along each row (its darkness's centroid)."""
+        source.open()
+        frame = source.capture()
+        source.close()
+        assert frame is not None
+        image = frame.image[:, :, 1].astype(int)
+        h = image.shape[0]
+        # Clear of the canvas's black beyond the seen frame (its corners, its left edge).
+        rows = image[round(0.15 * h) : round(0.85 * h), 30 : width // 2]
+        dark = np.clip(180 - rows, 0, None).astype(float)  # the line, not the paper
+        return (dark * np.arange(rows.shape[1])).sum(axis=1) / dark.sum(axis=1)
+
+    bowed = line_columns(plain)
+    assert np.ptp(bowed) >= 3  # the lens bows the line
+    straightened = line_columns(fixed)
+    assert np.ptp(straightened) <= 0.5
+    fixed.open()
+    assert fixed.capture().image.shape[1] > width  # nothing cut off
+    assert fixed.preview().image.ndim == 2
+    fixed.close()
 
 
 def test_folder_loops_when_asked(tmp_path: Path) -> None:

@@ -1,0 +1,89 @@
+"""`companion lens IMAGE [IMAGE ...] [--tile-mm 45]`: measure how the camera's lens bends
+straight lines, from photos of the table (vision.lens.measure_lens: the kit's markers place
+every area on one table plane at the kit's scale once the bend is taken out).
+
+The bend is printed for each photo and for all of them together, with the setting that makes
+the table service straighten every frame (`lens_k` under [camera]) and the option that makes
+`companion read` do so (`--lens K`). A photo that shows fewer than two areas with three
+markers each is named and left out; bad input ends with exit status 2 and one line naming
+the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from companion.errors import CompanionError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from vision.config import VisionConfig
+    from vision.markers import MarkerSighting
+
+#: A bend smaller than this is within what one photo measures (its stickers sit up to 3 mm
+#: off) and costs a read little (docs/vision.md, "A lens that bends straight lines").
+NEGLIGIBLE_K = 0.02
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of `companion lens`."""
+    parser.add_argument("images", nargs="+", metavar="IMAGE",
+                        help="photos of the table from the camera (the display mat in view)")
+    parser.add_argument("--tile-mm", type=float, default=45.0, metavar="MM",
+                        help="side of one island tile in millimetres, as the kit was printed "
+                        "(default 45)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure the photos and print the bend to set."""
+    from companion.catalogue import default_boards
+    from vision.config import VisionConfig
+    from vision.lens import measure_lens
+    from vision.read_cli import FrameError, read_frame
+
+    if not args.tile_mm > 0:
+        raise CompanionError(f"--tile-mm must be a positive length, not {args.tile_mm:g}")
+    config = VisionConfig()
+    layout = default_boards()["front"]
+    photos = []
+    for name in args.images:
+        image = read_frame(Path(name), config.read.max_pixels)
+        markers = photo_markers(image, config)
+        if not markers:
+            raise FrameError(name, "no markers of the table kit in the photo")
+        one = measure_lens([(markers, image.shape[1], image.shape[0])], args.tile_mm, layout,
+                           config.areas)
+        if one is None:
+            print(f"{name}: fewer than two areas with three markers seen; left out")
+            continue
+        photos.append((markers, image.shape[1], image.shape[0]))
+        print(f"{name}: k = {one.k:.3f} ({one.areas} areas beside the reference, their "
+              f"scales {one.seen_off_pct:.1f} % off as seen, {one.straightened_off_pct:.1f} % "
+              "straightened)")
+    measure = measure_lens(photos, args.tile_mm, layout, config.areas) if photos else None
+    if measure is None:
+        raise CompanionError("no photo shows two areas of the kit with three markers each: "
+                             "take one of the whole table with nothing over the markers")
+    print(f"lens bend k = {measure.k:.3f} (from {len(photos)} photo"
+          f"{'s' if len(photos) > 1 else ''})")
+    if abs(measure.k) < NEGLIGIBLE_K:
+        print("Straight enough: nothing to set.")
+    else:
+        print(f"Set `lens_k = {measure.k:.3f}` under [camera] in the table's settings; "
+              f"`companion read` takes `--lens {measure.k:.3f}`.")
+    return 0
+
+
+def photo_markers(image: NDArray[np.uint8], config: VisionConfig) -> dict[int, MarkerSighting]:
+    """The kit's markers seen in a BGR photo, by id."""
+    import cv2
+    import numpy as np
+
+    from vision.markers import detect_markers
+
+    gray = np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
+    return detect_markers(gray, config.markers)
