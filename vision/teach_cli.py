@@ -1,5 +1,5 @@
-"""`companion teach --out PACKDIR (--frames DIR | --camera FILE) [--batch 16]`: teach the
-camera your own box.
+"""`companion teach --out PACKDIR (--frames DIR [--lens K] | --camera FILE) [--batch 16]`:
+teach the camera your own box.
 
 The terminal side of vision.teach: it shows each step, takes the next picture from the frame
 source and asks the player to confirm or correct what was seen. Pictures come from a folder
@@ -23,6 +23,7 @@ import numpy as np
 
 from companion.catalogue import Catalogue, default_catalogue, load_catalogue, read_toml
 from companion.errors import CompanionError
+from vision.lens import Lens
 from vision.teach import (
     BatchView,
     Cell,
@@ -69,6 +70,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="tile meanings to start from (default: the bundled box)")
     parser.add_argument("--tile-mm", type=float, default=None, metavar="MM",
                         help="tile side the kit was printed for (default: the catalogue's)")
+    parser.add_argument("--lens", type=float, default=0.0, metavar="K",
+                        help="straighten each picture of --frames first: the camera's lens "
+                        "bends straight lines by K (`companion lens`; --camera takes its "
+                        "[camera] lens_k)")
 
 
 def frame_files(folder: str | Path) -> list[Path]:
@@ -86,13 +91,15 @@ def frame_files(folder: str | Path) -> list[Path]:
     return sorted(files, key=key)
 
 
-def _frames(files: list[Path], say: Callable[[str], None]) -> Iterator[tuple[str, np.ndarray]]:
+def _frames(
+    files: list[Path], say: Callable[[str], None], lens: Lens
+) -> Iterator[tuple[str, np.ndarray]]:
     for path in files:
         image = cv2.imread(str(path), cv2.IMREAD_COLOR)
         if image is None:
             say(f"  {path.name}: not a readable picture; skipped")
             continue
-        yield path.name, np.asarray(image, np.uint8)
+        yield path.name, lens.straighten(np.asarray(image, np.uint8))
 
 
 def parse_corrections(text: str, catalogue: Catalogue) -> dict[Cell, CellAnswer | None]:
@@ -307,6 +314,12 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
     if not args.out or bool(args.frames) == bool(args.camera):
         raise TeachError("teaching needs --out PACKDIR and either --frames DIR or --camera FILE "
                          "(or --plan)")
+    try:
+        lens = Lens(args.lens)
+    except ValueError as e:
+        raise TeachError(f"--lens: {e}") from None
+    if args.lens and args.camera:
+        raise TeachError("--lens is for --frames: with --camera, set lens_k under [camera]")
     out = check_out_dir(args.out)
     files = frame_files(args.frames) if args.frames else []
     session = TeachSession(
@@ -326,7 +339,7 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
             camera = open_camera(settings.camera)
             teach(session, camera_frames(camera, ui), ui)
         else:
-            teach(session, _frames(files, ui.say), ui)
+            teach(session, _frames(files, ui.say, lens), ui)
     except Cancelled as exc:
         print(f"companion: {exc.message}", file=sys.stderr)
         return 1

@@ -17,6 +17,7 @@ from companion.tiles import Kind, Meaning
 from vision import kit
 from vision.areas import locate_display
 from vision.artpacks import write_art_pack
+from vision.lens import Lens
 from vision.markers import detect_markers
 from vision.pack import Pack, load_pack
 from vision.render import CameraSpec, Effects, render_table
@@ -259,6 +260,46 @@ def test_the_terminal_flow_writes_the_pack(
     pack = load_pack(tmp_path / "pack")
     assert pack.name == "pack"
     assert _ncc(pack.tiles[script.first_plan[0]], source.tiles[script.first_plan[0]]) > 0.9
+
+
+LENS_K = 0.2  # a strong wide lens: unstraightened, the taught tiles match at some 0.77
+
+
+def test_pictures_through_a_bending_lens_are_straightened_first(
+    source: Pack, script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The same pictures as a wide lens takes them, the mat off in a corner of the frame
+    # where the bend is strong; --lens K straightens each first.
+    def bent(frame: np.ndarray) -> np.ndarray:
+        h, w = frame.shape[:2]
+        return Lens(LENS_K).bend(np.pad(frame, ((0, h // 2), (0, w // 2), (0, 0)), mode="edge"))
+
+    _write_frames(tmp_path / "frames", [bent(f) for f in script.frames])
+    answers = "a1=1@90 b1=3 c1=2\n\n\n\n\n"
+    args = ["--out", str(tmp_path / "pack"), "--frames", str(tmp_path / "frames"),
+            "--catalogue", str(source.root), "--batch", "4", "--lens", str(LENS_K)]
+    assert _cli(args, answers, monkeypatch) == 0
+    capsys.readouterr()
+    pack = load_pack(tmp_path / "pack")
+    for tile in script.first_plan:
+        assert _ncc(pack.tiles[tile], source.tiles[tile]) > 0.9
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [(["--lens", "3"], "--lens: a lens bend k must lie between"),
+     (["--lens", "0.1", "--camera", "x.toml"], "with --camera, set lens_k under [camera]")],
+)
+def test_a_lens_that_cannot_be_used_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], words: str
+) -> None:
+    status = main(["teach", "--out", str(tmp_path / "pack"), *extra,
+                   *([] if "--camera" in extra else ["--frames", str(tmp_path)])])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+    assert not (tmp_path / "pack").exists()
 
 
 @pytest.mark.parametrize("answers", ["\nq\n", "\n"], ids=["quit", "answers-run-out"])
