@@ -61,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
     config = VisionConfig()
     pack = load_pack(args.pack)
     pack.catalogue.board(args.side)  # a pack without that side fails before the photo is read
-    image = lens.straighten(read_frame(Path(args.image), config.read.max_pixels))
+    image = read_frame(Path(args.image), config.read.max_pixels)
+    width, height = lens.canvas(image.shape[1], image.shape[0])
+    if width * height > config.read.max_pixels:
+        raise FrameError(args.image, f"straightened it would be {width} x {height} pixels; a "
+                         f"photo may have at most {config.read.max_pixels // 1_000_000} "
+                         "megapixels")
+    image = lens.straighten(image)
     try:
         table = read_table(image, pack, side=args.side, config=config)
     except TableNotFound:

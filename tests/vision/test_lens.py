@@ -109,6 +109,8 @@ def photos(tmp_path_factory: pytest.TempPathFactory, pack_ink: Pack) -> dict[str
     out["display"] = folder / "display.png"
     cv2.imwrite(str(out["display"]), rendered.image[max(y - 340, 0) : y + 340,
                                                     max(x - 340, 0) : x + 340])
+    out["large"] = folder / "large.png"
+    cv2.imwrite(str(out["large"]), np.full((4000, 6000, 3), 128, np.uint8))
     out["blank"] = folder / "blank.png"
     cv2.imwrite(str(out["blank"]), np.full((900, 1600, 3), 128, np.uint8))
     return out
@@ -135,14 +137,17 @@ def test_companion_lens_prints_the_bend_to_set(
         (["lens", "{straight}", "--tile-mm", "0"], "--tile-mm must be a positive length"),
         (["read", "{straight}", "--pack", "{missing}", "--lens", "2"], "--lens: a lens bend"),
         (["bench", "vision", "--straighten"], "--straighten needs --lens K"),
+        (["read", "{large}", "--pack", "{pack}", "--lens", "0.5"],
+         "large.png: straightened it would be 10333 x 6889 pixels"),
     ],
 )
 def test_bad_lens_input_is_one_line(
     capsys: pytest.CaptureFixture[str], photos: dict[str, Path], tmp_path: Path,
-    argv: list[str], words: str,
+    pack_dirs: dict[str, Path], argv: list[str], words: str,
 ) -> None:
     names = {key: str(path) for key, path in photos.items()}
     names["missing"] = str(tmp_path / "nothing-here.jpg")
+    names["pack"] = str(pack_dirs["ink"])
     assert main([a.format(**names) for a in argv]) == 2
     err = capsys.readouterr().err
     assert words in err
