@@ -35,6 +35,12 @@ from vision.markers import MarkerSighting
 Image = NDArray[np.uint8]
 Points = NDArray[np.float64]
 
+#: A bend smaller than this is within what one photo measures (stickers sit up to 3 mm off)
+#: and costs a read little (docs/vision.md, "A lens that bends straight lines").
+NEGLIGIBLE_K = 0.02
+#: LensWatch speaks of a bend only from this much: one photo's measure may be 0.02 out.
+NOTABLE_K = 0.04
+
 #: The bend measure_lens searches, in coarse steps, then in fine steps near the best.
 _SEARCH = (-0.3, 0.5)
 _COARSE = 0.02
@@ -188,3 +194,31 @@ def measure_lens(
     straightened = spread(k)[0]
     return LensMeasure(round(k, 4), areas, 100.0 * math.sqrt(seen / areas),
                        100.0 * math.sqrt(straightened / areas))
+
+
+class LensWatch:
+    """Tells the table once, from the first read whose markers can tell, that the camera's
+    lens bends straight lines enough to set `lens_k` (a wide lens the set-up skipped
+    `companion lens` for). Later reads cost nothing."""
+
+    def __init__(
+        self, tile_mm: float, seat_layouts: BoardLayout | Mapping[int, BoardLayout],
+        config: AreaConfig | None = None,
+    ) -> None:
+        self.tile_mm = tile_mm
+        self.seat_layouts = seat_layouts
+        self.config = config
+        self.measured: LensMeasure | None = None
+
+    def hint(self, markers: Mapping[int, MarkerSighting], width: int, height: int) -> str | None:
+        """The sentence to show, once; None until a read tells, and ever after."""
+        if self.measured is not None:
+            return None
+        self.measured = measure_lens([(markers, width, height)], self.tile_mm,
+                                     self.seat_layouts, self.config)
+        if self.measured is None or abs(self.measured.k) < NOTABLE_K:
+            return None
+        k = self.measured.k
+        return (f"The camera's lens bends straight lines (about {k:.2f}): seats near the "
+                f"picture's edges read worse. Set lens_k = {k:.2f} under [camera] in the "
+                "settings (or measure it with `companion lens`) and restart.")

@@ -24,11 +24,6 @@ if TYPE_CHECKING:
     from vision.config import VisionConfig
     from vision.markers import MarkerSighting
 
-#: A bend smaller than this is within what one photo measures (its stickers sit up to 3 mm
-#: off) and costs a read little (docs/vision.md, "A lens that bends straight lines").
-NEGLIGIBLE_K = 0.02
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion lens`."""
     parser.add_argument("images", nargs="+", metavar="IMAGE",
@@ -42,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     """Measure the photos and print the bend to set."""
     from companion.catalogue import default_boards
     from vision.config import VisionConfig
-    from vision.lens import measure_lens
+    from vision.lens import NEGLIGIBLE_K, measure_lens
     from vision.read_cli import FrameError, read_frame
 
     if not args.tile_mm > 0:

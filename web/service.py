@@ -142,12 +142,23 @@ def run(args: argparse.Namespace) -> int:
         log.warning("no indicator lights: %s", exc.message)
         indicators = NullIndicators()
 
+    lens_watch: Any = None
+    if pack is not None:
+        from vision.lens import LensWatch
+
+        lens_watch = LensWatch(pack.tile_mm, pack.catalogue.board(table.side))
+
     def reader(image: Any) -> Any:
-        from vision.read import read_table
+        from vision.read import read_table_view
 
         if pack is None:
             raise DataError("", "No tile pack yet: teach the box on the host page first.")
-        return read_table(image, pack, side=table.side)
+        read, view = read_table_view(image, pack, side=table.side)
+        hint = lens_watch.hint(view.markers, image.shape[1], image.shape[0])
+        if hint is not None:
+            log.warning("%s", hint)
+            session.note("note", hint)
+        return read
 
     from vision.motion import MotionGate
 

@@ -15,7 +15,7 @@ from companion.cli import main
 from companion.reading import TableRead
 from vision.bench import Tally, score_read
 from vision.config import VisionConfig
-from vision.lens import Lens, LensMeasure, measure_lens
+from vision.lens import Lens, LensMeasure, LensWatch, measure_lens
 from vision.lens_cli import photo_markers
 from vision.pack import Pack
 from vision.read import read_table
@@ -92,6 +92,20 @@ def test_a_bent_table_straightened_reads_as_a_straight_one(pack_ink: Pack) -> No
     assert fixed.wrong == 0
     assert fixed.abstained <= 0.01 * fixed.visible
     assert fixed.abstained < bent.abstained  # what the bend cost is read again
+
+
+def test_the_table_is_told_once_of_a_lens_that_bends(pack_ink: Pack) -> None:
+    config = VisionConfig()
+    front = default_boards()["front"]
+    bent = _table(pack_ink, 0.1, seed=7)[1].image
+    watch = LensWatch(pack_ink.tile_mm, front)
+    hint = watch.hint(photo_markers(bent, config), bent.shape[1], bent.shape[0])
+    assert hint is not None and "lens_k = 0.1" in hint and "[camera]" in hint
+    assert watch.hint(photo_markers(bent, config), bent.shape[1], bent.shape[0]) is None
+    straight = _table(pack_ink, 0.0, seed=7)[1].image
+    quiet = LensWatch(pack_ink.tile_mm, front)
+    assert quiet.hint(photo_markers(straight, config), 2880, 1620) is None
+    assert quiet.measured is not None  # measured once: later reads cost nothing
 
 
 @pytest.fixture(scope="module")
