@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion lens`."""
     parser.add_argument("images", nargs="+", metavar="IMAGE",
-                        help="photos of the table from the camera (the display mat in view)")
+                        help="photos from the camera of the whole laid-out kit (the display "
+                        "mat and the seats' markers; move the boards between photos)")
     parser.add_argument("--tile-mm", type=float, default=45.0, metavar="MM",
                         help="side of one island tile in millimetres, as the kit was printed "
                         "(default 45)")
