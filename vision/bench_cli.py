@@ -78,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
         raise CompanionError(f"--lens: {e}") from None
     if args.straighten and not args.lens:
         raise CompanionError("--straighten needs --lens K: a pinhole's frames are straight")
+    if args.lens and args.true_poses:
+        raise CompanionError("--true-poses reads through the renderer's pinhole poses: "
+                             "not with --lens")
     styles = tuple(args.styles or DEFAULT_STYLES)
     keep: Path | None = args.keep_mistakes
     if keep is not None:

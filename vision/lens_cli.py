@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     config = VisionConfig()
     layout = default_boards()["front"]
     photos = []
+    lines = []  # printed once every photo has been read (a bad one prints nothing)
     for name in args.images:
         image = read_frame(Path(name), config.read.max_pixels)
         markers = photo_markers(image, config)
@@ -54,23 +55,24 @@ def run(args: argparse.Namespace) -> int:
         one = measure_lens([(markers, image.shape[1], image.shape[0])], args.tile_mm, layout,
                            config.areas)
         if one is None:
-            print(f"{name}: fewer than two areas with three markers seen; left out")
+            lines.append(f"{name}: fewer than two areas with three markers seen; left out")
             continue
         photos.append((markers, image.shape[1], image.shape[0]))
-        print(f"{name}: k = {one.k:.3f} ({one.areas} areas beside the reference, their "
-              f"scales {one.seen_off_pct:.1f} % off as seen, {one.straightened_off_pct:.1f} % "
-              "straightened)")
+        lines.append(f"{name}: k = {one.k:.3f} ({one.areas} areas beside the reference, their "
+                     f"scales {one.seen_off_pct:.1f} % off as seen, "
+                     f"{one.straightened_off_pct:.1f} % straightened)")
     measure = measure_lens(photos, args.tile_mm, layout, config.areas) if photos else None
     if measure is None:
         raise CompanionError("no photo shows two areas of the kit with three markers each: "
                              "take one of the whole table with nothing over the markers")
-    print(f"lens bend k = {measure.k:.3f} (from {len(photos)} photo"
-          f"{'s' if len(photos) > 1 else ''})")
+    lines.append(f"lens bend k = {measure.k:.3f} (from {len(photos)} photo"
+                 f"{'s' if len(photos) > 1 else ''})")
     if abs(measure.k) < NEGLIGIBLE_K:
-        print("Straight enough: nothing to set.")
+        lines.append("Straight enough: nothing to set.")
     else:
-        print(f"Set `lens_k = {measure.k:.3f}` under [camera] in the table's settings; "
-              f"`companion read` takes `--lens {measure.k:.3f}`.")
+        lines.append(f"Set `lens_k = {measure.k:.3f}` under [camera] in the table's settings; "
+                     f"`companion read` takes `--lens {measure.k:.3f}`.")
+    print("\n".join(lines))
     return 0
 
 

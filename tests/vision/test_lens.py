@@ -146,11 +146,13 @@ def test_companion_lens_prints_the_bend_to_set(
     ("argv", "words"),
     [
         (["lens", "{blank}"], "no markers of the table kit in the photo"),
+        (["lens", "{wide}", "{blank}"], "blank.png: no markers of the table kit"),
         (["lens", "{display}"], "no photo shows two areas of the kit"),
         (["lens", "{missing}"], "no such file"),
         (["lens", "{straight}", "--tile-mm", "0"], "--tile-mm must be a positive length"),
         (["read", "{straight}", "--pack", "{missing}", "--lens", "2"], "--lens: a lens bend"),
         (["bench", "vision", "--straighten"], "--straighten needs --lens K"),
+        (["bench", "vision", "--lens", "0.1", "--true-poses"], "not with --lens"),
         (["read", "{large}", "--pack", "{pack}", "--lens", "0.5"],
          "large.png: straightened it would be 10333 x 6889 pixels"),
     ],
@@ -163,6 +165,7 @@ def test_bad_lens_input_is_one_line(
     names["missing"] = str(tmp_path / "nothing-here.jpg")
     names["pack"] = str(pack_dirs["ink"])
     assert main([a.format(**names) for a in argv]) == 2
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert words in err
     assert err.count("\n") == 1
+    assert out == ""  # nothing half-said: a good photo before a bad one prints nothing
