@@ -198,27 +198,34 @@ def measure_lens(
 
 class LensWatch:
     """Tells the table once, from the first read whose markers can tell, that the camera's
-    lens bends straight lines enough to set `lens_k` (a wide lens the set-up skipped
-    `companion lens` for). Later reads cost nothing."""
+    lens bends straight lines more than its frames are straightened for (`lens_k`, the bend
+    they are straightened by: a wide lens the set-up skipped `companion lens` for, or a
+    bend set wrong). Later reads cost nothing."""
 
     def __init__(
         self, tile_mm: float, seat_layouts: BoardLayout | Mapping[int, BoardLayout],
-        config: AreaConfig | None = None,
+        config: AreaConfig | None = None, lens_k: float = 0.0,
     ) -> None:
         self.tile_mm = tile_mm
         self.seat_layouts = seat_layouts
         self.config = config
+        self.lens = Lens(lens_k)
         self.measured: LensMeasure | None = None
 
     def hint(self, markers: Mapping[int, MarkerSighting], width: int, height: int) -> str | None:
-        """The sentence to show, once; None until a read tells, and ever after."""
+        """The sentence to show, once, given a read frame's markers and size; None until a
+        read tells, and ever after."""
         if self.measured is not None:
             return None
         self.measured = measure_lens([(markers, width, height)], self.tile_mm,
                                      self.seat_layouts, self.config)
         if self.measured is None or abs(self.measured.k) < NOTABLE_K:
             return None
-        k = self.measured.k
+        # What is left in a straightened frame is measured on its larger canvas: the bends
+        # add up nearly, the left one scaled back to the seen frame's width.
+        grow = self.lens.canvas(10_000, round(10_000 * height / width))[0] / 10_000
+        k = self.lens.k + self.measured.k / grow**2
+        was = f" (it is set to {self.lens.k:.2f})" if self.lens.k else ""
         return (f"The camera's lens bends straight lines (about {k:.2f}): seats near the "
                 f"picture's edges read worse. Set lens_k = {k:.2f} under [camera] in the "
-                "settings (or measure it with `companion lens`) and restart.")
+                f"settings{was} (or measure it with `companion lens`) and restart.")

@@ -146,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     if pack is not None:
         from vision.lens import LensWatch
 
-        lens_watch = LensWatch(pack.tile_mm, pack.catalogue.board(table.side))
+        lens_watch = LensWatch(pack.tile_mm, pack.catalogue.board(table.side),
+                               lens_k=hardware.camera.lens_k)
 
     def reader(image: Any) -> Any:
         from vision.read import read_table_view

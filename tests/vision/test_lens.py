@@ -106,6 +106,17 @@ def test_the_table_is_told_once_of_a_lens_that_bends(pack_ink: Pack) -> None:
     quiet = LensWatch(pack_ink.tile_mm, front)
     assert quiet.hint(photo_markers(straight, config), 2880, 1620) is None
     assert quiet.measured is not None  # measured once: later reads cost nothing
+    # Frames straightened by too small a bend: the hint names the whole bend.
+    half = Lens(0.05).straighten(bent)
+    short = LensWatch(pack_ink.tile_mm, front, lens_k=0.05)
+    hint = short.hint(photo_markers(half, config), half.shape[1], half.shape[0])
+    assert hint is not None and "it is set to 0.05" in hint
+    k = float(hint.split("lens_k = ")[1].split()[0])
+    assert k == pytest.approx(0.1, abs=0.02)
+    # Straightened by the right bend: nothing to say.
+    right = Lens(0.1).straighten(bent)
+    done = LensWatch(pack_ink.tile_mm, front, lens_k=0.1)
+    assert done.hint(photo_markers(right, config), right.shape[1], right.shape[0]) is None
 
 
 @pytest.fixture(scope="module")
