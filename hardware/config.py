@@ -9,7 +9,6 @@ naming the key. Pins are BCM GPIO numbers (0-27 on the 40-pin header), never boa
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args
@@ -249,10 +248,14 @@ class CameraConfig:
         _check_number("camera.frame_timeout_s", self.frame_timeout_s, minimum=0, strict=True)
         _check_number("camera.reopen_backoff_s", self.reopen_backoff_s, minimum=0)
         _check_number("camera.black_level", self.black_level, minimum=0)
-        _check_number("camera.lens_k", self.lens_k, minimum=-0.3)
-        if not math.isfinite(self.lens_k) or self.lens_k > 0.5:
-            raise _problem("camera.lens_k", f"{self.lens_k!r} bends more than any lens "
-                           "(at most 0.5; `companion lens` measures it).")
+        if isinstance(self.lens_k, bool) or not isinstance(self.lens_k, int | float):
+            raise _problem("camera.lens_k", f"expected a number, got {self.lens_k!r}.")
+        from vision.lens import Lens  # the one place that says what a lens may bend
+
+        try:
+            Lens(float(self.lens_k))
+        except ValueError as error:
+            raise _problem("camera.lens_k", f"{error} (`companion lens` measures it).") from None
 
 
 def _disabled(value: object) -> bool:

@@ -41,7 +41,8 @@ NEGLIGIBLE_K = 0.02
 #: LensWatch speaks of a bend only from this much: one photo's measure may be 0.02 out.
 NOTABLE_K = 0.04
 
-#: The bend measure_lens searches, in coarse steps, then in fine steps near the best.
+#: The bends a lens may have here (a fisheye's are beyond one number), all of which
+#: measure_lens searches, in coarse steps, then in fine steps near the best.
 _SEARCH = (-0.3, 0.5)
 _COARSE = 0.02
 _STEP = 0.0025
@@ -54,23 +55,29 @@ class Lens:
     k: float = 0.0
 
     def __post_init__(self) -> None:
-        if not math.isfinite(self.k) or not -0.3 <= self.k <= 0.5:
-            raise ValueError(f"a lens bend k must lie between -0.3 and 0.5, not {self.k!r}")
+        if not math.isfinite(self.k) or not _SEARCH[0] <= self.k <= _SEARCH[1]:
+            raise ValueError(f"a lens bend k must lie between {_SEARCH[0]:g} and "
+                             f"{_SEARCH[1]:g}, not {self.k!r}")
+
+    def growth(self, width: int, height: int) -> float:
+        """How much larger the straightened frame is than a seen one of this size: a
+        barrel moves its corners outward; never smaller."""
+        return 1.0 + max(self.k, 0.0) * (1.0 + (height / width) ** 2)
 
     def canvas(self, width: int, height: int) -> tuple[int, int]:
-        """The straightened frame's size for a seen frame of this size: larger for a barrel
-        (its corners move outward), never smaller."""
-        grow = 1.0 + max(self.k, 0.0) * (1.0 + (height / width) ** 2)
+        """The straightened frame's size for a seen frame of this size (`growth`)."""
+        grow = self.growth(width, height)
         return round(width * grow), round(height * grow)
 
     def straighten_points(self, points: Points, width: int, height: int) -> Points:
         """Seen image points (N, 2) of a width x height frame, in the straightened frame."""
         p = np.asarray(points, np.float64).reshape(-1, 2)
-        centre = np.array([(width - 1) / 2, (height - 1) / 2])
-        d = (p - centre) / (width / 2)
-        straight = centre + (p - centre) * (1.0 + self.k * (d * d).sum(axis=1))[:, None]
+        cx, cy, half = _frame(width, height)
+        centred = p - np.array([cx, cy])
+        r2 = (centred * centred).sum(axis=1) / half**2
         cw, ch = self.canvas(width, height)
-        out: Points = straight + np.array([(cw - width) / 2, (ch - height) / 2])
+        out: Points = centred * (1.0 + self.k * r2)[:, None] + np.array(
+            [cx + (cw - width) / 2, cy + (ch - height) / 2])
         return out
 
     def straighten(self, image: Image) -> Image:
@@ -92,13 +99,18 @@ class Lens:
             return image
         height, width = image.shape[:2]
         ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
-        cx, cy = (width - 1) / 2, (height - 1) / 2
-        dx, dy = (xs - cx) / (width / 2), (ys - cy) / (width / 2)
+        cx, cy, half = _frame(width, height)
+        dx, dy = (xs - cx) / half, (ys - cy) / half
         grow = 1.0 + np.float32(self.k) * (dx * dx + dy * dy)
         out: NDArray[Any] = np.asarray(cv2.remap(
             image, cx + (xs - cx) * grow, cy + (ys - cy) * grow, cv2.INTER_LINEAR,
             borderMode=cv2.BORDER_REPLICATE), image.dtype)
         return out
+
+
+def _frame(width: int, height: int) -> tuple[float, float, float]:
+    """The frame's centre (pixel centres counted from 0) and the unit of r: half its width."""
+    return (width - 1) / 2, (height - 1) / 2, width / 2
 
 
 @lru_cache(maxsize=4)
@@ -109,8 +121,7 @@ def _straightening_maps(
     fixed-point maps: made once per frame size and lens). Canvas pixels no seen one gives
     (beyond a pincushion's reach) map outside the frame: the border's black."""
     cw, ch = Lens(k).canvas(width, height)
-    cx, cy = (width - 1) / 2, (height - 1) / 2
-    half = width / 2
+    cx, cy, half = _frame(width, height)
     # Seen radius -> straight radius, as a table (one pass over the canvas, little memory):
     # out to the frame's corners, while the straight radius still grows with the seen one.
     reach = math.hypot(1.0, height / width) + 0.05
@@ -223,8 +234,7 @@ class LensWatch:
             return None
         # What is left in a straightened frame is measured on its larger canvas: the bends
         # add up nearly, the left one scaled back to the seen frame's width.
-        grow = self.lens.canvas(10_000, round(10_000 * height / width))[0] / 10_000
-        k = self.lens.k + self.measured.k / grow**2
+        k = self.lens.k + self.measured.k / self.lens.growth(width, height) ** 2
         was = f" (it is set to {self.lens.k:.2f})" if self.lens.k else ""
         return (f"The camera's lens bends straight lines (about {k:.2f}): seats near the "
                 f"picture's edges read worse. Set lens_k = {k:.2f} under [camera] in the "

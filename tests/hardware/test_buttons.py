@@ -144,7 +144,7 @@ def test_config_from_toml_tables() -> None:
         ({"camera": {"kind": "folder"}}, "camera.path"),
         ({"camera": {"preview_size": [4000, 10]}}, "larger than camera.size"),
         ({"camera": {"fps": 0}}, "camera.fps"),
-        ({"camera": {"lens_k": 0.9}}, "camera.lens_k: 0.9 bends more than any lens"),
+        ({"camera": {"lens_k": 0.9}}, "camera.lens_k: a lens bend k must lie between -0.3"),
         ({"camera": {"lens_k": float("nan")}}, "camera.lens_k"),
         ({"camera": {"lens_k": "wide"}}, "camera.lens_k: expected a number"),
         ({"camera": 3}, "[camera] must be a table"),
