@@ -1,5 +1,6 @@
-"""A lens that bends straight lines: measured from the display's lane outline, and its frames
-straightened so that the pinhole pipeline reads them as it reads a straight camera's."""
+"""A lens that bends straight lines: measured from the kit's markers (every area at the kit's
+scale on one table plane), and its frames straightened so that the pinhole pipeline reads
+them as it reads a straight camera's."""
 
 from __future__ import annotations
 
