@@ -1515,9 +1515,10 @@ def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel
     The tile may be none of those that placed it (a wrong place fits everything worse):
     when no tile is named, or a candidate that did not place it won, it is placed again
     with the best-fitting ones that have not tried yet. A tile named with little evidence
-    is placed again by its closest rival, even one that took part in the first search: a
-    thin detail (a boat's outline, a garland) the first place puts a pixel off fits worse
-    than no detail at all."""
+    is placed again by its closest rival, even one that took part in the first search, and
+    one left in doubt between two tiles by each of the two that did not place it: a thin
+    detail (a boat's outline, a garland) the first place puts a pixel off fits worse than
+    no detail at all."""
     cfg = model.config
     match = verdict.match
     if match.read.tile is not None:
@@ -1528,6 +1529,9 @@ def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel
         if match.best in placed.tried:
             return []
         count = min(1, cfg.pose_retries)
+    elif match.reason == "doubtful" and cfg.doubt_placed_by_both and match.best is not None:
+        # In doubt between two tiles: each placed by its own picture.
+        return [k for k in (match.best, match.rival) if k is not None and k != placed.first]
     elif job.look.looks or match.fit < cfg.min_fit_floor:
         return []  # an empty cell, or nothing like a tile: no place will make it one
     else:

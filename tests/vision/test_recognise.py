@@ -872,3 +872,25 @@ def test_an_empty_board_cell_under_a_strong_warm_cast_is_empty(
     else:
         assert not any(read.empty for read in reads)
         assert not any(read.tile for read in reads)
+
+
+@pytest.mark.parametrize(("name", "tile", "rotation"), [
+    ("random1072-display-lei-doubt", "end-e-palm1-lei-n", 90),
+    ("random1072-board-lei-doubt", "end-w-palm2", 0),
+])
+def test_a_tile_in_doubt_over_a_thin_detail_is_placed_by_both_pictures(
+    pack_ink: Pack, tmp_path: Path, name: str, tile: str, rotation: int
+) -> None:
+    # Crops of an easy table drawn with seed 72's random pack (tests/vision/cells), whose
+    # lei halves are chains of dots a millimetre and a half wide: an island end with one
+    # on the display, one without on a board, each first placed by a picture that is not
+    # its own and left in doubt against the other (evidence 0.45 and 0.51).
+    model = _kept_cells_model(pack_ink, tmp_path, 1072)
+    crop = _cell(name)
+    refs = [_cell(f"{name}-ref")] if "board" in name else None
+    groups = ["display"] if "display" in name else None
+    read = read_cells([crop], model, refs, light_groups=groups)[0]
+    assert (read.tile, read.rotation) == (tile, rotation)
+    # Placed again only as the other unnamed cells, the doubt stays.
+    alone = _with(model, doubt_placed_by_both=False)
+    assert read_cells([crop], alone, refs, light_groups=groups)[0].unknown
