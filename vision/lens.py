@@ -142,8 +142,7 @@ def _straightening_maps(
     outside = ~np.isfinite(map_x) | ~np.isfinite(map_y)
     map_x[outside] = -1.0
     map_y[outside] = -1.0
-    fixed, fraction = cv2.convertMaps(map_x.astype(np.float32), map_y.astype(np.float32),
-                                      cv2.CV_16SC2)
+    fixed, fraction = cv2.convertMaps(map_x, map_y, cv2.CV_16SC2)
     return np.asarray(fixed, np.int16), np.asarray(fraction, np.uint16)
 
 
@@ -175,8 +174,8 @@ def measure_lens(
 
     def spread(k: float) -> tuple[float, int]:
         total, count = 0.0, 0
+        lens = Lens(k)
         for markers, width, height in photos:
-            lens = Lens(k)
             straight = {i: MarkerSighting(i, lens.straighten_points(m.corners, width, height))
                         for i, m in markers.items()}
             scales = plane_scales(straight, tile_mm, seat_layouts, config)

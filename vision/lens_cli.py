@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from vision.config import VisionConfig
     from vision.markers import MarkerSighting
 
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion lens`."""
     parser.add_argument("images", nargs="+", metavar="IMAGE",
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     config = VisionConfig()
     layout = default_boards()["front"]
     photos = []
+    singles = []
     lines = []  # printed once every photo has been read (a bad one prints nothing)
     for name in args.images:
         image = read_frame(Path(name), config.read.max_pixels)
@@ -58,10 +60,14 @@ def run(args: argparse.Namespace) -> int:
             lines.append(f"{name}: fewer than two areas with three markers seen; left out")
             continue
         photos.append((markers, image.shape[1], image.shape[0]))
+        singles.append(one)
         lines.append(f"{name}: k = {one.k:.3f} ({one.areas} areas beside the reference, their "
                      f"scales {one.seen_off_pct:.1f} % off as seen, "
                      f"{one.straightened_off_pct:.1f} % straightened)")
-    measure = measure_lens(photos, args.tile_mm, layout, config.areas) if photos else None
+    # One photo's own measure is the whole measure; several are measured together.
+    measure = singles[0] if len(singles) == 1 else None
+    if len(photos) > 1:
+        measure = measure_lens(photos, args.tile_mm, layout, config.areas)
     if measure is None:
         raise CompanionError("no photo shows two areas of the kit with three markers each: "
                              "take one of the whole table with nothing over the markers")

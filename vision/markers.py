@@ -290,7 +290,6 @@ def marker_side_px(corners: FloatArray) -> float:
     return float(np.mean(np.hypot(d[:, 0], d[:, 1])))
 
 
-
 # -- sub-pixel corners from the sides of the square ---------------------------------------
 
 
