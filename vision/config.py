@@ -435,6 +435,10 @@ class CellConfig:
     cover_witnesses: int = 1
     # Candidates refitted without the covered blocks (the closest by the first fit).
     refit: int = 16
+    # A tile named with blocks left out as covered is decided again with up to this many
+    # of its siblings (the same kind and land edges, another meaning) fitted too, when
+    # they were not (0: never).
+    siblings_when_covered: int = 12
     # A square fitting worse than min_fit is fitted again (by its `refit` closest
     # candidates) without this share of its blocks, those its best fit explains worst,
     # before the covered blocks are sought: a cover big or colourful enough drags the first
@@ -479,6 +483,16 @@ class CellConfig:
     # faint tile) must show it with at least empty_board_doubt_gain. (A fine printed texture
     # under a soft lens keeps some 0.2 of its contrast, so the clean case asks for less.)
     empty_full_gain: float = 0.6
+    # ... unless a tile explains more of it than the empty look by empty_max_excess times
+    # the noise energy and fits at least min_fit (a tile left unnamed for glare or doubt
+    # alone): then it stays unknown. A nearly plain board's contrast is its thin cell
+    # outline, which a tile's own edge can stand in for (eighteenth session: seed 77's
+    # random hard table 7, a sand and pink island end in glare fitted at 0.86 and a bare
+    # end in doubt at 0.90 were read empty at board gains of 0.78 and more; at min_fit_floor
+    # two empty cells of seed 75 under hands, fitted at 0.39 and 0.45, were lost too).
+    # False (`--set cells.full_gain_yields_to_tile=False`): empty at full gain whatever a
+    # tile explains.
+    full_gain_yields_to_tile: bool = True
     empty_board_min_gain: float = 0.1
     empty_board_doubt_gain: float = 0.2
     # A cell showing the board that faintly (below empty_board_doubt_gain) must have

@@ -1129,11 +1129,13 @@ def _refit_candidates(fits: _Fits, first: int, count: int) -> NDArray[np.intp]:
 
 
 def _decide(
-    model: TileModel, patches: Sequence[Float], firsts: Sequence[int], orders: NDArray[np.intp]
+    model: TileModel, patches: Sequence[Float], firsts: Sequence[int], orders: NDArray[np.intp],
+    siblings: bool = True,
 ) -> list[_Verdict]:
     """Which candidate each straight-cut inner square (n, n, 3) shows, and how sure: given
     the candidate that placed it and all candidates ranked for it (_ranks). The squares'
-    fits are made together, a step at a time."""
+    fits are made together, a step at a time (`siblings`: a tile named partly covered is
+    decided again with its siblings fitted)."""
     cfg = model.config
     xs = np.ascontiguousarray(np.stack(patches).reshape(len(patches), -1, 3).transpose(0, 2, 1))
     shortlists = []
@@ -1198,7 +1200,49 @@ def _decide(
         for i, verdict in zip(more, seconds, strict=True):
             if verdict.match.read.tile is not None:
                 verdicts[i] = verdict
+    if siblings and cfg.siblings_when_covered > 0:
+        _decide_with_siblings(model, patches, firsts, orders, fits, verdicts)
     return verdicts
+
+
+def _decide_with_siblings(
+    model: TileModel, patches: Sequence[Float], firsts: Sequence[int], orders: NDArray[np.intp],
+    fits: Sequence[_Fits], verdicts: list[_Verdict],
+) -> None:
+    """Each tile named with blocks left out as covered decided again (in `verdicts`) with
+    its siblings fitted too (the same island as it lies, another meaning: a hut, a shell
+    more or less), the second decision standing when it differs. The blocks were chosen by
+    the misfits of the candidates fitted, so a sibling not among them may differ from the
+    tile named only there; fitted, it witnesses what a cover is."""
+    cfg = model.config
+    again: list[int] = []
+    redo: list[NDArray[np.intp]] = []
+    for i, verdict in enumerate(verdicts):
+        best = verdict.match.best
+        if verdict.left_out is None or verdict.match.read.tile is None or best is None:
+            continue
+        fitted = set(fits[i].ks.tolist())
+        kin = np.flatnonzero((model.shapes == model.shapes[best])
+                             & (model.groups != model.groups[best]))
+        rank = {int(k): r for r, k in enumerate(orders[i])}
+        new = sorted((int(k) for k in kin if int(k) not in fitted),
+                     key=rank.__getitem__)[: cfg.siblings_when_covered]
+        if not new:
+            continue
+        # The shortlist: the closest candidates fitted before, then the siblings.
+        head = [int(k) for k in fits[i].ks[np.argsort(fits[i].rss)]][
+            : max(cfg.shortlist - len(new), 1)] + new
+        taken = set(head)
+        again.append(i)
+        redo.append(np.array(head + [int(k) for k in orders[i] if int(k) not in taken], np.intp))
+    if not again:
+        return
+    seconds = _decide(model, [patches[i] for i in again], [firsts[i] for i in again],
+                      np.stack(redo), siblings=False)
+    for i, verdict in zip(again, seconds, strict=True):
+        before, now = verdicts[i].match.read, verdict.match.read
+        if (now.tile, now.rotation) != (before.tile, before.rotation):
+            verdicts[i] = verdict
 
 
 def _verdicts(
@@ -1360,16 +1404,19 @@ def _settle(
                        reason="empty?")
     # No tile named. Never empty in glare that may wash a tile out, nor where the board's
     # own picture is not seen. Empty when the board picture is seen at its full contrast
-    # (no tile's glare would leave that), or when no tile explains clearly more than the
-    # empty look and nothing looks like a tile at all; otherwise (a faint tile) unknown.
+    # (no tile's glare would leave that) and no tile fitting well explains clearly more,
+    # or when no tile explains clearly more than the empty look and nothing looks
+    # like a tile at all; otherwise (a faint tile) unknown.
     if look.washed:
         return replace(match, reason="glare")
-    if look.gain >= cfg.empty_full_gain:
+    noise = max(min(empty_rss, verdict.rss) / verdict.predicted.size, 1.0)
+    faint = delta > cfg.empty_max_excess * noise  # some tile explains clearly more
+    if look.gain >= cfg.empty_full_gain and not (
+            cfg.full_gain_yields_to_tile and faint and match.fit >= cfg.min_fit):
         return _empty(look, model)
     if not _board_seen(look, cfg):
         return replace(match, reason="board unseen")
-    noise = max(min(empty_rss, verdict.rss) / verdict.predicted.size, 1.0)
-    if delta <= cfg.empty_max_excess * noise and match.fit < cfg.min_fit_floor:
+    if not faint and match.fit < cfg.min_fit_floor:
         return _empty(look, model)
     return match
 

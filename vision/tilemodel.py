@@ -114,6 +114,9 @@ class TileModel:
     groups: NDArray[np.int32]
     #: twins[i, j]: i and j are the same picture in turns that look alike (symmetric art).
     twins: NDArray[np.bool_]
+    #: Candidates with the same number have the same kind and land edges as they lie (the
+    #: same island's outline): siblings, told apart by what is drawn on the island.
+    shapes: NDArray[np.int32]
     #: Coarse templates (K, 3 * c * c), zero mean per channel, unit norm.
     coarse: Float
     #: Pose templates (K, angles, p * colours * p): each unit norm, its values ordered by row,
@@ -495,6 +498,9 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
     medium_arr = np.ascontiguousarray(np.stack(medium), np.float32)
     group_of: dict[Meaning, int] = {}
     groups = np.array([group_of.setdefault(m, len(group_of)) for m in meanings], np.int32)
+    shape_of: dict[tuple[object, str], int] = {}
+    shapes = np.array([shape_of.setdefault((m.kind, m.land), len(shape_of)) for m in meanings],
+                      np.int32)
     ids_t = tuple(ids)
     twins, nearest, distinct = _twins_and_rivals(
         ids_t, groups, fine_arr, terms, ninv, basis, medium_arr, config.twin_likeness
@@ -508,6 +514,7 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
         rotations=tuple(rotations),
         groups=groups,
         twins=twins,
+        shapes=shapes,
         coarse=np.ascontiguousarray(np.stack(coarse), np.float32),
         pose=_by_rows(np.stack(pose).astype(np.float32), config.pose_colours),
         pose_colours=colours,
