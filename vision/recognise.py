@@ -1221,20 +1221,19 @@ def _decide_with_siblings(
         best = verdict.match.best
         if verdict.left_out is None or verdict.match.read.tile is None or best is None:
             continue
-        fitted = set(fits[i].ks.tolist())
         kin = np.flatnonzero((model.shapes == model.shapes[best])
                              & (model.groups != model.groups[best]))
-        rank = {int(k): r for r, k in enumerate(orders[i])}
-        new = sorted((int(k) for k in kin if int(k) not in fitted),
-                     key=rank.__getitem__)[: cfg.siblings_when_covered]
-        if not new:
+        kin = kin[~np.isin(kin, fits[i].ks)]
+        if not kin.size:
             continue
+        rank = np.empty_like(orders[i])
+        rank[orders[i]] = np.arange(len(orders[i]))
+        new = kin[np.argsort(rank[kin])][: cfg.siblings_when_covered]
         # The shortlist: the closest candidates fitted before, then the siblings.
-        head = [int(k) for k in fits[i].ks[np.argsort(fits[i].rss)]][
-            : max(cfg.shortlist - len(new), 1)] + new
-        taken = set(head)
+        head = np.concatenate([fits[i].ks[np.argsort(fits[i].rss)][
+            : max(cfg.shortlist - len(new), 1)], new]).astype(np.intp)
         again.append(i)
-        redo.append(np.array(head + [int(k) for k in orders[i] if int(k) not in taken], np.intp))
+        redo.append(np.concatenate([head, orders[i][~np.isin(orders[i], head)]]))
     if not again:
         return
     seconds = _decide(model, [patches[i] for i in again], [firsts[i] for i in again],
