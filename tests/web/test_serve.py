@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import socket
 import urllib.request
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from companion.session import Session
 from tests.web.conftest import served, web_settings
 from web import serve as serving
-from web.app import create_app
+from web.app import MAX_BODY_BYTES, create_app
 from web.serve import Server, announce, page_url
 
 
@@ -76,3 +77,21 @@ def test_the_server_answers_and_stops(session: Session) -> None:
         with urllib.request.urlopen(server.local_url + "api/state", timeout=10) as response:
             assert response.headers["X-Frame-Options"] == "DENY"
             assert b'"phase":"playing"' in response.read()
+
+
+def test_waitress_refuses_a_body_over_the_limit_before_spooling_it(session: Session) -> None:
+    # Flask refuses bodies over MAX_BODY_BYTES only once waitress has read (and, past its
+    # buffer, spooled to disk) the whole body; waitress itself must refuse them first.
+    app = create_app(session, web_settings(host="127.0.0.1", port=0))
+    with served(app) as server, socket.create_connection(("127.0.0.1", server.port), 10) as conn:
+        conn.sendall(
+            b"POST /api/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {MAX_BODY_BYTES + 1}\r\n\r\n".encode()
+            + b"x" * 1024
+        )
+        conn.settimeout(10)
+        reply = b""
+        while chunk := conn.recv(4096):
+            reply += chunk
+    assert reply.startswith(b"HTTP/1.1 413")
+    assert b"exceeds max_body of" in reply  # waitress's own refusal, not Flask's
