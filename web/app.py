@@ -109,10 +109,12 @@ def create_app(
     clock: Callable[[], float] = time.time,
     teach_frames: teach.FrameSource | None = None,
     teach_root: Path | None = None,
+    ended_logins: Path | None = None,
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
-    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach)."""
+    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach).
+    `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins)."""
     settings = settings or WebSettings()
     generated = settings.pin is None
     settings = settings.with_pin()
@@ -141,7 +143,7 @@ def create_app(
     )
     # Tests move the limiter's clock through here (it is monotonic, the logins' is wall time).
     app.extensions["companion_login_limiter"] = limiter
-    logins = auth.HostLogins(lifetime_s, clock)
+    logins = auth.HostLogins(lifetime_s, clock, ended_logins)
     slots = StreamSlots(settings.sse_max_clients)
     app.extensions["companion_streams"] = slots
 

@@ -11,13 +11,21 @@ all. Neither the PIN nor a token is ever written to a log line or a URL.
 from __future__ import annotations
 
 import hmac
+import json
+import logging
+import math
 import secrets
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 
 from flask import session
+
+from companion.journal import write_atomically
+
+log = logging.getLogger(__name__)
 
 CSRF_HEADER = "X-CSRF-Token"
 _CSRF_KEY = "csrf"
@@ -54,13 +62,19 @@ class HostLogins:
     """The host logins of one app. A login lives in the signed session cookie with its own id
     and start time; logging out also ends that id here, so a copy of the cookie taken before
     the logout (or before a fresh login in the same browser) no longer makes anybody the host.
-    Ended ids are kept until their login would have expired anyway."""
+    Ended ids are kept until their login would have expired anyway, in the file `kept` as
+    well when given: with a configured secret key a cookie outlives a restart, and so must
+    its logout."""
 
-    def __init__(self, lifetime_s: float, clock: Callable[[], float]) -> None:
+    def __init__(
+        self, lifetime_s: float, clock: Callable[[], float], kept: Path | None = None
+    ) -> None:
         self.lifetime_s = lifetime_s
         self.clock = clock
+        self.kept = kept
         self._lock = threading.Lock()
-        self._ended: dict[str, float] = {}  # login id -> when it would have expired
+        # login id -> when it would have expired
+        self._ended: dict[str, float] = {} if kept is None else _read_ended(kept)
 
     def _end_current(self, now: float) -> None:
         login, since = session.get(_LOGIN_KEY), _login_time(session.get(_HOST_KEY))
@@ -69,6 +83,14 @@ class HostLogins:
         with self._lock:
             self._ended = {k: t for k, t in self._ended.items() if t > now}
             self._ended[login] = since + self.lifetime_s
+            if self.kept is not None:
+                try:
+                    write_atomically(self.kept, json.dumps(self._ended) + "\n", mode=0o600)
+                except OSError as exc:
+                    # The logout holds until a restart; the game itself is untouched.
+                    log.warning("could not keep the ended logins in %s (%s): a cookie "
+                                "copied before this logout works again after a restart",
+                                self.kept, exc.strerror)
 
     def log_in(self) -> None:
         """Mark this browser session as the host's, with a fresh login id and CSRF token."""
@@ -98,6 +120,26 @@ class HostLogins:
             if login in self._ended:
                 return False
         return 0 <= self.clock() - since < self.lifetime_s
+
+
+def _read_ended(path: Path) -> dict[str, float]:
+    """The ended logins kept in `path` (HostLogins); none when there is no such file. A
+    damaged or unreadable file is reported and read as none (as before logins were kept)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        log.warning("the ended logins kept in %s cannot be read (%s); starting without them",
+                    path, getattr(exc, "strerror", None) or "not a list of logins")
+        return {}
+    if not isinstance(data, dict):
+        log.warning("the ended logins kept in %s cannot be read (not a list of logins); "
+                    "starting without them", path)
+        return {}
+    return {k: float(v) for k, v in data.items()
+            if isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
+            and math.isfinite(v)}
 
 
 def _login_time(value: object) -> float | None:

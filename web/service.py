@@ -35,6 +35,8 @@ from companion.session import Session
 log = logging.getLogger("companion.run")
 TABLES = ("table", "web", "camera", "buttons", "indicators")
 DEFAULT_STATE_DIR = Path("/var/lib/maori-companion")
+# The host logins ended by a logout, kept across restarts (web.auth.HostLogins).
+ENDED_LOGINS_FILE = "ended-logins.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +181,8 @@ def run(args: argparse.Namespace) -> int:
         return None if frame is None else frame.image
 
     app = create_app(
-        session, web_settings, teach_frames=teach_frame, teach_root=table.state_dir / "packs"
+        session, web_settings, teach_frames=teach_frame, teach_root=table.state_dir / "packs",
+        ended_logins=table.state_dir / ENDED_LOGINS_FILE,
     )
     server = Server(app, app.config["WEB_SETTINGS"])
     stop = threading.Event()

@@ -256,6 +256,42 @@ def test_logout_ends_the_login_even_for_a_copied_cookie(app: Flask, session: Ses
     assert seen(session) == before
 
 
+def test_a_logout_outlives_a_restart_when_the_logins_are_kept(
+    session: Session, tmp_path: Path
+) -> None:
+    # With a configured secret key a cookie is still signed rightly after a restart.
+    kept = tmp_path / "ended-logins.json"
+    before = create_app(session, web_settings(), ended_logins=kept)
+    host = log_in(before.test_client())
+    cookie = host.client.get_cookie("companion_session")
+    assert cookie is not None
+    assert host.post("/api/logout").status_code == 200
+    assert kept.stat().st_mode & 0o777 == 0o600
+
+    def copied_into(app: Flask) -> FlaskClient:
+        thief = app.test_client()
+        thief.set_cookie("companion_session", cookie.value)
+        return thief
+
+    assert not is_host(copied_into(create_app(session, web_settings(), ended_logins=kept)))
+    # Without the kept file the restarted app would take the copy for the host.
+    assert is_host(copied_into(create_app(session, web_settings())))
+
+
+def test_damaged_kept_logins_are_reported_not_fatal(
+    session: Session, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kept = tmp_path / "ended-logins.json"
+    for damage in (b"\xff\xfe", b"{not json", b"[1, 2]", b'{"id": "soon", "x": 1e999}'):
+        kept.write_bytes(damage)
+        with caplog.at_level(logging.WARNING):
+            app = create_app(session, web_settings(), ended_logins=kept)
+        host = log_in(app.test_client())
+        assert host.post("/api/logout").status_code == 200  # and the file is whole again
+        assert isinstance(json.loads(kept.read_text(encoding="utf-8")), dict)
+    assert "cannot be read" in caplog.text
+
+
 def test_a_fresh_login_ends_the_old_one_of_that_browser(app: Flask) -> None:
     client = app.test_client()
     log_in(client)
