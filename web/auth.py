@@ -127,15 +127,14 @@ def _read_ended(path: Path) -> dict[str, float]:
     damaged or unreadable file is reported and read as none (as before logins were kept)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        reason = exc.strerror if isinstance(exc, OSError) else "damaged"
         log.warning("the ended logins kept in %s cannot be read (%s); starting without them",
-                    path, getattr(exc, "strerror", None) or "not a list of logins")
-        return {}
-    if not isinstance(data, dict):
-        log.warning("the ended logins kept in %s cannot be read (not a list of logins); "
-                    "starting without them", path)
+                    path, reason)
         return {}
     return {k: float(v) for k, v in data.items()
             if isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
