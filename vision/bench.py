@@ -15,7 +15,9 @@ ship) and counts, per difficulty:
 - time: the whole read of a 2880 x 1620 frame beside the time to decode that frame's JPEG,
   measured in the same run, in the same process, each the fastest of TIMED_RUNS runs on
   the frame (the machine's other work otherwise swings a read by 10-20 %); the median first
-  read of a fresh frame is reported beside it (its caches cold after the rendering).
+  read of a fresh frame is reported beside it (its caches cold after the rendering), and
+  where the fastest read's time went, stage by stage (vision.read.TableView.timings: what
+  must run before the cells can be dealt out to the workers, the cells, the storage after).
 
 `--true-poses` reads the cells through the renderer's exact homographies instead of the
 markers: it measures the recogniser alone. Each mistake is listed with its pack, difficulty
@@ -92,6 +94,8 @@ class Tally:
     read_ms: list[float] = field(default_factory=list)  # each frame's fastest
     first_read_ms: list[float] = field(default_factory=list)  # each frame's first
     decode_ms: list[float] = field(default_factory=list)
+    # each frame's fastest read's stages (vision.read.TableView.timings), in ms
+    stage_ms: dict[str, list[float]] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
 
     def line(self, name: str) -> str:
@@ -118,8 +122,21 @@ class Tally:
                 f"{self.storage_covered} covered: wrong {self.storage_covered_wrong}",
                 f"  read (median)      {read:.0f} ms; JPEG decode {decode:.1f} ms; "
                 f"ratio {read / decode:.1f}x (a fresh frame's first read {first:.0f} ms)",
+                *([self.stages_line()] if self.stage_ms else []),
             ]
         )
+
+    def stages_line(self) -> str:
+        """Where the read's time goes, the median of each stage (vision.read.TableView):
+        what runs before the cells are dealt out, the cells (the ship beside them), after."""
+        def ms(stage: str) -> str:
+            values = self.stage_ms.get(stage)
+            return f"{statistics.median(values):.1f}" if values else "-"
+
+        return (f"  stages (median)    grey {ms('grey')}, markers {ms('markers')}, areas "
+                f"{ms('areas')}, crops {ms('crops')}, cells {ms('cells')} (waiting for the "
+                f"workers {ms('waiting')}; the ship beside them {ms('ship')}), storage "
+                f"{ms('storage')} ms")
 
 
 def same_answer(read: CellRead, truth: CellRead, catalogue: Catalogue) -> bool:
@@ -298,7 +315,7 @@ def bench_pack(
     vision.scene.TABLE_TOPS: the same scenes otherwise). Each mistake is named by its
     difficulty and table; with `keep_mistakes`, every table with one is written there as
     the very frame read (`keep_table`) and the pack beside it."""
-    from vision.read import read_table
+    from vision.read import read_table_view
 
     config = config or VisionConfig()
     tallies: dict[str, Tally] = {}
@@ -317,20 +334,27 @@ def bench_pack(
             rendered = render_table(scene, pack, replace(spec, lens_k=lens_k), effects(), rng)
             tally.decode_ms.append(decode_ms(rendered.image))
             times = []
+            stages: dict[str, float] = {}
             for run in range(TIMED_RUNS):
                 start = time.perf_counter()
+                timings: dict[str, float] = {}
                 if true_poses:
                     got = read_with_true_poses(rendered, scene, pack, config)
                 else:
                     frame = rendered.image
                     if straighten:
                         frame = Lens(lens_k).straighten(frame)
-                    got = read_table(frame, pack, config=config)
+                    got, view = read_table_view(frame, pack, config=config)
+                    timings = view.timings
                 times.append(1000.0 * (time.perf_counter() - start))
+                if times[-1] == min(times):
+                    stages = timings
                 if run == 0:
                     read = got
             tally.read_ms.append(min(times))
             tally.first_read_ms.append(times[0])
+            for stage, seconds in stages.items():
+                tally.stage_ms.setdefault(stage, []).append(1000.0 * seconds)
             before = len(tally.examples)
             score_read(read, rendered, scene, pack.catalogue, tally)
             if len(tally.examples) > before:
@@ -407,6 +431,8 @@ def report(results: list[tuple[str, dict[str, Tally]]], command: str) -> str:
             merged.read_ms += tally.read_ms
             merged.first_read_ms += tally.first_read_ms
             merged.decode_ms += tally.decode_ms
+            for stage, values in tally.stage_ms.items():
+                merged.stage_ms.setdefault(stage, []).extend(values)
             merged.examples += tally.examples
     if len(results) > 1:
         lines.append("all packs")

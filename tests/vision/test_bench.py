@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -98,16 +99,19 @@ def test_a_ship_not_seen_or_named_elsewhere_is_listed_among_the_mistakes() -> No
 def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
     pack_ink: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vision.read import read_table as real_read
+    from vision.read import TableView
+    from vision.read import read_table_view as real_read
 
     frames: list[np.ndarray[Any, Any]] = []
 
-    def ship_misread(image: np.ndarray[Any, Any], pack: Pack, **kwargs: Any) -> TableRead:
+    def ship_misread(
+        image: np.ndarray[Any, Any], pack: Pack, **kwargs: Any
+    ) -> tuple[TableRead, TableView]:
         frames.append(image)
-        read = real_read(image, pack, **kwargs)
-        return replace(read, ship=None)  # a mistake whenever the ship is in the open
+        read, view = real_read(image, pack, **kwargs)
+        return replace(read, ship=None), view  # a mistake whenever the ship is in the open
 
-    monkeypatch.setattr("vision.read.read_table", ship_misread)
+    monkeypatch.setattr("vision.read.read_table_view", ship_misread)
     monkeypatch.setattr("vision.bench.TIMED_RUNS", 1)
     keep = tmp_path / "kept"
     tally = bench_pack(pack_ink, 1, seed=3, seats=2, difficulties=("easy",),
@@ -120,6 +124,27 @@ def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
     again = cv2.imread(str(kept))
     assert again is not None and np.array_equal(again, frames[0])  # lossless: the frame read
     assert load_pack(keep / "pack").tiles.keys() == pack_ink.tiles.keys()
+
+
+def test_the_report_says_where_the_fastest_read_spent_its_time(
+    pack_ink: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("vision.bench.TIMED_RUNS", 2)
+    tally = bench_pack(pack_ink, 2, seed=3, seats=2, difficulties=("easy",))["easy"]
+    stages = {"grey", "markers", "areas", "crops", "cells", "waiting", "ship", "storage"}
+    assert set(tally.stage_ms) == stages
+    assert all(len(values) == 2 for values in tally.stage_ms.values())
+    for frame in range(2):
+        # The stages are the fastest run's own: in turn they take no longer than it took
+        # (the ship is looked for beside the cells, and the wait is part of the cells').
+        in_turn = sum(tally.stage_ms[s][frame] for s in stages - {"ship", "waiting"})
+        assert 0.0 < in_turn <= tally.read_ms[frame]
+        assert tally.stage_ms["cells"][frame] > 0.0
+    text = report([("pack", {"easy": tally})], "bench")
+    line = next(x for x in text.splitlines() if x.startswith("  stages (median)"))
+    cells = statistics.median(tally.stage_ms["cells"])
+    assert f"cells {cells:.1f} (waiting for the workers" in line
+    assert "stages" not in report([("pack", {"easy": Tally(read_ms=[1.0])})], "bench")
 
 
 def test_the_bench_keeps_mistakes_only_in_a_new_or_empty_folder(
