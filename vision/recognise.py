@@ -480,12 +480,19 @@ class _EmptyLook:
     light: tuple[float, float, float] | None = None  # board cells: seen colour over the board's
     fraction: tuple[float, float] = (0.0, 0.0)  # board cells: the best shift's sub-pixel part
     detail: float = float("nan")  # board cells: what the smooth light alone leaves (rms)
+    detail_kept: float = float("nan")  # the same where nothing covers it (rms's pixels)
 
     @property
     def explained(self) -> float:
         """Board cells: the share of the square's detail (what the smooth light alone leaves)
         the board picture explains."""
         return 1.0 - (self.rms_all / max(self.detail, 1e-6)) ** 2
+
+    @property
+    def explained_kept(self) -> float:
+        """Board cells: the share of the detail where nothing covers it (the blocks left
+        out as covered left out) the board picture explains."""
+        return 1.0 - (self.rms / max(self.detail_kept, 1e-6)) ** 2
 
     @property
     def veil(self) -> float:
@@ -682,6 +689,12 @@ def _board_looks(
         coef = coef.copy()
         coef[list(keeps)] = kept_coef
     rms_all = np.sqrt(res.sum(axis=1) / (3 * res.shape[1])).tolist()
+    # What the smooth light alone leaves over the pixels rms is taken over.
+    seen_kept = list(seen)
+    if keeps:
+        left = _light_residuals_kept(obs[list(keeps)], sq, np.array(list(keeps.values())))
+        for i, rss in zip(keeps, left, strict=True):
+            seen_kept[i] = float(rss) / max(int(np.count_nonzero(keeps[i])), 1)
     colours = obs.mean(axis=2) + base
     energy = np.stack([ref.energy for ref in refs]).astype(np.float64)
     gains = ((coef[:, :, 0] * energy).sum(axis=1) / np.maximum(energy.sum(axis=1), 1e-9)).tolist()
@@ -715,7 +728,8 @@ def _board_looks(
                                 (int(dx[i]), int(dy[i])), gains[i],
                                 hidden=hidden[i] if hidden[i].any() else None,
                                 light=(float(light[0]), float(light[1]), float(light[2])),
-                                fraction=fractions[i], detail=float(np.sqrt(seen[i] / 3))))
+                                fraction=fractions[i], detail=float(np.sqrt(seen[i] / 3)),
+                                detail_kept=float(np.sqrt(seen_kept[i] / 3))))
     return looks
 
 
@@ -1408,6 +1422,8 @@ def _settle(
     # like a tile at all; otherwise (a faint tile) unknown.
     if look.washed:
         return replace(match, reason="glare")
+    if _board_unexplained(look, cfg):
+        return replace(match, reason="board unexplained")
     noise = max(min(empty_rss, verdict.rss) / verdict.predicted.size, 1.0)
     faint = delta > cfg.empty_max_excess * noise  # some tile explains clearly more
     if look.gain >= cfg.empty_full_gain and not (
@@ -1738,6 +1754,14 @@ def _look_again(
         for i, look in zip(sharpening, second, strict=True):
             if look.rms_all <= min(cfg.empty_sure_rms, looks[i].rms_all):
                 looks[i] = look
+
+
+def _board_unexplained(look: _EmptyLook, cfg: CellConfig) -> bool:
+    """True when, where nothing covers a board cell, its picture leaves detail well above
+    the noise that the board picture hardly explains: a plain tile (water) lying over the
+    board, its own edge and waves taken for the board's printed outline."""
+    return (look.reference is not None and look.detail_kept > cfg.empty_detail_floor
+            and look.explained_kept < cfg.empty_min_explained_kept)
 
 
 def _board_seen(look: _EmptyLook, cfg: CellConfig) -> bool:

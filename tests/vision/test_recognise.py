@@ -596,6 +596,25 @@ def test_a_board_cell_wholly_under_something_flat_is_not_empty(
     assert read_cell(crop, _with(model, empty_board_min_explained=0.0), board).empty
 
 
+@pytest.mark.parametrize(("name", "seed"), [
+    ("random1090-board-water-ship", 1090), ("ink-board-glare-arm-end", None)
+])
+def test_a_tile_whose_detail_the_board_does_not_explain_is_not_empty(
+    pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
+) -> None:
+    # Rendered hard tables' board cells (tests/vision/cells): a pale water tile under a
+    # player's ship on the random pack of seed 1090 (its red board, seed 90's table 6), and
+    # an island end under a lamp's reflection and an arm's edge on the ink pack (seed 85's
+    # table 9). Both were read empty: the board's thin outline is seen beside the tile's own
+    # edge, but where nothing covers the cell the board picture explains a fifth of the
+    # detail or less, and that detail is well above the noise.
+    model = _kept_cells_model(pack_ink, tmp_path, seed)
+    crop, board = _cell(name), _cell(f"{name}-ref")
+    match = match_cells([crop], model, [board])[0]
+    assert match.read.unknown and match.reason == "board unexplained"
+    assert read_cell(crop, _with(model, empty_min_explained_kept=-math.inf), board).empty
+
+
 @pytest.mark.parametrize(("name", "without"), [
     ("random1020-board-empty-between-pixels", {"empty_again_rms": 0.0}),
     ("random1020-board-empty-sharp", {"reference_sharp_blur_px": 1.0}),
@@ -858,10 +877,13 @@ def test_a_board_cell_whose_printed_edge_is_seen_nowhere_is_not_empty(
     board's own colour with a player ship over its middle. Inside the tile's place each
     looks like the plain board under some light; the board's printed cell outline, at the
     tile's edge, is seen on no side. (The one under the reflection lies under a veil of
-    light the board does not account for, too: that bar is off here to show this one.)"""
-    model = _with(_kept_cells_model(pack_ink, tmp_path, seed), board_glare_veil=math.inf)
+    light the board does not account for, too: that bar is off here to show this one. The
+    one under the arm and the ship leaves detail the board does not explain, too: the
+    nineteenth session's bar, off here as well.)"""
+    model = _with(_kept_cells_model(pack_ink, tmp_path, seed), board_glare_veil=math.inf,
+                  empty_min_explained_kept=-math.inf)
     crop, board = _cell(name), _cell(f"{name}-ref")
-    assert read_cell(crop, model, board).unknown
+    assert match_cells([crop], model, [board])[0].reason == "board unseen at the edge"
     assert read_cell(crop, _with(model, empty_rim_min_explained=-1.0), board).empty
     # The same board cell empty, under the same kind of light, is still read empty.
     empty = photograph(board.astype(np.float32), np.random.default_rng(3), gain=(1.1, 1.0, 0.9))
@@ -920,7 +942,9 @@ def test_a_tile_fitting_well_in_glare_is_not_read_empty_for_a_plain_boards_outli
     # and pink island end with a hut in a lamp's glare, on a nearly plain board whose only
     # print is a thin cell outline. The end fits at 0.86 but is too washed out to name; the
     # board's outline (its contrast "seen" at 0.78, from the tile's own edge) made it empty.
-    model = _kept_cells_model(pack_ink, tmp_path, 1077)
+    # (The board picture explains little of the detail the end leaves, too: the nineteenth
+    # session's bar, off here.)
+    model = _with(_kept_cells_model(pack_ink, tmp_path, 1077), empty_min_explained_kept=-math.inf)
     crop, ref = _cell("random1077-board-glare-end-hut"), _cell("random1077-board-glare-end-hut-ref")
     read = read_cells([crop], model, [ref])[0]
     assert read.unknown
