@@ -496,7 +496,9 @@ class CellConfig:
     # A board cell that is not empty beyond doubt is never empty when, where nothing covers
     # it (the blocks left out as covered left out), the board picture explains less than
     # this share of the detail the smooth light leaves there, and that detail is more than
-    # empty_detail_floor grey levels (rms: more than a hard table's noise). A plain water
+    # empty_detail_floor grey levels (rms; on hard tables, whose frames carry sensor noise
+    # of 6 grey levels a pixel, the board picture leaves right empties 2.6-3.3 at the 5th
+    # and 50th percentiles: the floor keeps noise alone from counting). A plain water
     # tile lying over the board shows its own edge and waves, which the board's thin
     # printed outline, seen at some contrast beside them, does not explain. (Nineteenth
     # session: of the board cells read empty after doubt on the hard tables of 50 seeds,
