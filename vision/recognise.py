@@ -1416,8 +1416,9 @@ def _settle(
         return replace(match, read=UNKNOWN, evidence=min(evidence, match.evidence),
                        reason="empty?")
     # No tile named. Never empty in glare that may wash a tile out, nor where the board's
-    # own picture is not seen. Empty when the board picture is seen at its full contrast
-    # (no tile's glare would leave that) and no tile fitting well explains clearly more,
+    # own picture is not seen or barely explains what is left uncovered. Empty when the
+    # board picture is seen at its full contrast (no tile's glare would leave that) and no
+    # tile fitting well explains clearly more,
     # or when no tile explains clearly more than the empty look and nothing looks
     # like a tile at all; otherwise (a faint tile) unknown.
     if look.washed:
