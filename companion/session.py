@@ -142,6 +142,7 @@ class Session:
         self.catalogue = catalogue or default_catalogue()
         self._catalogue = catalogue  # the pack's, if given: a resumed game reads with it
         self.damage: Damage | None = None
+        self.unsaved: str | None = None  # why the last write to the journal failed
         self.clock = clock
         self.journal = journal
         self.game: Game | None = None
@@ -182,11 +183,18 @@ class Session:
             try:
                 self.journal.append(*lines)
             except OSError as exc:
-                raise StorageError(storage_sentence("The game", exc)) from None
+                raise self._unsaved("The game", exc) from None
+            self.unsaved = None
         self._show(entries)
 
     def _note(self, kind: str, text: str, player: str | None = None) -> None:
         self._save(None, [self._entry(kind, text, player)])
+
+    def _unsaved(self, what: str, exc: OSError) -> StorageError:
+        """The error for a write that failed; the pages say it until a write succeeds."""
+        self.unsaved = storage_sentence(what, exc)
+        self._bump()
+        return StorageError(self.unsaved)
 
     @classmethod
     def resume(cls, journal: Journal, catalogue: Catalogue | None = None, **kwargs: Any) -> Session:
@@ -257,7 +265,8 @@ class Session:
                 try:
                     self.journal.start(events[0], *events[1:], line)
                 except OSError as exc:
-                    raise StorageError(storage_sentence("The game", exc)) from None
+                    raise self._unsaved("The game", exc) from None
+            self.unsaved = None
             self._seq = 0
             self._restore(game, events)
             self._show([entry])
@@ -341,7 +350,8 @@ class Session:
                 try:
                     self.journal.start(game.events[0], line)
                 except OSError as exc:
-                    raise StorageError(storage_sentence("The new game", exc)) from None
+                    raise self._unsaved("The new game", exc) from None
+            self.unsaved = None
             self.game = game
             self.damage = None
             self.question = None
@@ -505,6 +515,7 @@ class Session:
             if self.game is not None:
                 out["game"] = _game_view(self.game)
             out["damage"] = None if self.damage is None else self.damage.to_json()
+            out["unsaved"] = self.unsaved
             return out
 
 

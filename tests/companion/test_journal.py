@@ -118,7 +118,7 @@ def test_a_turn_that_cannot_be_saved_changes_neither_memory_nor_disk(
     session.play(Turn(1, Pass()))
     game = session.game
     assert game is not None
-    before = (game.state.copy(), list(game.events), session.view()["log"], session.version)
+    before = (game.state.copy(), list(game.events), session.view()["log"])
     on_disk = saved_bytes(tmp_path)
     disk = Disk(monkeypatch)
     for free in (0, 7, 40):  # nothing fits, a few bytes of the line, the turn but not its log
@@ -131,10 +131,12 @@ def test_a_turn_that_cannot_be_saved_changes_neither_memory_nor_disk(
             session.undo()
         with pytest.raises(StorageError, match="disk is full"):
             session.note("refused", "Lay the tile upright.")
-        assert (game.state, game.events, session.view()["log"], session.version) == before
+        assert (game.state, game.events, session.view()["log"]) == before
         assert saved_bytes(tmp_path) == on_disk
+        assert session.view()["unsaved"] == "The game could not be saved: the disk is full."
     disk.free = None  # space again: only what is confirmed from now on reaches the disk
     session.play(Turn(1, Pass()))
+    assert session.view()["unsaved"] is None
     session.undo()
     again = Session.resume(Journal(tmp_path))
     assert again.game is not None and again.damage is None
@@ -304,14 +306,15 @@ def test_the_host_resumes_a_damaged_game_at_its_last_good_turn(tmp_path: Path) -
 
 def test_an_event_that_does_not_replay_is_damage_too(tmp_path: Path) -> None:
     _session, path = played(tmp_path)
-    text = path.read_text().replace('{"type":"turn"', '{"type":"undo","x":0}\n{"type":"turn"', 1)
-    path.write_text(
-        text.replace('"steps":1', '"steps":0', 1).replace('{"type":"undo","x":0}\n', "", 1)
-    )
+    lines = path.read_text().splitlines(keepends=True)
+    assert lines[4].startswith('{"type":"turn","turn":{"steps":1,')  # the second turn
+    lines[4] = '{"type":"turn","turn":{"steps":"far"}}\n'  # JSON, but no turn
+    path.write_text("".join(lines))
     resumed = Session.resume(Journal(tmp_path))
     assert resumed.game is None and resumed.damage is not None
-    assert "event 2 cannot be replayed" in resumed.damage.problem
-    assert resumed.damage.turn_number == 0
+    assert "event 3 cannot be replayed" in resumed.damage.problem
+    assert resumed.damage.turn_number == 1
+    assert len(resumed.damage.events) == 4  # setup, log, the first turn and its log
 
 
 @pytest.mark.parametrize(

@@ -490,7 +490,13 @@ def test_a_turn_the_disk_cannot_take_is_503_and_changes_nothing(
         response = host.post(route, body)
         assert response.status_code == 503, route
         assert response.get_json() == {"error": "The game could not be saved: the disk is full."}
-    assert host.state() == before
+    after = host.state()
+    assert after["unsaved"] == "The game could not be saved: the disk is full."
+    assert 'id="unsaved"' in host.client.get("/host").get_data(as_text=True)
+    same = {"version", "unsaved"}  # the pages are woken to say so; nothing else changed
+    assert {k: v for k, v in after.items() if k not in same} == {
+        k: v for k, v in before.items() if k not in same
+    }
     assert "The game could not be saved: the disk is full." in caplog.text
 
 

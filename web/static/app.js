@@ -446,6 +446,15 @@
 
   // ------------------------------------------------------------------ a damaged saved game
 
+  function renderUnsaved(state) {
+    var box = clear(byId('unsaved'));
+    box.hidden = !state.unsaved;
+    if (!state.unsaved) return;
+    box.appendChild(el('h2', { text: 'Not saved' }));
+    box.appendChild(el('p', { class: 'question-reason', text: state.unsaved }));
+    box.appendChild(el('p', { class: 'hint', text: 'The last change was not made. Once there is room on the companion’s storage, make it again.' }));
+  }
+
   function renderDamage(state) {
     var box = byId('damage');
     var damage = state.damage;
@@ -748,6 +757,7 @@
   function render() {
     var state = current;
     renderBanner(state);
+    renderUnsaved(state);
     renderDamage(state);
     renderQuestion(state);
     renderDisplay(state);
