@@ -31,7 +31,7 @@ from typing import Any
 
 from companion.catalogue import read_toml
 from companion.errors import DataError
-from companion.journal import Journal
+from companion.journal import Journal, StorageError
 from companion.session import Damage, Session
 
 log = logging.getLogger("companion.run")
@@ -39,6 +39,7 @@ TABLES = ("table", "web", "camera", "buttons", "indicators")
 DEFAULT_STATE_DIR = Path("/var/lib/maori-companion")
 # The host logins ended by a logout, kept across restarts (web.auth.HostLogins).
 ENDED_LOGINS_FILE = "ended-logins.json"
+NO_PACK = "No tile pack yet: teach the box on the host page, or play by taps."
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +137,10 @@ def run(args: argparse.Namespace) -> int:
     events: queue.Queue[object] = queue.Queue()
     camera: Any = open_camera(hardware.camera)
     if pack is None:
-        session.note("note", "No tile pack yet: teach the box on the host page, or play by taps.")
+        try:
+            session.note("note", NO_PACK)
+        except StorageError as exc:  # a full disk: the service starts all the same
+            log.error("%s", exc.message)
     try:
         buttons: Any = TableButtons(hardware.buttons, events)
     except GpioUnavailable as exc:

@@ -32,6 +32,16 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: `python -m companion` with a file size limit (RLIMIT_FSIZE): writes past it fail.
+LIMITED = """
+import resource, runpy, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
+sys.argv[0] = "companion"
+runpy.run_module("companion", run_name="__main__")
+"""
+
+
 @dataclass
 class Service:
     port: int
@@ -41,8 +51,9 @@ class Service:
 
 
 @contextmanager
-def running(tmp_path: Path) -> Iterator[Service]:
-    """`companion run` on a free port with its state in tmp_path/state, until SIGTERM."""
+def running(tmp_path: Path, file_size_limit: int | None = None) -> Iterator[Service]:
+    """`companion run` on a free port with its state in tmp_path/state, until SIGTERM; with
+    `file_size_limit`, no file it writes may grow beyond that many bytes (as on a full disk)."""
     port = _free_port()
     config = tmp_path / "companion.toml"
     config.write_text(
@@ -51,8 +62,11 @@ def running(tmp_path: Path) -> Iterator[Service]:
         '[camera]\nkind = "none"\n'
     )
     env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock")
+    command = [sys.executable, "-m", "companion", "run", "--config", str(config)]
+    if file_size_limit is not None:
+        command[1:3] = ["-c", LIMITED.format(limit=file_size_limit)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "companion", "run", "--config", str(config)],
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -114,3 +128,22 @@ def test_the_service_starts_with_a_damaged_saved_game_and_says_so(tmp_path: Path
             state = json.load(response)
         assert state["game"] is None and state["damage"]["turn_number"] == 1
     assert service.returncode == 0
+
+
+@pytest.mark.timeout(60)
+def test_the_service_starts_on_a_full_disk(tmp_path: Path) -> None:
+    saved = Session(journal=Journal(tmp_path / "state"))
+    saved.start_game([Seat("Ana", 1), Seat("Bo", 2)], seed=1)
+    saved.play(Turn(1, Pass()))
+    path = Journal(tmp_path / "state").current_path()
+    assert path is not None
+    on_disk = path.read_bytes()
+    with running(tmp_path, file_size_limit=len(on_disk)) as service:
+        assert "Host PIN: kept in" in service.output, service.output
+        assert "The game could not be saved (File too large)." in service.output
+        url = f"http://127.0.0.1:{service.port}/api/state"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            state = json.load(response)
+        assert state["game"]["turn_number"] == 1
+    assert service.returncode == 0
+    assert path.read_bytes() == on_disk

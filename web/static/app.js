@@ -464,9 +464,10 @@
     var host = state.you && state.you.host;
     box.appendChild(el('h2', { text: 'The saved game is damaged' }));
     box.appendChild(el('p', { class: 'question-reason', text: 'What is wrong: ' + damage.problem + '.' }));
-    box.appendChild(el('p', { class: 'hint', text: damage.kept
-      ? 'The damaged file is kept as ' + damage.kept + ' in the state folder.'
-      : 'No copy of the damaged file could be made: the file itself is left as it is.' }));
+    if (damage.kept) {
+      box.appendChild(el('p', { class: 'hint', text: 'A copy of the damaged file is kept as ' + damage.kept
+        + ' in the companion’s state folder.' }));
+    }
     if (!host) {
       box.appendChild(el('p', { class: 'hint', text: 'The host chooses how to go on.' }));
       return;
