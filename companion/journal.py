@@ -106,7 +106,6 @@ class Saved:
     path: Path | None
     events: tuple[dict[str, Any], ...]
     damage: str | None = None
-    torn: bool = False
 
 
 class Journal:
@@ -219,7 +218,7 @@ class Journal:
             return Saved(None, (), f"{path.name} cannot be read ({exc.strerror})")
         events: list[dict[str, Any]] = []
         good = 0
-        *whole, tail = data.split(b"\n")
+        *whole, _torn = data.split(b"\n")  # a last line without its newline: never confirmed
         for i, line in enumerate(whole, start=1):
             event = _event(line)
             if event is None:
@@ -230,7 +229,7 @@ class Journal:
             why = "is empty" if not data else "ends inside its setup line"
             return Saved(path, (), f"{path.name} {why}")
         self._path, self._good = path, good
-        return Saved(path, tuple(events), torn=bool(tail))
+        return Saved(path, tuple(events))
 
     def keep_aside(self, path: Path) -> Path:
         """A dated copy of a damaged file beside it (name.damaged-YYYYMMDDTHHMMSSZ), never

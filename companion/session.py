@@ -422,8 +422,8 @@ class Session:
             self.play(verdict.turn)
             return
         if isinstance(verdict, Doubtful):
-            self.question = Question(verdict.reason, verdict.candidates, read)
             self._note("question", verdict.reason, mover)
+            self.question = Question(verdict.reason, verdict.candidates, read)
         elif isinstance(verdict, Refused):
             self._note("refused", verdict.reason, mover)
         elif isinstance(verdict, Unreadable):
@@ -443,8 +443,8 @@ class Session:
         """Drop the open question: the player fixes the table and presses again."""
         with self._lock:
             if self.question is not None:
-                self.question = None
                 self._note("note", "Question dropped: fix the table and press again.")
+                self.question = None
                 self._bump()
 
     def correct(self, area: str | int, row: int, col: int, cell: CellRead) -> Verdict:
@@ -454,10 +454,14 @@ class Session:
             if read is None:
                 raise IllegalMove("There is no read of the table to correct.")
             read = _with_cell(read, area, row, col, cell)
-            self.question = None
             where = "display" if area == "display" else f"seat {area}"
             self._note("note", f"Corrected {where} {at((row, col))}.")
-            return self.observe(read) or Unreadable("No game is running.")
+            question, self.question = self.question, None
+            try:
+                return self.observe(read) or Unreadable("No game is running.")
+            except StorageError:  # the corrected turn was not saved: the question stays open
+                self.question = question
+                raise
 
     # ------------------------------------------------------------ camera side
 
