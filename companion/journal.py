@@ -160,7 +160,9 @@ class Journal:
         except OSError:
             if self._current_name() != path.name:
                 _unlink_quietly(path)
-            raise
+                raise
+            # Only the directory's fsync after the pointer's replacement failed: the new game
+            # is the current one, so it is the one to go on with.
         self.close()
         self._path, self._good = path, len(data)
 

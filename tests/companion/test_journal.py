@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from companion import journal as journal_module
 from companion.actions import Pass, Turn
 from companion.bots import RandomPlayer
 from companion.errors import DataError, IllegalMove
@@ -195,6 +196,28 @@ def test_a_new_game_that_cannot_be_saved_leaves_the_running_one(
     session.play(Turn(1, Pass()))
     again = Session.resume(Journal(tmp_path)).game
     assert again is not None and again.state == running.state
+
+
+def test_a_new_game_named_by_the_pointer_is_the_one_played_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the directory's fsync after the pointer was replaced fails: memory follows disk."""
+    session = Session(journal=Journal(tmp_path))
+    session.start_game(SEATS, seed=1)
+    real = journal_module._fsync_dir
+    calls = iter(range(10))
+
+    def second_fails(directory: Path) -> None:
+        if next(calls) == 1:  # 0: the new game file's entry, 1: the pointer's replacement
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(directory)
+
+    monkeypatch.setattr(journal_module, "_fsync_dir", second_fails)
+    session.start_game(SEATS[:2], seed=2)
+    session.play(Turn(1, Pass()))
+    again = Session.resume(Journal(tmp_path)).game
+    assert again is not None and session.game is not None
+    assert again.state == session.game.state and len(again.state.players) == 2
 
 
 FULL_DISK = r"""
