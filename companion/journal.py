@@ -210,6 +210,8 @@ class Journal:
             path = self.current_path()
         except DataError as exc:
             return Saved(pointer, (), exc.message)
+        except OSError as exc:
+            return Saved(None, (), f"{pointer} cannot be read ({exc.strerror})")
         if path is None:
             return None
         try:

@@ -383,6 +383,12 @@ def test_a_damaged_pointer_is_reported_not_fatal(tmp_path: Path) -> None:
     assert resumed.damage is not None
     assert resumed.damage.problem.endswith("is named as the current game but is missing")
     assert resumed.damage.kept is None
+    (tmp_path / "current").unlink()
+    (tmp_path / "current").mkdir()
+    resumed = Session.resume(Journal(tmp_path))
+    assert resumed.damage is not None and resumed.damage.problem.endswith(
+        "cannot be read (Is a directory)"
+    )
 
 
 def test_a_torn_line_is_cut_when_the_next_line_is_written_not_before(tmp_path: Path) -> None:
