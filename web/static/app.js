@@ -444,7 +444,7 @@
     }
   }
 
-  // ------------------------------------------------------------------ a damaged saved game
+  // ------------------------------------------------------------------ the saved game: not saved, damaged
 
   function renderUnsaved(state) {
     var box = clear(byId('unsaved'));
@@ -452,7 +452,7 @@
     if (!state.unsaved) return;
     box.appendChild(el('h2', { text: 'Not saved' }));
     box.appendChild(el('p', { class: 'question-reason', text: state.unsaved }));
-    box.appendChild(el('p', { class: 'hint', text: 'The last change was not made. Once there is room on the companion’s storage, make it again.' }));
+    box.appendChild(el('p', { class: 'hint', text: 'The last change was not made: make it again once the companion can save.' }));
   }
 
   function renderDamage(state) {
