@@ -8,6 +8,7 @@ trusts its callers: the web checks the host PIN before it calls anything that ch
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -18,9 +19,9 @@ from typing import Any, Literal
 
 from companion.actions import Matching, Turn, Variant, action_to_json
 from companion.catalogue import Catalogue, default_catalogue
-from companion.errors import CompanionError, IllegalMove
+from companion.errors import DataError, IllegalMove
 from companion.game import Game, Seat, new_game, score_state
-from companion.journal import Journal
+from companion.journal import Journal, StorageError, storage_sentence
 from companion.reading import CellRead, TableRead
 from companion.rules import TurnRecord, at
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable, Verdict, infer_turn
@@ -105,6 +106,24 @@ class Subscription:
             self._session._changed.notify_all()
 
 
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """A saved game that could not be read whole, kept for the host to decide on.
+
+    `problem` says what is wrong, `kept` is the dated copy of the damaged file (None if
+    none could be made: the file itself is then left as it is), `events` are the lines
+    before the damage that replay, and `turn_number` the turn they reach (None without a
+    good setup: only a new game is possible)."""
+
+    problem: str
+    kept: str | None
+    events: tuple[dict[str, Any], ...]
+    turn_number: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"problem": self.problem, "kept": self.kept, "turn_number": self.turn_number}
+
+
 @dataclass
 class _Listeners:
     on_verdict: list[Callable[[Verdict], None]] = field(default_factory=list)
@@ -121,6 +140,9 @@ class Session:
         journal: Journal | None = None,
     ) -> None:
         self.catalogue = catalogue or default_catalogue()
+        self._catalogue = catalogue  # the pack's, if given: a resumed game reads with it
+        self.damage: Damage | None = None
+        self.unsaved: str | None = None  # why the last write to the journal failed
         self.clock = clock
         self.journal = journal
         self.game: Game | None = None
@@ -142,47 +164,115 @@ class Session:
         self.version += 1
         self._changed.notify_all()
 
-    def _note(self, kind: str, text: str, player: str | None = None) -> None:
-        self._seq += 1
-        entry = LogEntry(self._seq, self.clock(), kind, text, player)
-        self._log.append(entry)
-        if self.journal is not None and self.game is not None:
-            self._store({"type": "log", "entry": entry.to_json()})
+    def _entry(
+        self, kind: str, text: str, player: str | None = None, *, after: int = 0
+    ) -> LogEntry:
+        """A log line to show once it is saved (`after`: lines made before it, not yet shown)."""
+        return LogEntry(self._seq + after + 1, self.clock(), kind, text, player)
 
-    def _store(self, event: dict[str, Any]) -> None:
-        """Put an event on disk before it is shown; a failure is one sentence."""
-        assert self.journal is not None
-        try:
-            self.journal.append(event)
-        except OSError as exc:
-            raise CompanionError(f"The game could not be saved ({exc.strerror or exc}).") from None
+    def _show(self, entries: Sequence[LogEntry]) -> None:
+        self._seq += len(entries)
+        self._log.extend(entries)
+
+    def _save(self, event: dict[str, Any] | None, entries: Sequence[LogEntry]) -> None:
+        """Put a game event and its log lines on disk in one append; then show the lines.
+        Without a game, log lines are shown only (there is no file to keep them in)."""
+        if self.journal is not None and self.game is not None:
+            lines = [] if event is None else [event]
+            lines += [{"type": "log", "entry": e.to_json()} for e in entries]
+            try:
+                self.journal.append(*lines)
+            except OSError as exc:
+                raise self._unsaved("The game", exc) from None
+            self.unsaved = None
+        self._show(entries)
+
+    def _note(self, kind: str, text: str, player: str | None = None) -> None:
+        self._save(None, [self._entry(kind, text, player)])
+
+    def _unsaved(self, what: str, exc: OSError) -> StorageError:
+        """The error for a write that failed; the pages say it until a write succeeds."""
+        self.unsaved = storage_sentence(what, exc)
+        self._bump()
+        return StorageError(self.unsaved)
 
     @classmethod
     def resume(cls, journal: Journal, catalogue: Catalogue | None = None, **kwargs: Any) -> Session:
-        """The session saved in `journal`, at its last confirmed turn (or a fresh one)."""
+        """The session saved in `journal`, at its last confirmed turn (or a fresh one). A
+        damaged journal gives a session without a game and its `damage` for the host."""
         session = cls(catalogue, journal=journal, **kwargs)
-        events = journal.load()
-        if not events:
+        saved = journal.load()
+        if saved is None:
             return session
-        source = str(journal.current_path())
-        game_events = [e for e in events if e.get("type") in ("setup", "turn", "undo")]
-        game = Game.replay(game_events, source)
-        session.catalogue = game.state.catalogue if catalogue is None else catalogue
-        session.game = game
+        source = saved.path.name if saved.path is not None else str(journal.directory)
+        events, game, problem = _replayable(saved.events, source)
+        if saved.damage is None and problem is None and game is not None:
+            session._restore(game, events)
+            return session
+        problem = saved.damage or problem or "it has no game"
+        if saved.path is not None:
+            try:
+                kept: str | None = journal.keep_aside(saved.path).name
+            except OSError as exc:
+                kept = None
+                problem += f" (no copy could be kept: {exc.strerror or exc})"
+        else:
+            kept = None
+        session.damage = Damage(
+            problem, kept, events, None if game is None else game.state.turn_number
+        )
+        return session
+
+    def _restore(self, game: Game, events: Sequence[dict[str, Any]]) -> None:
+        """Show a replayed game and the log lines saved with it."""
+        self.catalogue = self._catalogue or game.state.catalogue
+        self.game = game
+        self._log.clear()
         for event in events:
             if event.get("type") == "log":
-                entry = event.get("entry", {})
-                session._seq += 1
-                session._log.append(
+                entry = event["entry"]
+                self._seq += 1
+                self._log.append(
                     LogEntry(
-                        session._seq,
-                        float(entry.get("at", 0.0)),
+                        self._seq,
+                        _number(entry.get("at")),
                         str(entry.get("kind", "note")),
                         str(entry.get("text", "")),
-                        entry.get("player"),
+                        _name(entry.get("player")),
                     )
                 )
-        return session
+
+    def resume_last_good(self) -> None:
+        """The host's choice for a damaged journal: go on from its last good turn, in a new
+        game file (the damaged file and its copy stay as they are)."""
+        with self._lock:
+            damage = self.damage
+            if damage is None:
+                raise IllegalMove("There is no damaged game to resume.")
+            events, game, _ = _replayable(damage.events, "the saved game")
+            if game is None:
+                raise IllegalMove("The damaged game has no good turn: start a new game.")
+            kept = f" (a copy is kept as {damage.kept})" if damage.kept else ""
+            logged = sum(1 for e in events if e.get("type") == "log")
+            entry = LogEntry(
+                logged + 1,
+                self.clock(),
+                "note",
+                f"Resumed {_after(game.state.turn_number)}: the saved game was damaged{kept}.",
+            )
+            if self.journal is not None:
+                line = {"type": "log", "entry": entry.to_json()}
+                try:
+                    self.journal.start(events[0], *events[1:], line)
+                except OSError as exc:
+                    raise self._unsaved("The game", exc) from None
+            self.unsaved = None
+            self._seq = 0
+            self._restore(game, events)
+            self._show([entry])
+            self.damage = None
+            self.question = None
+            self._bump()
 
     def subscribe(self) -> Subscription:
         """A new subscriber; its first wait() returns at once with the current version."""
@@ -251,63 +341,59 @@ class Session:
         )
         with self._lock:
             game = Game(state)
+            names = ", ".join(p.name for p in state.players)
+            entry = LogEntry(
+                1, self.clock(), "setup", f"New game: {names}. {state.mover.name} begins."
+            )
             if self.journal is not None:
+                line = {"type": "log", "entry": entry.to_json()}
                 try:
-                    self.journal.start(game.events[0])
+                    self.journal.start(game.events[0], line)
                 except OSError as exc:
-                    raise CompanionError(
-                        f"The new game could not be saved ({exc.strerror or exc})."
-                    ) from None
+                    raise self._unsaved("The new game", exc) from None
+            self.unsaved = None
             self.game = game
+            self.damage = None
             self.question = None
             self._log.clear()
-            names = ", ".join(p.name for p in state.players)
-            self._note("setup", f"New game: {names}. {state.mover.name} begins.")
+            self._seq = 0
+            self._show([entry])
             self._bump()
 
     def play(self, turn: Turn) -> TurnRecord:
-        """Record a turn entered by hand (or confirmed); an illegal one raises IllegalMove."""
+        """Record a turn entered by hand (or confirmed); an illegal one raises IllegalMove,
+        one that cannot be saved StorageError, and either changes nothing."""
         with self._lock:
             game = self._require_game()
-            record = game.push(turn)
-            if self.journal is not None:
-                try:
-                    self._store(game.events[-1])
-                except CompanionError:
-                    game.pop()
-                    game.events.pop()
-                    game.events.pop()
-                    raise
+            after = game.state.copy()
+            planned = game.rules.apply(after, turn)
+            entries = [self._entry("turn", planned.describe(), planned.name)]
+            if planned.final_round_started and not after.over:
+                text = f"{planned.name}'s board is full: everybody else has one more turn."
+                entries.append(self._entry("note", text, after=len(entries)))
+            if after.over:
+                winners = " and ".join(score_state(after).winners)
+                verb = "wins" if " and " not in winners else "win"
+                text = f"The game is over. {winners} {verb}!"
+                entries.append(self._entry("note", text, after=len(entries)))
+            self._save({"type": "turn", "turn": planned.turn.to_json()}, entries)
+            record = game.push(planned.turn)
             self.question = None
-            self._note("turn", record.describe(), record.name)
-            if record.final_round_started and not game.over:
-                self._note(
-                    "note", f"{record.name}'s board is full: everybody else has one more turn."
-                )
-            if game.over:
-                winners = " and ".join(score_state(game.state).winners)
-                self._note(
-                    "note",
-                    f"The game is over. {winners} {'wins' if ' and ' not in winners else 'win'}!",
-                )
             self._bump()
             return record
 
     def undo(self) -> TurnRecord:
-        """Take back the last turn."""
+        """Take back the last turn (one that cannot be saved raises StorageError and stays)."""
         with self._lock:
             game = self._require_game()
+            if not game.records:
+                raise IllegalMove("There is no turn to undo.")
+            last = game.records[-1]
+            self._save(
+                {"type": "undo"}, [self._entry("undo", f"Undone: {last.describe()}", last.name)]
+            )
             record = game.pop()
-            if self.journal is not None:
-                try:
-                    self._store(game.events[-1])
-                except CompanionError:
-                    game.events.pop()
-                    game.push(record.turn)
-                    game.events.pop()
-                    raise
             self.question = None
-            self._note("undo", f"Undone: {record.describe()}", record.name)
             self._bump()
             return record
 
@@ -336,8 +422,8 @@ class Session:
             self.play(verdict.turn)
             return
         if isinstance(verdict, Doubtful):
-            self.question = Question(verdict.reason, verdict.candidates, read)
             self._note("question", verdict.reason, mover)
+            self.question = Question(verdict.reason, verdict.candidates, read)
         elif isinstance(verdict, Refused):
             self._note("refused", verdict.reason, mover)
         elif isinstance(verdict, Unreadable):
@@ -357,8 +443,8 @@ class Session:
         """Drop the open question: the player fixes the table and presses again."""
         with self._lock:
             if self.question is not None:
-                self.question = None
                 self._note("note", "Question dropped: fix the table and press again.")
+                self.question = None
                 self._bump()
 
     def correct(self, area: str | int, row: int, col: int, cell: CellRead) -> Verdict:
@@ -368,10 +454,14 @@ class Session:
             if read is None:
                 raise IllegalMove("There is no read of the table to correct.")
             read = _with_cell(read, area, row, col, cell)
-            self.question = None
             where = "display" if area == "display" else f"seat {area}"
             self._note("note", f"Corrected {where} {at((row, col))}.")
-            return self.observe(read) or Unreadable("No game is running.")
+            question, self.question = self.question, None
+            try:
+                return self.observe(read) or Unreadable("No game is running.")
+            except StorageError:  # the corrected turn was not saved: the question stays open
+                self.question = question
+                raise
 
     # ------------------------------------------------------------ camera side
 
@@ -428,7 +518,54 @@ class Session:
                 }
             if self.game is not None:
                 out["game"] = _game_view(self.game)
+            out["damage"] = None if self.damage is None else self.damage.to_json()
+            out["unsaved"] = self.unsaved
             return out
+
+
+def _replayable(
+    events: Sequence[dict[str, Any]], source: str
+) -> tuple[tuple[dict[str, Any], ...], Game | None, str | None]:
+    """The longest run of `events` from the start whose game replays, that game (None if
+    not even the setup does) and why the rest does not (None when all of it replays)."""
+
+    def replay(n: int) -> Game:
+        try:
+            return Game.replay([e for e in events[:n] if e.get("type") != "log"], source)
+        except (LookupError, TypeError, ValueError, AttributeError):  # a setup of the wrong shape
+            raise DataError(source, "its setup cannot be read") from None
+
+    try:
+        return tuple(events), replay(len(events)), None
+    except DataError as exc:
+        problem = exc.message
+    # A run that replays stays replayable when shortened: search for its longest length.
+    good, bad, game = 0, len(events), None
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        try:
+            game, good = replay(middle), middle
+        except DataError:
+            bad = middle
+    return tuple(events[:good]), game, problem
+
+
+def _after(turn_number: int) -> str:
+    return f"after turn {turn_number}" if turn_number else "before the first turn"
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    try:
+        number = float(value)
+    except OverflowError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _name(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _describe_turn(session: Session, turn: Turn) -> dict[str, Any]:

@@ -6,7 +6,8 @@ while frames arrive, and handles the button events queued by gpiozero's threads.
 done" it waits until the table has been still long enough (hands gone), takes a full frame,
 reads it and hands the read to the Session, which records the turn, refuses it or asks the
 host. Buttons pressed at the wrong time (during a read, twice, during setup or while a
-question is open) get one sentence in the move log and a beep, never a crash.
+question is open) get one sentence in the move log and a beep, never a crash; a change the
+disk cannot take (a full disk) is not made, beeps and is logged, and the loop goes on.
 
 The loop also judges the pictures themselves: a preview that stays bit-identical for
 `LiveSettings.frozen_after_s` (a stuck pipeline: real sensors always have noise) and, when
@@ -29,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.errors import CompanionError, IllegalMove
+from companion.journal import StorageError
 from companion.reading import TableRead
 from companion.session import Phase, Session
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable
@@ -136,10 +138,16 @@ class LiveTable:
             event = self.events.get(timeout=block) if block else self.events.get_nowait()
         except queue.Empty:
             event = None
-        if event is not None:
-            self._handle(event)
-        if self.waiting_since is not None:
-            self._maybe_read(self.clock())
+        try:
+            if event is not None:
+                self._handle(event)
+            if self.waiting_since is not None:
+                self._maybe_read(self.clock())
+        except StorageError as exc:  # nothing of the change was kept; the pages say why
+            log.error("%s", exc.message)
+            self.waiting_since = None
+            self.session.set_reading(False)
+            self.indicators.refused()
         self.indicators.show(self.session.status)
 
     def _watch_camera(self, now: float) -> None:

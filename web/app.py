@@ -3,7 +3,8 @@
 `create_app(session, settings)` builds one app around one Session (OctoPrint style: an app
 factory, typed settings). Guests read everything; each change is a POST by the logged-in host
 with the session's CSRF token. Every /api error is JSON {"error": one sentence}: 400 malformed,
-401 not the host, 403 bad CSRF token, 404, 405, 409 illegal, 413, 429 too many PIN guesses.
+401 not the host, 403 bad CSRF token, 404, 405, 409 illegal, 413, 429 too many PIN guesses,
+503 the game could not be saved (a full disk: nothing of the change was kept).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from companion.errors import CompanionError, IllegalMove, MalformedMove
+from companion.journal import StorageError
 from companion.session import Session
 from web import auth, forms, teach
 from web.settings import WebSettings
@@ -277,6 +279,12 @@ def create_app(
         record = session.undo()
         return jsonify({"ok": True, "text": f"Undone: {record.describe()}"})
 
+    @app.post("/api/resume")
+    def api_resume() -> Response:
+        require_host()
+        session.resume_last_good()
+        return jsonify({"ok": True})
+
     @app.post("/api/confirm")
     def api_confirm() -> Response:
         require_host()
@@ -299,8 +307,15 @@ def create_app(
         verdict = session.correct(area, row, col, cell)
         return jsonify({"ok": True, **forms.verdict_json(verdict)})
 
-    teach.register(app, catalogue=lambda: session.catalogue, require_host=require_host,
-                   is_host=host, read_body=_body, frames=teach_frames, root=teach_root)
+    teach.register(
+        app,
+        catalogue=lambda: session.catalogue,
+        require_host=require_host,
+        is_host=host,
+        read_body=_body,
+        frames=teach_frames,
+        root=teach_root,
+    )
 
     # ----------------------------------------------------------------- errors
 
@@ -322,6 +337,11 @@ def create_app(
     @app.errorhandler(CompanionError)
     def companion_error(error: CompanionError) -> Response:
         return _error(400, error.message)
+
+    @app.errorhandler(StorageError)
+    def storage_error(error: StorageError) -> Response:
+        log.error("%s", error.message)
+        return _error(503, error.message)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response | HTTPException:

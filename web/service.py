@@ -8,10 +8,12 @@ Configured by one TOML file (see systemd/companion.toml for every key):
     [buttons]     turn_done, undo, ...             (hardware.config.ButtonConfig)
     [indicators]  ready, reading, problem, buzzer  (hardware.config.IndicatorConfig)
 
-The game in `state_dir` is resumed at its last confirmed turn. Without GPIO (a laptop) the
-buttons and lights are left out and the page still works; without a pack or a camera, turns
-are entered by taps. systemd hears READY=1 once the pages are served, and WATCHDOG=1 from the
-live loop while it is alive: while frames arrive, or while it keeps reporting a lost camera.
+The game in `state_dir` is resumed at its last confirmed turn; a damaged one is kept aside,
+the service starts anyway and the host chooses on the host page between its last good turn
+and a new game. Without GPIO (a laptop) the buttons and lights are left out and the page
+still works; without a pack or a camera, turns are entered by taps. systemd hears READY=1
+once the pages are served, and WATCHDOG=1 from the live loop while it is alive: while frames
+arrive, or while it keeps reporting a lost camera.
 """
 
 from __future__ import annotations
@@ -29,14 +31,15 @@ from typing import Any
 
 from companion.catalogue import read_toml
 from companion.errors import DataError
-from companion.journal import Journal
-from companion.session import Session
+from companion.journal import Journal, StorageError
+from companion.session import Damage, Session
 
 log = logging.getLogger("companion.run")
 TABLES = ("table", "web", "camera", "buttons", "indicators")
 DEFAULT_STATE_DIR = Path("/var/lib/maori-companion")
 # The host logins ended by a logout, kept across restarts (web.auth.HostLogins).
 ENDED_LOGINS_FILE = "ended-logins.json"
+NO_PACK = "No tile pack yet: teach the box on the host page, or play by taps."
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,13 +129,18 @@ def run(args: argparse.Namespace) -> int:
         catalogue = pack.catalogue
         log.info("tile pack: %s", pack_dir)
     session = Session.resume(Journal(table.state_dir), catalogue)
-    if session.game is not None:
+    if session.damage is not None:
+        _report_damage(session.damage)
+    elif session.game is not None:
         log.info("resumed the saved game at turn %d", session.game.state.turn_number)
 
     events: queue.Queue[object] = queue.Queue()
     camera: Any = open_camera(hardware.camera)
     if pack is None:
-        session.note("note", "No tile pack yet: teach the box on the host page, or play by taps.")
+        try:
+            session.note("note", NO_PACK)
+        except StorageError as exc:  # a full disk: the service starts all the same
+            log.error("%s", exc.message)
     try:
         buttons: Any = TableButtons(hardware.buttons, events)
     except GpioUnavailable as exc:
@@ -148,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
     if pack is not None:
         from vision.lens import LensWatch
 
-        lens_watch = LensWatch(pack.tile_mm, pack.catalogue.board(table.side),
-                               lens_k=hardware.camera.lens_k)
+        lens_watch = LensWatch(
+            pack.tile_mm, pack.catalogue.board(table.side), lens_k=hardware.camera.lens_k
+        )
 
     def reader(image: Any) -> Any:
         from vision.read import read_table_view
@@ -181,7 +190,10 @@ def run(args: argparse.Namespace) -> int:
         return None if frame is None else frame.image
 
     app = create_app(
-        session, web_settings, teach_frames=teach_frame, teach_root=table.state_dir / "packs",
+        session,
+        web_settings,
+        teach_frames=teach_frame,
+        teach_root=table.state_dir / "packs",
         ended_logins=table.state_dir / ENDED_LOGINS_FILE,
     )
     server = Server(app, app.config["WEB_SETTINGS"])
@@ -212,6 +224,19 @@ def run(args: argparse.Namespace) -> int:
         if session.journal is not None:
             session.journal.close()
     return 0
+
+
+def _report_damage(damage: Damage) -> None:
+    """One log line for a damaged journal: what is wrong, where the copy is, what is left."""
+    kept = f"a copy is kept as {damage.kept}" if damage.kept else "no copy could be kept"
+    if damage.turn_number is None:
+        choice = "the host starts a new game on the host page"
+    else:
+        choice = (
+            "the host chooses on the host page between going on after turn "
+            f"{damage.turn_number}, the last good one, and a new game"
+        )
+    log.warning("the saved game is damaged: %s; %s; %s", damage.problem, kept, choice)
 
 
 def _latest_taught_pack(root: Path) -> Path | None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from companion.actions import Pass, TakeToBoard, Turn
 from companion.errors import IllegalMove
 from companion.game import Seat
+from companion.journal import Journal, StorageError
 from companion.reading import UNKNOWN, CellRead
 from companion.session import Phase, Session
 from companion.tracker import read_of_state
@@ -124,3 +129,44 @@ def test_in_setup_a_read_is_kept_for_the_new_game_screen() -> None:
     display = [[c.tile if c and c.tile else None for c in row] for row in read.display]
     session.start_game([Seat("A", 1), Seat("B", 2)], display=display, ship=read.ship or 0)
     assert session.game is not None and session.game.state.display == display
+
+
+def test_an_open_question_stays_open_when_its_answer_cannot_be_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = Session(clock=lambda: 1000.0, journal=Journal(tmp_path))
+    session.start_game(
+        [Seat("Red", 1), Seat("Blue", 2)], start_player=1, ship=15, display=PLAIN_DISPLAY, seed=3
+    )
+    turn = Turn(1, TakeToBoard((0, 0), (2, 2), 90), drawn="middle-boat")
+    doubtful = with_cell(table_after(session, turn), 1, (2, 2), UNKNOWN)
+    session.observe(doubtful)
+    question = session.question
+    assert question is not None
+    journal = session.journal
+    assert journal is not None
+    append = journal.append
+    refuse: set[str] = {"turn"}
+
+    def full(*events: dict[str, Any]) -> None:
+        if refuse & {e["type"] for e in events}:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        append(*events)
+
+    monkeypatch.setattr(journal, "append", full)
+    with pytest.raises(StorageError):
+        session.confirm(0)
+    with pytest.raises(StorageError):
+        session.correct(1, 2, 2, CellRead("water", 90, 1.0))  # its note is saved, its turn not
+    assert session.question is question and session.game is not None
+    assert not session.game.records
+    refuse.add("log")
+    with pytest.raises(StorageError):
+        session.dismiss()
+    assert session.question is question
+    refuse.clear()
+    session.dismiss()
+    refuse.add("log")
+    with pytest.raises(StorageError):
+        session.observe(doubtful)
+    assert session.question is None

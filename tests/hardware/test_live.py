@@ -3,19 +3,24 @@ that films a scripted table, a gate that says when the table is still."""
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 from gpiozero.pins.mock import MockFactory
 
-from companion.actions import TakeToBoard, Turn
+from companion.actions import Pass, TakeToBoard, Turn
 from companion.game import Seat
+from companion.journal import Journal
 from companion.session import Phase, Question, Session
 from hardware.buttons import TableButtons, TurnDone, UndoPressed
 from hardware.camera import CameraStatus, Frame
 from hardware.config import ButtonConfig
+from hardware.indicators import NullIndicators
 from hardware.live import LiveSettings, LiveTable
 from tests.companion.conftest import PLAIN_DISPLAY
 from tests.hardware.fakes import CountingGate, Table
@@ -149,6 +154,46 @@ def test_the_undo_button_takes_back_the_last_turn(rig: Rig) -> None:
     live.events.put(UndoPressed(0.0))
     run(live, 2)
     assert live.session.view()["log"][-1]["text"] == "There is no turn to undo."
+
+
+class Beeps(NullIndicators):
+    def __init__(self) -> None:
+        self.refusals = 0
+
+    def refused(self) -> None:
+        self.refusals += 1
+
+
+def test_a_full_disk_refuses_the_buttons_and_the_loop_goes_on(
+    rig: Rig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    live, session = rig.live, rig.live.session
+    session.journal = Journal(tmp_path)
+    session.start_game([Seat("Red", 1), Seat("Blue", 2)], start_player=1, display=PLAIN_DISPLAY)
+    assert session.game is not None
+    rig.table.state = session.game.state.copy()
+    session.play(Turn(1, Pass()))
+    rig.table.state = session.game.state.copy()
+    live.indicators = beeps = Beeps()
+    live.settings = replace(live.settings, frozen_after_s=None)  # a still fake picture
+
+    def full(*events: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(session.journal, "append", full)
+    before = (session.game.state.copy(), session.view()["log"])
+    live.events.put(UndoPressed(0.0))
+    run(live, 2)
+    play_on_table(live, rig.table, Turn(2, Pass()))
+    live.events.put(TurnDone(None, 0.0))
+    run(live)
+    assert (session.game.state, session.view()["log"]) == before
+    assert beeps.refusals == 2 and not session.reading and live.waiting_since is None
+    assert caplog.text.count("The game could not be saved: the disk is full.") == 2
+    monkeypatch.undo()
+    live.events.put(TurnDone(None, 0.0))
+    run(live)
+    assert len(session.game.records) == 2  # room again: the same press records the turn
 
 
 def test_a_table_that_never_keeps_still_times_out(rig: Rig) -> None:

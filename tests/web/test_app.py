@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +15,7 @@ from flask.testing import FlaskClient
 from companion.actions import Pass, TakeToBoard, Turn
 from companion.errors import IllegalMove
 from companion.game import Seat
+from companion.journal import Journal
 from companion.reading import UNKNOWN
 from companion.session import Session
 from tests.companion.conftest import PLAIN_DISPLAY
@@ -459,3 +463,76 @@ def test_a_started_session_is_not_needed_to_show_the_pages() -> None:
     body = {"players": [{"name": "A", "seat": 1}, {"name": "B", "seat": 2}]}
     assert host.post("/api/game", body).status_code == 200
     assert session.game is not None and [p.name for p in session.game.state.players] == ["A", "B"]
+
+
+# ---------------------------------------------------------------------- the saved game
+
+
+def journalled(tmp_path: Path) -> Session:
+    session = Session(journal=Journal(tmp_path), clock=lambda: 1000.0)
+    session.start_game([Seat("Red", 1, "red"), Seat("Blue", 2, "blue")], display=PLAIN_DISPLAY)
+    return session
+
+
+def test_a_turn_the_disk_cannot_take_is_503_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    session = journalled(tmp_path)
+    session.play(Turn(1, Pass()))
+    host = log_in(create_app(session, web_settings()).test_client())
+    before = host.state()
+
+    def full(*events: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(session.journal, "append", full)
+    for route, body in [("/api/turn", {"steps": 1, "action": {"type": "pass"}}), ("/api/undo", {})]:
+        response = host.post(route, body)
+        assert response.status_code == 503, route
+        assert response.get_json() == {"error": "The game could not be saved: the disk is full."}
+    after = host.state()
+    assert after["unsaved"] == "The game could not be saved: the disk is full."
+    assert 'id="unsaved"' in host.client.get("/host").get_data(as_text=True)
+    same = {"version", "unsaved"}  # the pages are woken to say so; nothing else changed
+    assert {k: v for k, v in after.items() if k not in same} == {
+        k: v for k, v in before.items() if k not in same
+    }
+    assert "The game could not be saved: the disk is full." in caplog.text
+
+
+def test_the_host_chooses_between_the_last_good_turn_and_a_new_game(tmp_path: Path) -> None:
+    saved = journalled(tmp_path)
+    saved.play(Turn(1, Pass()))
+    path = Journal(tmp_path).current_path()
+    assert path is not None
+    with path.open("ab") as fh:
+        fh.write(b"not an event\n")
+    session = Session.resume(Journal(tmp_path))
+    client = create_app(session, web_settings()).test_client()
+    damage = client.get("/api/state").get_json()["damage"]
+    assert damage["problem"] == f"line 5 of {path.name} is damaged"
+    assert damage["turn_number"] == 1 and damage["kept"].startswith(f"{path.name}.damaged-")
+    html = client.get("/host").get_data(as_text=True)
+    assert 'id="damage"' in html and initial_state(html)["damage"] == damage
+    assert client.post("/api/resume").status_code == 401  # guests only read
+    host = log_in(client)
+    response = host.post("/api/resume")
+    assert response.status_code == 200
+    state = host.state()
+    assert state["damage"] is None and state["game"]["turn_number"] == 1
+    assert host.post("/api/resume").status_code == 409  # nothing left to choose
+
+
+def test_after_damage_the_host_may_start_a_new_game_instead(tmp_path: Path) -> None:
+    journalled(tmp_path)
+    path = Journal(tmp_path).current_path()
+    assert path is not None
+    path.write_bytes(b"")
+    session = Session.resume(Journal(tmp_path))
+    host = log_in(create_app(session, web_settings()).test_client())
+    assert host.state()["damage"]["turn_number"] is None
+    response = host.post("/api/resume")
+    assert response.status_code == 409 and "start a new game" in response.get_json()["error"]
+    new = {"players": [{"name": "A", "seat": 1}, {"name": "B", "seat": 2}]}
+    assert host.post("/api/game", new).status_code == 200
+    assert host.state()["damage"] is None and host.state()["game"] is not None

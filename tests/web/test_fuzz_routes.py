@@ -36,7 +36,15 @@ FUZZ = settings(
 )
 
 #: Routes that change the game when the host's request is right.
-CHANGES = {"/api/game", "/api/turn", "/api/undo", "/api/confirm", "/api/dismiss", "/api/correct"}
+CHANGES = {
+    "/api/game",
+    "/api/turn",
+    "/api/undo",
+    "/api/confirm",
+    "/api/dismiss",
+    "/api/correct",
+    "/api/resume",
+}
 METHODS = ["GET", "POST", "HEAD", "OPTIONS", "PUT", "DELETE", "PATCH", "TRACE", "BREW"]
 
 

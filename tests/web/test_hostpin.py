@@ -25,11 +25,41 @@ def test_the_kept_pin_is_readable_by_its_owner_alone(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".*.tmp"))
 
 
-def test_a_damaged_pin_file_is_replaced_by_a_new_pin(tmp_path: Path) -> None:
-    (tmp_path / PIN_FILE).write_text("not a pin\n")
+@pytest.mark.parametrize(
+    "damaged",
+    [b"not a pin\n", b"", b"\xff\xfe12\n", b"12345\x00\n", b"1" * 100 + b"\n"],
+)
+def test_a_damaged_pin_file_is_replaced_by_a_new_pin_and_the_log_says_so(
+    tmp_path: Path, damaged: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / PIN_FILE).write_bytes(damaged)
     pin, path = kept_pin(tmp_path)
     assert PIN_PATTERN.fullmatch(pin)
     assert path.read_text().strip() == pin
+    assert caplog.messages == [f"{path} is damaged: a new host PIN replaces it"]
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660])
+def test_a_pin_file_others_may_read_is_made_the_owners_alone(
+    tmp_path: Path, mode: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / PIN_FILE
+    path.write_text("0427\n")
+    path.chmod(mode)
+    assert kept_pin(tmp_path) == ("0427", path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert caplog.messages == [
+        f"{path} could be read by other users (mode {mode:04o}): its mode is now 0600"
+    ]
+    assert "0427" not in caplog.text
+
+
+def test_a_good_private_pin_file_says_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    pin, _path = kept_pin(tmp_path)
+    assert kept_pin(tmp_path)[0] == pin
+    assert not caplog.messages
 
 
 def test_a_pin_set_by_hand_in_the_file_is_used(tmp_path: Path) -> None:

@@ -444,6 +444,46 @@
     }
   }
 
+  // ------------------------------------------------------------------ the saved game: not saved, damaged
+
+  function renderUnsaved(state) {
+    var box = clear(byId('unsaved'));
+    box.hidden = !state.unsaved;
+    if (!state.unsaved) return;
+    box.appendChild(el('h2', { text: 'Not saved' }));
+    box.appendChild(el('p', { class: 'question-reason', text: state.unsaved }));
+    box.appendChild(el('p', { class: 'hint', text: 'The last change was not made: make it again once the companion can save.' }));
+  }
+
+  function renderDamage(state) {
+    var box = byId('damage');
+    var damage = state.damage;
+    clear(box);
+    box.hidden = !damage;
+    if (!damage) return;
+    var host = state.you && state.you.host;
+    box.appendChild(el('h2', { text: 'The saved game is damaged' }));
+    box.appendChild(el('p', { class: 'question-reason', text: 'What is wrong: ' + damage.problem + '.' }));
+    if (damage.kept) {
+      box.appendChild(el('p', { class: 'hint', text: 'A copy of the damaged file is kept as ' + damage.kept
+        + ' in the companion’s state folder.' }));
+    }
+    if (!host) {
+      box.appendChild(el('p', { class: 'hint', text: 'The host chooses how to go on.' }));
+      return;
+    }
+    var actions = el('div', { class: 'actions' });
+    if (damage.turn_number !== null) {
+      actions.appendChild(el('button', { type: 'button', class: 'primary', id: 'btn-resume-saved',
+        text: damage.turn_number ? 'Resume after turn ' + damage.turn_number + ', the last good one'
+          : 'Resume the game as it was set up',
+        onclick: function () { if (api.resumeSaved) api.resumeSaved(); } }));
+    }
+    actions.appendChild(el('button', { type: 'button', id: 'btn-damage-new', text: 'Start a new game',
+      onclick: function () { if (api.newGame) api.newGame(); } }));
+    box.appendChild(actions);
+  }
+
   // ------------------------------------------------------------------ question
 
   function renderQuestion(state) {
@@ -718,6 +758,8 @@
   function render() {
     var state = current;
     renderBanner(state);
+    renderUnsaved(state);
+    renderDamage(state);
     renderQuestion(state);
     renderDisplay(state);
     renderPlayers(state);

@@ -55,6 +55,17 @@
   C.api.dismiss = function () {
     act('/api/dismiss', {}, 'Question dropped.').catch(function () {});
   };
+  C.api.resumeSaved = function () {
+    act('/api/resume', {}, 'Resumed at the last good turn.').then(resetBuilder, function () {});
+  };
+  C.api.newGame = function () {
+    var panel = byId('newgame-panel');
+    if (panel.hidden) {
+      panel.hidden = false;
+      fillNewGame();
+    }
+    panel.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  };
 
   // ------------------------------------------------------------------ login
 
