@@ -8,7 +8,6 @@ rulebook is silent or unclear are in docs/rules-tongiaki.md.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import random
 from collections import Counter
@@ -80,6 +79,27 @@ class State:
     ending: bool = False  # the last island or water tile is on the map
     seen: set[tuple[Any, ...]] = field(default_factory=set)  # positions met this turn
     news: list[str] = field(default_factory=list)  # what the last action made happen
+
+    def clone(self) -> State:
+        """A copy that shares nothing mutable with this state (undo snapshots)."""
+        return replace(
+            self,
+            names=list(self.names),
+            colours=list(self.colours),
+            supply=dict(self.supply),
+            royals=dict(self.royals),
+            hexes={
+                at: Hex(h.tile, h.rotation, [list(b) for b in h.boats], h.royal)
+                for at, h in self.hexes.items()
+            },
+            stack=list(self.stack),
+            removed=list(self.removed),
+            turn_counts=dict(self.turn_counts),
+            fleet=list(self.fleet),
+            received=list(self.received),
+            seen=set(self.seen),  # its keys are immutable tuples
+            news=list(self.news),
+        )
 
 
 @dataclass(frozen=True)
@@ -261,7 +281,7 @@ class Tongiaki:
             raise GameOver("The game is over.")
         action = self._normal(action)
         self._refuse(action)
-        before = copy.deepcopy(self.state)
+        before = self.state.clone()
         self.state.news = []
         try:
             self._apply(action)
