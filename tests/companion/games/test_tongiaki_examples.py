@@ -428,10 +428,11 @@ def test_the_last_water_tile_leaves_the_fleet_at_sea_and_the_game_ends() -> None
 
 
 def test_final_score_islands_with_a_boat_ties_by_islands_then_fewer_boats() -> None:
-    # Rosso and Blu both score 5; Rosso is on 2 islands (Tonga and i13), Blu on 1 (i15).
+    # Rosso and Blu both score 5; Rosso is on 2 islands (Tonga and i13), Blu on 1 (i15):
+    # Rosso wins although Blu has fewer boats on the map.
     game = laid(
         [
-            tile("tonga", 0, 0, boats=[["red"], [], [], [], [], []]),
+            tile("tonga", 0, 0, boats=[["red", "red"], ["red"], [], [], [], []]),
             tile("i13", 2, 0, boats=[["red"], []]),
             tile("i15", 4, 0, boats=[["blue", "blue"], [], []]),
         ]
