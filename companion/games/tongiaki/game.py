@@ -585,6 +585,9 @@ class Tongiaki:
                     f"That route only leads back to {action.island}: choose another migration."
                 )
         if isinstance(action, Land):
+            assert s.target is not None
+            if not 0 <= action.beach < len(self._island_hex(s.target).boats):
+                raise IllegalMove(f"{s.target} has no beach {action.beach}.")
             if action.colour not in s.fleet:
                 raise IllegalMove(f"The fleet has no {action.colour} boat.")
             if action.beach not in self._landing_beaches():
@@ -611,6 +614,11 @@ class Tongiaki:
             raise IllegalMove("You take a boat from the map only when your supply is empty.")
         if s.supply[me] == 0 and action.take is None:
             raise IllegalMove("Your supply is empty: name the boat you take from the map.")
+        if action.take is not None:
+            source = self._island_hex(action.take[0])
+            beach = action.take[1]
+            if source.royal or not 0 <= beach < len(source.boats) or me not in source.boats[beach]:
+                raise IllegalMove(f"You have no boat to take on beach {beach} of {action.take[0]}.")
         free = self._free_beaches(action.island)
         full = [b for b in action.beaches if b not in free]
         if full:

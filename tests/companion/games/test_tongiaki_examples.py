@@ -105,6 +105,8 @@ def test_with_every_boat_on_the_map_one_is_taken_from_any_island() -> None:
     assert game.state.supply["red"] == 0
     with pytest.raises(IllegalMove, match="name the boat you take"):
         game.push(Expand("i13", (1,)))
+    with pytest.raises(IllegalMove, match="no boat to take on beach 1 of i13"):
+        game.push(Expand("i13", (1,), take=("i13", 1)))
     game.push(Expand("i13", (1,), take=("tonga", 5)))
     assert boats(game, "tonga")[5] == ["red"]
     assert boats(game, "i13")[1] == ["red"]
@@ -204,6 +206,8 @@ def test_landing_puts_one_boat_on_every_beach_before_a_second() -> None:
     game = yellow_fills_a_four_berth_beach(["blue", "orange", "red"], ["yellow"])
     game.push(Migrate("i07", 0, 1))
     game.push(Land(0, "blue"))
+    with pytest.raises(IllegalMove, match="i13 has no beach 2"):
+        game.push(Land(2, "red"))
     with pytest.raises(IllegalMove, match="one boat of the fleet before any gets a second"):
         game.push(Land(0, "red"))
     game.push(Land(1, "red"))
@@ -443,3 +447,16 @@ def test_final_score_islands_with_a_boat_ties_by_islands_then_fewer_boats() -> N
         ("Blu", 5, 1),
     ]
     assert table.winners == ("Rosso",)
+
+
+def test_a_chain_back_at_a_position_it_passed_sends_the_full_beaches_boats_home() -> None:
+    # The rulebook is silent on boats sent to and fro between islands: when the chain meets a
+    # position it has already passed this turn, the boats of the full beaches go home.
+    game = laid([tile("i07", 0, 0, boats=[["blue", "orange", "red"], ["yellow"]])], to_move=2)
+    game.push(Expand("i07", (0,)))
+    assert game.state.step == "migrate" and len(game.state.seen) == 1
+    game._advance()  # the same position once more, as a chain coming round would meet it
+    assert boats(game, "i07") == [[], ["yellow"]]
+    assert game.state.supply == {"red": 15, "blue": 15, "yellow": 14, "orange": 15}
+    assert game.to_move() == "Arancio"
+    assert any("came round" in line for line in game.state.news)
