@@ -8,6 +8,7 @@ rulebook is silent or unclear are in docs/rules-tongiaki.md.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 from collections import Counter
@@ -143,7 +144,12 @@ class Tongiaki:
         `first` puts those tiles on top of the stack in that order; `position` starts from a map
         already laid (formats.md, "Tongiaki") instead of the opening placements on Tonga."""
         tiles = default_tiles()
-        on_map = {str(t.get("tile")) for t in (position or {}).get("map", [])}
+        laid = position.get("map") if isinstance(position, dict) else None
+        on_map = (
+            {t.get("tile") for t in laid if isinstance(t, dict)}
+            if isinstance(laid, list)
+            else set()
+        )
         for tile_id in first:
             if tile_id not in tiles.stack_ids:
                 raise IllegalMove(f"There is no tile {tile_id!r} in the stack.")
@@ -156,7 +162,7 @@ class Tongiaki:
             "stack": [*first, *rest],
         }
         if position is not None:
-            setup["position"] = position
+            setup["position"] = copy.deepcopy(position)
         return cls(cls._state_from_setup(setup, tiles), tiles, setup)
 
     @classmethod

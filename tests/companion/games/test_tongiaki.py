@@ -265,3 +265,33 @@ def test_bad_tile_data_is_one_sentence_naming_the_file(
     with pytest.raises(DataError, match=problem) as raised:
         parse_tiles(data, "my.toml")
     assert raised.value.message.startswith("my.toml: ")
+
+
+@pytest.mark.parametrize(
+    ("position", "problem"),
+    [
+        ("map", "needs a `map` list"),
+        ({"map": [7]}, "must be an object"),
+        ({"map": [{"tile": "i99", "q": 0, "r": 0}]}, "no tile 'i99'"),
+        ({"map": [{"tile": "i01", "q": 0, "r": "0"}]}, "whole-number q, r"),
+        ({"map": [{"tile": "i01", "q": 0, "r": 0}, {"tile": "i02", "q": 0, "r": 0}]}, "twice"),
+        ({"map": [{"tile": "i01", "q": 0, "r": 0, "boats": [["red"]]}]}, "one list of boats"),
+        ({"map": [{"tile": "i01", "q": 0, "r": 0, "boats": [["red", "red"], []]}]}, "is full"),
+        ({"map": [{"tile": "i01", "q": 0, "r": 0, "boats": [["pink"], []]}]}, "no player has"),
+        ({"map": [{"tile": "w01", "q": 0, "r": 0, "royal": "red"}]}, "cannot be a royal"),
+        (
+            {"map": [{"tile": "tonga", "q": 0, "r": 0, "boats": [["red"] * 3] + [[]] * 5}]},
+            "is full",
+        ),
+        ({"map": [], "to_move": 2}, "seat number"),
+    ],
+)
+def test_a_position_that_cannot_be_is_refused_in_one_sentence(position: Any, problem: str) -> None:
+    with pytest.raises((IllegalMove, MalformedMove), match=problem):
+        Tongiaki.new(["Ana", "Bo"], position=position)
+
+
+def test_a_position_with_more_boats_than_a_player_owns_is_refused() -> None:
+    tonga = tile("tonga", 0, 0, boats=[["red", "red"]] * 6)
+    with pytest.raises(IllegalMove, match="more than 15 boats"):
+        laid([tonga, tile("i13", 2, 0, boats=[["red", "red", "red", "red"], []])])
