@@ -295,3 +295,23 @@ def test_a_position_with_more_boats_than_a_player_owns_is_refused() -> None:
     tonga = tile("tonga", 0, 0, boats=[["red", "red"]] * 6)
     with pytest.raises(IllegalMove, match="more than 15 boats"):
         laid([tonga, tile("i13", 2, 0, boats=[["red", "red", "red", "red"], []])])
+
+
+def test_every_boat_is_in_the_supply_on_a_beach_in_a_royal_centre_or_in_the_landing_fleet() -> None:
+    for seed in range(4):
+        game = Tongiaki.new(["Ana", "Bo", "Cy", "Di", "Ed"], seed)
+        rng = random.Random(seed)
+        while not game.over:
+            game.push(rng.choice(game.legal_actions()))
+            s = game.state
+            for colour in s.colours:
+                where = s.supply[colour] + s.fleet.count(colour)
+                for h in s.hexes.values():
+                    where += sum(b.count(colour) for b in h.boats) + (h.royal == colour)
+                if not game.over:
+                    assert where == 15, (colour, game.events[-1])
+            assert all(n <= 2 for n in s.royals.values())
+            for h in s.hexes.values():
+                spec = default_tiles().spec(h.tile)
+                for b, boats in enumerate(h.boats):
+                    assert len(boats) <= spec.beaches[b].berths
