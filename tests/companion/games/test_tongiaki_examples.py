@@ -359,6 +359,21 @@ def test_with_no_boat_on_the_map_two_new_boats_on_tonga_or_one_anywhere() -> Non
     assert boats(game, "tonga")[0] == ["blue", "red"] and boats(game, "tonga")[3] == ["red"]
 
 
+def test_new_boats_do_not_expand_but_a_beach_they_fill_migrates() -> None:
+    game = laid(
+        [
+            tile("tonga", 0, 0, boats=[["blue", "blue"], [], [], [], [], []]),
+            tile("i13", 1, -1, royal="blue"),
+        ],
+        first=["w01", "i02"],
+    )
+    with pytest.raises(IllegalMove, match="royal island"):
+        game.push(Arrive("i13", (0,)))
+    game.push(Arrive("tonga", (0,)))
+    assert game.state.step == "migrate" and game.to_move() == "Rosso"
+    assert game.legal_actions() == [Migrate("tonga", 0, 0)]
+
+
 def test_new_boats_only_for_a_player_with_none_on_the_map() -> None:
     game = laid([tile("tonga", 0, 0, boats=[["red"], [], [], [], [], []])])
     with pytest.raises(IllegalMove, match="no boat on the map"):
