@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Self
 
 from companion.errors import CompanionError, DataError, GameOver, IllegalMove, MalformedMove
+from companion.games.base import Action as AnyAction
 from companion.games.base import PlayerScore, ScoreTable
 from companion.games.tongiaki.actions import (
     Action,
@@ -43,6 +44,8 @@ from companion.games.tongiaki.tiles import (
 
 #: The boats' colours, given to the players in seat order.
 COLOURS: tuple[str, ...] = ("red", "blue", "yellow", "orange", "green", "purple")
+#: Every kind of Tongiaki move (push refuses any other game's).
+TONGIAKI_ACTIONS = (Place, Expand, Arrive, Royal, Resettle, Migrate, Land, Lay)
 #: Royal islands one player may found in a game.
 MAX_ROYAL = 2
 
@@ -259,7 +262,10 @@ class Tongiaki:
             return f"{name}: place a boat on a beach of {s.target}"
         return "the game is over"
 
-    def legal_actions(self) -> list[Action]:
+    def legal_actions(self) -> list[AnyAction]:
+        return list(self._legal())
+
+    def _legal(self) -> list[Action]:
         s = self.state
         if s.step == "setup":
             start = self._find(self.tiles.start.id)
@@ -282,9 +288,11 @@ class Tongiaki:
             return [Place(s.target, b) for b in self._free_beaches(s.target)]
         return []
 
-    def push(self, action: Action) -> None:
+    def push(self, action: AnyAction) -> None:
         if self.over:
             raise GameOver("The game is over.")
+        if not isinstance(action, TONGIAKI_ACTIONS):
+            raise IllegalMove("That is not a Tongiaki move.")
         action = self._normal(action)
         self._refuse(action)
         before = self.state.clone()
@@ -297,7 +305,7 @@ class Tongiaki:
         self._undo.append((before, action))
         self.events.append({"type": "action", "action": action.to_json()})
 
-    def pop(self) -> Action:
+    def pop(self) -> AnyAction:
         if not self._undo:
             raise IllegalMove("There is no move to undo.")
         before, action = self._undo.pop()
@@ -369,7 +377,7 @@ class Tongiaki:
             "removed": list(s.removed),
             "news": list(s.news),
             "score": self.score().to_json(),
-            "legal": [a.to_json() for a in self.legal_actions()],
+            "legal": [a.to_json() for a in self._legal()],
         }
         if s.step == "land":
             view["fleet"] = {"island": s.target, "boats": list(s.fleet)}
@@ -604,7 +612,7 @@ class Tongiaki:
             raise IllegalMove("A tile is laid on an empty hex next to the map.")
         if isinstance(action, Lay) and not 0 <= action.rotation < 6:
             raise IllegalMove("A tile turns by 0 to 5 sixths.")
-        if action not in self.legal_actions():
+        if action not in self._legal():
             raise IllegalMove(f"That move is not open now: {self.phase()}.")
 
     def _refuse_expand(self, action: Expand, me: str) -> None:

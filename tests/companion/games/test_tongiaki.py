@@ -102,6 +102,16 @@ def test_an_illegal_move_changes_nothing_and_says_why_in_one_sentence() -> None:
         assert game.state == before and game.events == events
 
 
+def test_another_games_move_is_refused() -> None:
+    class Stranger:
+        def to_json(self) -> dict[str, Any]:
+            return {"type": "place"}
+
+    game = Tongiaki.new(["Ana", "Bo"])
+    with pytest.raises(IllegalMove, match="not a Tongiaki move"):
+        game.push(Stranger())
+
+
 def test_pop_undoes_the_last_move_and_the_log_records_it() -> None:
     game = Tongiaki.new(["Ana", "Bo"], seed=3)
     start = copy.deepcopy(game.state)
