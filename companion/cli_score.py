@@ -1,4 +1,4 @@
-"""`companion score GAME.json [--json]`: score a finished game file (formats.md)."""
+"""`companion score [--game G] GAME.json [--json]`: score a finished game file (formats.md)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import json
 
 from companion.gamefile import load_game_file
+from companion.games import DEFAULT_GAME, game_keys
 from companion.scoring import FinalScore, PlayerScore, score_game
 
 #: The rows of the readable table, in the rulebook's order: (label, what each cell shows).
@@ -24,6 +25,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion score`."""
     parser.add_argument("game", metavar="GAME.json", help="the game file (formats.md)")
     parser.add_argument("--json", action="store_true", help="print the score as one JSON object")
+    parser.add_argument(
+        "--game",
+        dest="game_key",
+        default=DEFAULT_GAME,
+        choices=game_keys(),
+        help=f"which game the file is of ({DEFAULT_GAME})",
+    )
 
 
 def _cell(score: PlayerScore, key: str) -> str:
@@ -60,6 +68,14 @@ def render_table(final: FinalScore) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Score the file and print the table or the JSON object."""
+    key = getattr(args, "game_key", DEFAULT_GAME)
+    if key != DEFAULT_GAME:
+        from companion.games.demo import render_score
+        from companion.games.files import score_game_file
+
+        table = score_game_file(key, args.game)
+        print(json.dumps(table.to_json(), ensure_ascii=False) if args.json else render_score(table))
+        return 0
     layout, players = load_game_file(args.game)
     final = score_game(layout, players)
     text = json.dumps(final.to_json(), ensure_ascii=False) if args.json else render_table(final)

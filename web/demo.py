@@ -29,6 +29,7 @@ from companion.bots import GreedyPlayer
 from companion.errors import CompanionError, DataError
 from companion.game import Seat, new_game, score_state
 from companion.gamefile import dump_game
+from companion.games import DEFAULT_GAME, game_keys
 from companion.reading import TableRead
 from companion.session import Session
 from companion.state import GameState
@@ -317,12 +318,18 @@ def _gate(clock: Any, *, fast: bool) -> Any:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
+        "--game",
+        default=DEFAULT_GAME,
+        choices=game_keys(),
+        help=f"which game the bots play ({DEFAULT_GAME})",
+    )
+    parser.add_argument(
         "--players",
         type=int,
         default=4,
-        choices=range(2, 6),
-        metavar="2-5",
-        help="how many simulated players (4)",
+        choices=range(2, 7),
+        metavar="2-6",
+        help="how many simulated players (4; Māori: 2-5)",
     )
     parser.add_argument("--seed", type=int, default=1, help="makes the game repeatable (1)")
     parser.add_argument(
@@ -353,6 +360,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.game != DEFAULT_GAME:
+        return _run_board_game(args)
+    if args.players > 5:
+        raise DataError("--players", "Māori is played by 2 to 5 players")
     from web.memory import tune_allocator
 
     tune_allocator()  # as `companion run` does: glibc's arenas capped, big frames given back
@@ -389,6 +400,19 @@ def run(args: argparse.Namespace) -> int:
             pass
         finally:
             server.close()
+    return 0
+
+
+def _run_board_game(args: argparse.Namespace) -> int:
+    """Bots play a whole game of Tongiaki (or another board game) through its interface."""
+    from companion.games.demo import run_demo
+
+    if not args.headless:
+        raise DataError("--game", f"the phone pages do not show {args.game} yet: add --headless")
+    if args.state_dir:
+        raise DataError("--state-dir", f"a {args.game} demo is not kept in a state directory")
+    save = Path(args.save_game) if args.save_game else None
+    print(run_demo(args.game, args.players, args.seed, as_json=args.json, save=save))
     return 0
 
 

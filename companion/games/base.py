@@ -106,3 +106,15 @@ class BoardGame(Protocol):
     def view(self) -> dict[str, Any]:
         """Everything a phone page shows, as JSON: players, whose turn, phase, map or track."""
         ...
+
+
+class ScoresFiles(Protocol):
+    """Optional: a game whose files (formats.md) hold more than an event log to score.
+
+    `companion score --game G FILE` calls `score_file` when the game's class has it, and
+    otherwise replays the file's `events`."""
+
+    @classmethod
+    def score_file(cls, data: Any, source: str) -> ScoreTable:
+        """The score of the parsed JSON `data`; a wrong file raises DataError naming `source`."""
+        ...
