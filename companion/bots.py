@@ -25,7 +25,7 @@ from companion.actions import (
 from companion.errors import IllegalMove
 from companion.rules import NEIGHBOURS_8, AdvancedRules, Rules
 from companion.scoring import islands, tally
-from companion.state import SHIP_POSITIONS, GameState, Placed, PlayerState
+from companion.state import MAX_STEPS, SHIP_POSITIONS, GameState, Placed, PlayerState
 from companion.tiles import EDGE_OFFSET, OPPOSITE
 
 Slot = Cell | None
@@ -89,7 +89,7 @@ class RandomPlayer:
         action: Action = Pass()
         path: tuple[Cell, ...] = ()
         # Mostly stay within the free steps; now and then pay shells to go further.
-        reach = min(boats + player.shells, SHIP_POSITIONS)
+        reach = min(boats + player.shells, MAX_STEPS)
         steps = rng.randint(1, reach if rng.random() < 0.2 else min(boats, reach) or reach)
         move_cost = max(0, steps - boats)
         position = (state.ship + steps) % SHIP_POSITIONS

@@ -26,7 +26,14 @@ from companion.actions import (
 )
 from companion.errors import GameOver, IllegalMove, MalformedMove
 from companion.scoring import boat_count
-from companion.state import DISPLAY_SIZE, SHIP_POSITIONS, GameState, Placed, PlayerState
+from companion.state import (
+    DISPLAY_SIZE,
+    MAX_STEPS,
+    SHIP_POSITIONS,
+    GameState,
+    Placed,
+    PlayerState,
+)
 from companion.tiles import EDGE_OFFSET, OPPOSITE, ROTATIONS, Meaning
 
 EDGE_NAMES = {"N": "north", "E": "east", "S": "south", "W": "west"}
@@ -196,7 +203,7 @@ class Rules:
         player = state.mover
         boats = self.boats(state, player)
         out = []
-        for steps in range(1, min(boats + player.shells, SHIP_POSITIONS) + 1):
+        for steps in range(1, min(boats + player.shells, MAX_STEPS) + 1):
             position = (state.ship + steps) % SHIP_POSITIONS
             move_cost = max(0, steps - boats)
             takes = tuple(
@@ -260,6 +267,10 @@ class Rules:
         steps = turn.steps
         if type(steps) is not int or steps < 1:
             raise MalformedMove("The explorer ship must move at least 1 step.")
+        if steps > MAX_STEPS:
+            raise IllegalMove(
+                f"The explorer ship moves less than a full circle: at most {MAX_STEPS} steps."
+            )
         boats = self.boats(state, player)
         move_cost = max(0, steps - boats)
         if move_cost > player.shells:

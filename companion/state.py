@@ -16,6 +16,8 @@ from companion.tiles import Meaning
 
 DISPLAY_SIZE = 4
 SHIP_POSITIONS = 16
+#: A move stays below a full circle: 16 steps would bring the ship back where it stood.
+MAX_STEPS = SHIP_POSITIONS - 1
 SHELLS_TOTAL = 30
 START_SHELLS = 5
 

@@ -25,7 +25,7 @@ from companion.actions import (
 from companion.errors import IllegalMove, MalformedMove
 from companion.reading import EMPTY, CellRead, SeatRead, TableRead
 from companion.rules import AdvancedRules, Rules, at, touching
-from companion.state import DISPLAY_SIZE, SHIP_POSITIONS, GameState, Placed, PlayerState
+from companion.state import DISPLAY_SIZE, MAX_STEPS, SHIP_POSITIONS, GameState, Placed, PlayerState
 
 #: Where a change can be seen: ("display", r, c), ("board", r, c) or ("storage", 0, 0).
 Place = tuple[str, int, int]
@@ -168,11 +168,13 @@ def _other_boards_changed(state: GameState, read: TableRead) -> str | None:
 
 
 def _step_options(rules: Rules, state: GameState, ship: int | None) -> list[int]:
+    """The explorer ship's possible steps: all it can afford when unseen, else the one seen
+    (none when it stands where it stood)."""
     if ship is None:
-        reach = min(rules.boats(state, state.mover) + state.mover.shells, SHIP_POSITIONS)
+        reach = min(rules.boats(state, state.mover) + state.mover.shells, MAX_STEPS)
         return list(range(1, reach + 1))
     steps = (ship - state.ship) % SHIP_POSITIONS
-    return [steps or SHIP_POSITIONS]
+    return [steps] if steps else []
 
 
 def _actions(
@@ -294,8 +296,12 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
     other = _other_boards_changed(state, read)
     if other:
         return Refused(other)
-    obs = _observe(state, player, read)
     steps_options = _step_options(rules, state, read.ship)
+    if not steps_options:
+        return Refused(
+            "The explorer ship stands where it stood: the ship must move at least one step."
+        )
+    obs = _observe(state, player, read)
     fitting: list[Turn] = []
     for action, effects in _actions(state, rules, obs):
         fits, drawn = _fits(state, obs, effects)

@@ -100,6 +100,23 @@ def test_the_ship_must_move() -> None:
         game.push(Turn(0, Pass()))
 
 
+@pytest.mark.parametrize("steps", [16, 17])
+def test_a_move_stays_below_a_full_circle(steps: int) -> None:
+    game = make_game()
+    game.state.players[0].shells = 20
+    assert refusal(game, Turn(steps, Pass())) == (
+        "The explorer ship moves less than a full circle: at most 15 steps."
+    )
+
+
+def test_the_reach_map_stops_below_a_full_circle() -> None:
+    game = make_game(ship=3)
+    game.state.players[0].shells = 20
+    steps = [r.steps for r in game.reach_map()]
+    assert steps == list(range(1, 16))
+    assert 3 not in [r.position for r in game.reach_map()]
+
+
 def test_boats_on_the_board_at_the_start_of_the_turn_count() -> None:
     game = make_game()
     lay(game, 0, (3, 3), "water-boat2")

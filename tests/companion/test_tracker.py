@@ -80,6 +80,18 @@ def test_a_tile_that_cost_too_much_is_refused_with_the_cost() -> None:
     assert verdict.reason.startswith("Moving 6 steps with 2 boats")
 
 
+@pytest.mark.parametrize("shells", [5, 14])
+def test_a_ship_that_did_not_move_is_refused_and_costs_nothing(shells: int) -> None:
+    game = make_game(ship=15)
+    game.state.players[0].shells = shells
+    state = game.state.copy()
+    state.ship = 15  # the table shows the explorer ship where it stood
+    verdict = infer_turn(game.rules, game.state, read_of_state(state))
+    assert verdict == Refused(
+        "The explorer ship stands where it stood: the ship must move at least one step."
+    )
+
+
 def test_another_players_board_must_not_change() -> None:
     game = make_game(ship=15)
     read = read_of_state(after(game, Turn(1, Pass())))
