@@ -477,7 +477,7 @@ class Rules:
             player.board[r][c] = None
             state.box.append(plan.tile)
         player.ship = plan.ship_after
-        final_started = self._end_turn(state, isinstance(action, Pass))
+        final_started = self._end_turn(state)
         return TurnRecord(
             index,
             player.name,
@@ -493,28 +493,26 @@ class Rules:
             state.over,
         )
 
-    def _end_turn(self, state: GameState, quiet: bool) -> bool:
+    def _end_turn(self, state: GameState) -> bool:
         """Advance to the next player; start the final round or end the game when due."""
         state.turn_number += 1
         started = False
         if state.final_round_from is None and (
-            not state.empty_cells(state.mover) or self._tiles_exhausted(state)
+            not state.empty_cells(state.mover) or self.tiles_exhausted(state)
         ):
             state.final_round_from = state.to_move
             started = True
-        state.quiet_turns = state.quiet_turns + 1 if quiet and not state.stack else 0
         state.to_move = (state.to_move + 1) % len(state.players)
-        if state.to_move == state.final_round_from or state.quiet_turns >= len(state.players):
+        if state.to_move == state.final_round_from:
             state.over = True
         return started
 
-    def _tiles_exhausted(self, state: GameState) -> bool:
-        """No tile can ever be taken again: the stack is empty and the display holds none."""
+    def tiles_exhausted(self, state: GameState) -> bool:
+        """No tile can ever be taken again: the stack is empty and no ship position reaches a
+        display tile (the display holds none, or only volcanoes and tiles behind them)."""
         if state.stack:
             return False
-        return all(
-            tile is None or self.is_volcano(state, tile) for row in state.display for tile in row
-        )
+        return not any(self.takeable(state, position) for position in range(SHIP_POSITIONS))
 
 
 class AdvancedRules(Rules):

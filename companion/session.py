@@ -281,9 +281,12 @@ class Session:
             self.question = None
             self._note("turn", record.describe(), record.name)
             if record.final_round_started and not game.over:
-                self._note(
-                    "note", f"{record.name}'s board is full: everybody else has one more turn."
+                why = (
+                    f"{record.name}'s board is full"
+                    if not game.state.empty_cells(game.state.players[record.player])
+                    else "No tile can be taken any more"
                 )
+                self._note("note", f"{why}: everybody else has one more turn.")
             if game.over:
                 winners = " and ".join(score_state(game.state).winners)
                 self._note(

@@ -341,6 +341,31 @@ def test_the_game_also_ends_when_no_tile_can_ever_be_taken_again() -> None:
     assert game.over
 
 
+def test_tiles_hidden_behind_volcanoes_from_every_side_start_the_final_round() -> None:
+    game = make_game(ship=15)
+    display: list[list[str | None]] = [[None] * 4 for _ in range(4)]
+    display[1][1] = "water"  # every line towards it passes a volcano first
+    for cell in ((0, 1), (1, 0), (2, 1), (1, 2)):
+        display[cell[0]][cell[1]] = "volcano"
+    game.state.display = display
+    game.state.stack.clear()
+    record = game.push(Turn(1, Pass()))
+    assert record.final_round_started and not game.over
+    game.push(Turn(1, Pass()))
+    assert game.over
+
+
+def test_passing_with_the_stack_empty_does_not_end_the_game() -> None:
+    game = make_game(names=("Red", "Blue", "Green"), ship=15)
+    game.state.stack.clear()
+    for _ in range(9):  # three rounds in which nobody does anything
+        record = game.push(Turn(1, Pass()))
+        assert not record.final_round_started
+    assert not game.over
+    # the tiles still on display can be taken and the game goes on to a full board
+    assert game.reach_map()[0].takes
+
+
 # ------------------------------------------------------------ variants
 
 

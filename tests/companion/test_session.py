@@ -90,6 +90,19 @@ def test_undo_and_manual_play() -> None:
     assert [e["kind"] for e in session.view()["log"]] == ["setup", "turn", "undo"]
 
 
+def test_the_log_says_why_the_final_round_starts() -> None:
+    session = started()
+    assert session.game is not None
+    state = session.game.state
+    state.stack.clear()
+    state.display = [[None] * 4 for _ in range(4)]
+    state.display[0][0] = "water"
+    session.play(Turn(1, TakeToBoard((0, 0), (0, 0))))
+    assert session.view()["log"][-1]["text"] == (
+        "No tile can be taken any more: everybody else has one more turn."
+    )
+
+
 def test_subscribers_wake_on_every_change() -> None:
     session = started()
     sub = session.subscribe()
