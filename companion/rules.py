@@ -114,6 +114,7 @@ class TurnRecord:
     tile: str | None
     final_round_started: bool
     game_over: bool
+    own_ship_from: Cell | None = None
 
     @property
     def paid(self) -> int:
@@ -142,6 +143,10 @@ class TurnRecord:
             parts.append("did nothing else")
         if self.path_cost:
             parts.append(f"moved their own ship {plural(self.path_cost, 'step')} for shells")
+        ship_to = self.turn.ship_to
+        if ship_to is not None:
+            stayed = ship_to == self.own_ship_from and not self.path_cost
+            parts.append(f"{'left' if stayed else 'put'} their own ship on {at(ship_to)}")
         if self.gained:
             parts.append(f"gained {plural(self.gained, 'shell')}")
         return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
@@ -476,6 +481,7 @@ class Rules:
             r, c = action.cell
             player.board[r][c] = None
             state.box.append(plan.tile)
+        own_ship_from = player.ship
         player.ship = plan.ship_after
         final_started = self._end_turn(state)
         return TurnRecord(
@@ -491,6 +497,7 @@ class Rules:
             plan.tile,
             final_started,
             state.over,
+            own_ship_from,
         )
 
     def _end_turn(self, state: GameState) -> bool:
@@ -610,7 +617,8 @@ class AdvancedRules(Rules):
 
 
 class ProRules(AdvancedRules):
-    """Profispiel: the player ship always goes onto the tile just laid."""
+    """Profispiel: the player ship always goes onto the tile just laid, and never moves
+    otherwise (a `ship_to` naming where it stands anyway is allowed)."""
 
     variant = Variant.PRO
 
@@ -622,11 +630,17 @@ class ProRules(AdvancedRules):
         placed_cell: Cell | None,
         ship: Cell | None,
     ) -> Cell | None:
-        if turn.ship_to is not None and turn.ship_to != placed_cell:
+        after = placed_cell if placed_cell is not None else ship
+        if turn.ship_to is not None and turn.ship_to != after:
+            if placed_cell is None:
+                raise IllegalMove(
+                    "In the Profispiel the player ship only moves when a tile is laid on the "
+                    "board, and then onto that tile."
+                )
             raise IllegalMove(
                 "In the Profispiel the ship goes onto the tile just laid and nowhere else."
             )
-        return placed_cell if placed_cell is not None else ship
+        return after
 
 
 RULES: dict[Variant, type[Rules]] = {

@@ -410,9 +410,25 @@ def test_pro_ship_always_goes_onto_the_tile_just_laid() -> None:
     game.push(Turn(1, TakeToBoard((0, 0), (1, 0))))
     assert game.state.players[0].ship == (1, 0)
     game.push(Turn(1, Pass()))
-    assert refusal(game, Turn(1, Pass(), ship_to=(0, 0))) == (
+    assert refusal(game, Turn(1, TakeToBoard((0, 2), (2, 0)), ship_to=(0, 0))) == (
         "In the Profispiel the ship goes onto the tile just laid and nowhere else."
     )
+
+
+@pytest.mark.parametrize("action", [Pass(), TakeToStorage((0, 0)), Discard((1, 1))])
+def test_pro_ship_stays_when_no_tile_is_laid(action: Pass | TakeToStorage | Discard) -> None:
+    game = make_game(variant=Variant.PRO, ship=15)
+    lay(game, 0, (0, 0), "water")
+    lay(game, 0, (1, 1), "water-boat")
+    game.state.players[0].ship = (0, 0)
+    message = refusal(game, Turn(1, action, ship_to=(1, 1)))
+    assert message == (
+        "In the Profispiel the player ship only moves when a tile is laid on the board, "
+        "and then onto that tile."
+    )
+    assert "just laid" not in message
+    game.push(Turn(1, action, ship_to=(0, 0)))  # naming where it stands anyway is no move
+    assert game.state.players[0].ship == (0, 0)
 
 
 def test_the_base_game_has_no_player_ships() -> None:

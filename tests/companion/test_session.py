@@ -6,11 +6,12 @@ import threading
 
 import pytest
 
-from companion.actions import Pass, TakeToBoard, Turn
+from companion.actions import Pass, TakeToBoard, Turn, Variant
 from companion.errors import IllegalMove
 from companion.game import Seat
 from companion.reading import UNKNOWN, CellRead
 from companion.session import Phase, Session
+from companion.state import Placed
 from companion.tracker import read_of_state
 from tests.companion.conftest import PLAIN_DISPLAY
 from tests.companion.test_tracker import with_cell
@@ -71,6 +72,31 @@ def test_a_doubtful_read_becomes_a_question_the_host_answers() -> None:
     index = next(i for i, c in enumerate(choices) if c["action"]["rotation"] == 90)
     record = session.confirm(index)
     assert record.turn == turn and session.phase is Phase.PLAYING
+
+
+def test_the_host_says_where_an_unseen_player_ship_stands() -> None:
+    session = Session(clock=lambda: 1000.0)
+    session.start_game(
+        [Seat("Red", 1), Seat("Blue", 2)],
+        start_player=1,
+        ship=15,
+        display=PLAIN_DISPLAY,
+        seed=3,
+        variant=Variant.ADVANCED,
+    )
+    assert session.game is not None
+    red = session.game.state.players[0]
+    red.board[0][0] = red.board[3][3] = Placed("end-bare")
+    red.ship = (0, 0)
+    session.observe(table_after(session, Turn(1, Pass(), ship_to=(3, 3))))
+    assert session.phase is Phase.CONFIRM
+    texts = [c["text"] for c in session.view()["question"]["choices"]]
+    assert texts == [
+        "Red moved the ship 1 step, did nothing else and left their own ship on row 1, column 1",
+        "Red moved the ship 1 step, did nothing else and put their own ship on row 4, column 4",
+    ]
+    record = session.confirm(1)
+    assert record.turn.ship_to == (3, 3) and session.game.state.players[0].ship == (3, 3)
 
 
 def test_the_host_can_correct_a_cell_and_the_read_is_judged_again() -> None:
