@@ -9,6 +9,7 @@ turns the rules accept.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Protocol
 
 from companion.actions import (
@@ -23,9 +24,9 @@ from companion.actions import (
     Variant,
 )
 from companion.errors import IllegalMove
-from companion.rules import NEIGHBOURS_8, AdvancedRules, Rules
+from companion.rules import NEIGHBOURS_8, AdvancedRules, Rules, touching
 from companion.scoring import islands, tally
-from companion.state import SHIP_POSITIONS, GameState, Placed, PlayerState
+from companion.state import MAX_STEPS, SHIP_POSITIONS, GameState, Placed, PlayerState
 from companion.tiles import EDGE_OFFSET, OPPOSITE
 
 Slot = Cell | None
@@ -89,7 +90,7 @@ class RandomPlayer:
         action: Action = Pass()
         path: tuple[Cell, ...] = ()
         # Mostly stay within the free steps; now and then pay shells to go further.
-        reach = min(boats + player.shells, SHIP_POSITIONS)
+        reach = min(boats + player.shells, MAX_STEPS)
         steps = rng.randint(1, reach if rng.random() < 0.2 else min(boats, reach) or reach)
         move_cost = max(0, steps - boats)
         position = (state.ship + steps) % SHIP_POSITIONS
@@ -181,6 +182,46 @@ class GreedyPlayer:
         return t.palms_no_hut + t.palms_hut + t.leis + t.empty + 0.3 * t.boat_count + hope
 
     def choose(self, rules: Rules, state: GameState) -> Turn:
+        turn = self._choose(rules, state)
+        if state.variant is Variant.ADVANCED:
+            turn = self._free_move(rules, state, turn)
+        return turn
+
+    @staticmethod
+    def _free_move(rules: Rules, state: GameState, turn: Turn) -> Turn:
+        """Fortgeschrittenenspiel: after the action, put the player ship on the tile with the
+        most free fields around it, so the next tile has somewhere to go."""
+        player = state.mover
+        board = [row[:] for row in player.board]
+        action = turn.action
+        if isinstance(action, TakeToBoard | StorageToBoard):
+            board[action.cell[0]][action.cell[1]] = Placed("")
+        if isinstance(action, Discard):
+            board[action.cell[0]][action.cell[1]] = None
+
+        def room(cell: Cell) -> int:
+            r, c = cell
+            return sum(
+                1
+                for dr, dc in NEIGHBOURS_8
+                if state.layout.playable((r + dr, c + dc)) and board[r + dr][c + dc] is None
+            )
+
+        stays = rules.check(state, turn).ship_after
+        tiles = [(r, c) for r, row in enumerate(board) for c, p in enumerate(row) if p]
+        if stays is None or not tiles:
+            return turn
+        best = max(tiles, key=room)
+        if room(best) <= room(stays):
+            return turn
+        moved = Turn(turn.steps, action, turn.ship_path, best, turn.drawn)
+        try:
+            rules.check(state, moved)
+        except IllegalMove:
+            return turn
+        return moved
+
+    def _choose(self, rules: Rules, state: GameState) -> Turn:
         player = state.mover
         base = self.value(state, player.board)
         cells = placement_cells(rules, state, player, player.shells)
@@ -228,4 +269,40 @@ class GreedyPlayer:
                 return turn
             except IllegalMove:
                 pass
+        if player.storage is not None:
+            # A stored tile that fits nowhere good blocks every take: lay the least bad tile
+            # rather than wait for ever.
+            for _, turn in candidates:
+                try:
+                    rules.check(state, turn)
+                except IllegalMove:
+                    continue
+                return turn
+        if not cells or player.storage is not None:
+            # Boxed in by their own tiles (or by strict matching): free a field, as people do.
+            freed = self._free_a_field(rules, state, player)
+            if freed is not None:
+                return freed
         return fallback_turn(rules, state)
+
+    def _free_a_field(self, rules: Rules, state: GameState, player: PlayerState) -> Turn | None:
+        """Remove the tile (beside the player ship, in the variants) whose loss costs the board
+        least."""
+        tiles = _tiles_on(player)
+        if player.ship is not None:
+            tiles = [cell for cell in tiles if touching(cell, player.ship)]
+        beside = tiles
+
+        def kept(cell: Cell) -> float:
+            board = [row[:] for row in player.board]
+            board[cell[0]][cell[1]] = None
+            return self.value(state, board)
+
+        for cell in sorted(beside, key=kept, reverse=True):
+            turn = replace(fallback_turn(rules, state), action=Discard(cell))
+            try:
+                rules.check(state, turn)
+            except IllegalMove:
+                continue
+            return turn
+        return None

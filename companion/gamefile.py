@@ -2,11 +2,12 @@
 
 A game file is JSON: an optional `board_side` ("front" or "atoll", default front), an optional
 `layout` (rows, cols, printed_boats, map; default the bundled layout of that side) and
-`players`, 1 to 5 of them (the game seats 2 to 5; one player is accepted so a single board
-can be scored), each with `name`, `shells` (wooden shells held), an optional `storage` tile
-and `board`: `rows` rows of `cols` cells from seat north, each a tile meaning as it lies or
-null. Unknown keys are ignored unless they look like a misspelt `board_side` or `layout` (which
-would change the result silently); an unknown key inside a tile is always an error.
+`players`, 1 to 5 of them (the game seats 2 to 5, at most 4 on the atoll side; one player is
+accepted so a single board can be scored), each with `name`, `shells` (wooden shells held),
+an optional `storage` tile and `board`: `rows` rows of `cols` cells from seat north, each a
+tile meaning as it lies or null. Unknown keys are ignored unless they look like a misspelt
+`board_side` or `layout` (which would change the result silently); an unknown key inside a
+tile is always an error.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from companion.catalogue import BOARD_SIDES, BoardLayout, default_boards, parse_layout, shown
 from companion.errors import DataError
+from companion.game import MAX_PLAYERS_ATOLL
 from companion.scoring import PlayerBoard
 from companion.tiles import Kind, Meaning
 
@@ -177,6 +179,12 @@ def parse_game(data: Any, source: str) -> tuple[BoardLayout, list[PlayerBoard]]:
     players = data.get("players")
     if not isinstance(players, list) or not 1 <= len(players) <= MAX_PLAYERS:
         raise DataError(source, f"players must be a list of 1 to {MAX_PLAYERS} players")
+    if side == "atoll" and len(players) > MAX_PLAYERS_ATOLL:
+        raise DataError(
+            source,
+            f"the atoll side is played by at most {MAX_PLAYERS_ATOLL} players, "
+            f"but the game has {len(players)}",
+        )
     parsed = [_player(p, i, layout, source) for i, p in enumerate(players)]
     seen: dict[str, int] = {}
     for i, p in enumerate(parsed):

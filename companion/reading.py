@@ -54,10 +54,12 @@ Grid = tuple[tuple[CellRead | None, ...], ...]
 
 @dataclass(frozen=True, slots=True)
 class SeatRead:
-    """One seat's board (rows from seat north, None for non-playable cells) and storage."""
+    """One seat's board (rows from seat north, None for non-playable cells), storage, and the
+    cell the player ship stands on (variants; None: not seen)."""
 
     cells: Grid
     storage: CellRead | None = None
+    player_ship: Cell | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -65,6 +67,8 @@ class SeatRead:
         }
         if self.storage is not None:
             out["storage"] = self.storage.to_json()
+        if self.player_ship is not None:
+            out["player_ship"] = list(self.player_ship)
         return out
 
 
@@ -100,6 +104,15 @@ def cell_from_json(data: object) -> CellRead | None:
     return CellRead.from_json(data)
 
 
+def player_ship_from_json(data: object) -> Cell | None:
+    """Parse a seat's `player_ship`: a [row, column] pair, or None when not seen."""
+    if data is None:
+        return None
+    if isinstance(data, list) and len(data) == 2 and all(type(v) is int for v in data):
+        return (data[0], data[1])
+    raise ValueError(f"player_ship must be a [row, column] pair, not {data!r}")
+
+
 def table_from_json(data: dict[str, Any]) -> TableRead:
     """Parse the object `companion read --json` prints (for recorded reads and tests)."""
     display = data["display"]
@@ -107,6 +120,7 @@ def table_from_json(data: dict[str, Any]) -> TableRead:
         int(seat): SeatRead(
             tuple(tuple(cell_from_json(c) for c in row) for row in entry["cells"]),
             cell_from_json(entry.get("storage")),
+            player_ship_from_json(entry.get("player_ship")),
         )
         for seat, entry in data.get("seats", {}).items()
     }

@@ -26,7 +26,14 @@ from companion.actions import (
 )
 from companion.errors import GameOver, IllegalMove, MalformedMove
 from companion.scoring import boat_count
-from companion.state import DISPLAY_SIZE, SHIP_POSITIONS, GameState, Placed, PlayerState
+from companion.state import (
+    DISPLAY_SIZE,
+    MAX_STEPS,
+    SHIP_POSITIONS,
+    GameState,
+    Placed,
+    PlayerState,
+)
 from companion.tiles import EDGE_OFFSET, OPPOSITE, ROTATIONS, Meaning
 
 EDGE_NAMES = {"N": "north", "E": "east", "S": "south", "W": "west"}
@@ -107,6 +114,7 @@ class TurnRecord:
     tile: str | None
     final_round_started: bool
     game_over: bool
+    own_ship_from: Cell | None = None
 
     @property
     def paid(self) -> int:
@@ -135,6 +143,10 @@ class TurnRecord:
             parts.append("did nothing else")
         if self.path_cost:
             parts.append(f"moved their own ship {plural(self.path_cost, 'step')} for shells")
+        ship_to = self.turn.ship_to
+        if ship_to is not None:
+            stayed = ship_to == self.own_ship_from and not self.path_cost
+            parts.append(f"{'left' if stayed else 'put'} their own ship on {at(ship_to)}")
         if self.gained:
             parts.append(f"gained {plural(self.gained, 'shell')}")
         return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
@@ -196,7 +208,7 @@ class Rules:
         player = state.mover
         boats = self.boats(state, player)
         out = []
-        for steps in range(1, min(boats + player.shells, SHIP_POSITIONS) + 1):
+        for steps in range(1, min(boats + player.shells, MAX_STEPS) + 1):
             position = (state.ship + steps) % SHIP_POSITIONS
             move_cost = max(0, steps - boats)
             takes = tuple(
@@ -260,6 +272,10 @@ class Rules:
         steps = turn.steps
         if type(steps) is not int or steps < 1:
             raise MalformedMove("The explorer ship must move at least 1 step.")
+        if steps > MAX_STEPS:
+            raise IllegalMove(
+                f"The explorer ship moves less than a full circle: at most {MAX_STEPS} steps."
+            )
         boats = self.boats(state, player)
         move_cost = max(0, steps - boats)
         if move_cost > player.shells:
@@ -465,8 +481,9 @@ class Rules:
             r, c = action.cell
             player.board[r][c] = None
             state.box.append(plan.tile)
+        own_ship_from = player.ship
         player.ship = plan.ship_after
-        final_started = self._end_turn(state, isinstance(action, Pass))
+        final_started = self._end_turn(state)
         return TurnRecord(
             index,
             player.name,
@@ -480,30 +497,29 @@ class Rules:
             plan.tile,
             final_started,
             state.over,
+            own_ship_from,
         )
 
-    def _end_turn(self, state: GameState, quiet: bool) -> bool:
+    def _end_turn(self, state: GameState) -> bool:
         """Advance to the next player; start the final round or end the game when due."""
         state.turn_number += 1
         started = False
         if state.final_round_from is None and (
-            not state.empty_cells(state.mover) or self._tiles_exhausted(state)
+            not state.empty_cells(state.mover) or self.tiles_exhausted(state)
         ):
             state.final_round_from = state.to_move
             started = True
-        state.quiet_turns = state.quiet_turns + 1 if quiet and not state.stack else 0
         state.to_move = (state.to_move + 1) % len(state.players)
-        if state.to_move == state.final_round_from or state.quiet_turns >= len(state.players):
+        if state.to_move == state.final_round_from:
             state.over = True
         return started
 
-    def _tiles_exhausted(self, state: GameState) -> bool:
-        """No tile can ever be taken again: the stack is empty and the display holds none."""
+    def tiles_exhausted(self, state: GameState) -> bool:
+        """No tile can ever be taken again: the stack is empty and no ship position reaches a
+        display tile (the display holds none, or only volcanoes and tiles behind them)."""
         if state.stack:
             return False
-        return all(
-            tile is None or self.is_volcano(state, tile) for row in state.display for tile in row
-        )
+        return not any(self.takeable(state, position) for position in range(SHIP_POSITIONS))
 
 
 class AdvancedRules(Rules):
@@ -601,7 +617,8 @@ class AdvancedRules(Rules):
 
 
 class ProRules(AdvancedRules):
-    """Profispiel: the player ship always goes onto the tile just laid."""
+    """Profispiel: the player ship always goes onto the tile just laid, and never moves
+    otherwise (a `ship_to` naming where it stands anyway is allowed)."""
 
     variant = Variant.PRO
 
@@ -613,11 +630,17 @@ class ProRules(AdvancedRules):
         placed_cell: Cell | None,
         ship: Cell | None,
     ) -> Cell | None:
-        if turn.ship_to is not None and turn.ship_to != placed_cell:
+        after = placed_cell if placed_cell is not None else ship
+        if turn.ship_to is not None and turn.ship_to != after:
+            if placed_cell is None:
+                raise IllegalMove(
+                    "In the Profispiel the player ship only moves when a tile is laid on the "
+                    "board, and then onto that tile."
+                )
             raise IllegalMove(
                 "In the Profispiel the ship goes onto the tile just laid and nowhere else."
             )
-        return placed_cell if placed_cell is not None else ship
+        return after
 
 
 RULES: dict[Variant, type[Rules]] = {

@@ -369,7 +369,12 @@ class Session:
             planned = game.rules.apply(after, turn)
             entries = [self._entry("turn", planned.describe(), planned.name)]
             if planned.final_round_started and not after.over:
-                text = f"{planned.name}'s board is full: everybody else has one more turn."
+                why = (
+                    f"{planned.name}'s board is full"
+                    if not after.empty_cells(after.players[planned.player])
+                    else "No tile can be taken any more"
+                )
+                text = f"{why}: everybody else has one more turn."
                 entries.append(self._entry("note", text, after=len(entries)))
             if after.over:
                 winners = " and ".join(score_state(after).winners)

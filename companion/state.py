@@ -16,6 +16,8 @@ from companion.tiles import Meaning
 
 DISPLAY_SIZE = 4
 SHIP_POSITIONS = 16
+#: A move stays below a full circle: 16 steps would bring the ship back where it stood.
+MAX_STEPS = SHIP_POSITIONS - 1
 SHELLS_TOTAL = 30
 START_SHELLS = 5
 
@@ -100,7 +102,6 @@ class GameState:
     box: list[str] = field(default_factory=list)
     turn_number: int = 0
     final_round_from: int | None = None
-    quiet_turns: int = 0
     over: bool = False
 
     def copy(self) -> GameState:
@@ -120,7 +121,6 @@ class GameState:
             self.box[:],
             self.turn_number,
             self.final_round_from,
-            self.quiet_turns,
             self.over,
         )
 
@@ -175,7 +175,6 @@ class GameState:
             "box": self.box[:],
             "turn_number": self.turn_number,
             "final_round_from": self.final_round_from,
-            "quiet_turns": self.quiet_turns,
             "over": self.over,
         }
 
@@ -199,7 +198,6 @@ class GameState:
                 box=[str(t) for t in data.get("box", [])],
                 turn_number=int(data.get("turn_number", 0)),
                 final_round_from=data.get("final_round_from"),
-                quiet_turns=int(data.get("quiet_turns", 0)),
                 over=bool(data.get("over", False)),
             )
         except DataError:

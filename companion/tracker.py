@@ -5,12 +5,17 @@ exactly what the camera sees (cells it could not see are compatible with anythin
 turn is accepted; several, or a change hidden under an unknown cell, become a question for the
 host (never a guess); a table that shows an illegal turn is refused with the rules' own
 sentence; a table that cannot be read well enough asks the player to clear it and press again.
+
+The player ship of the variants is taken from the read when the reader reports it
+(`SeatRead.player_ship`). In the Fortgeschrittenenspiel it may move freely after every action,
+so while it is not seen every tile it could stand on becomes a choice for the host; shells for
+its paid steps are only charged from a position the game knows, never from a guessed one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from companion.actions import (
     Action,
@@ -24,8 +29,8 @@ from companion.actions import (
 )
 from companion.errors import IllegalMove, MalformedMove
 from companion.reading import EMPTY, CellRead, SeatRead, TableRead
-from companion.rules import AdvancedRules, Rules, at, touching
-from companion.state import DISPLAY_SIZE, SHIP_POSITIONS, GameState, Placed, PlayerState
+from companion.rules import AdvancedRules, ProRules, Rules, at, touching
+from companion.state import DISPLAY_SIZE, MAX_STEPS, SHIP_POSITIONS, GameState, Placed, PlayerState
 
 #: Where a change can be seen: ("display", r, c), ("board", r, c) or ("storage", 0, 0).
 Place = tuple[str, int, int]
@@ -168,11 +173,13 @@ def _other_boards_changed(state: GameState, read: TableRead) -> str | None:
 
 
 def _step_options(rules: Rules, state: GameState, ship: int | None) -> list[int]:
+    """The explorer ship's possible steps: all it can afford when unseen, else the one seen
+    (none when it stands where it stood)."""
     if ship is None:
-        reach = min(rules.boats(state, state.mover) + state.mover.shells, SHIP_POSITIONS)
+        reach = min(rules.boats(state, state.mover) + state.mover.shells, MAX_STEPS)
         return list(range(1, reach + 1))
     steps = (ship - state.ship) % SHIP_POSITIONS
-    return [steps or SHIP_POSITIONS]
+    return [steps] if steps else []
 
 
 def _actions(
@@ -270,6 +277,46 @@ def _player_ship_path(rules: Rules, state: GameState, action: Action) -> tuple[C
     return best or ()
 
 
+def _tiles_after(player: PlayerState, action: Action) -> list[Cell]:
+    """The cells of the mover's board that hold a tile once `action` is done."""
+    cells = {(r, c) for r, row in enumerate(player.board) for c, p in enumerate(row) if p}
+    if isinstance(action, TakeToBoard | StorageToBoard):
+        cells.add(action.cell)
+    if isinstance(action, Discard):
+        cells.discard(action.cell)
+    return sorted(cells)
+
+
+def _with_player_ship(
+    rules: Rules, state: GameState, turns: list[Turn], seen: Cell | None
+) -> tuple[list[Turn], str | None]:
+    """Each legal turn with where the player ship stands after it (variants): the cell seen,
+    or, unseen in the Fortgeschrittenenspiel, one turn per tile it may have been put on.
+    Returns the legal turns and the first refusal met."""
+    if not isinstance(rules, AdvancedRules):
+        return turns, None
+    out: list[Turn] = []
+    refusal: str | None = None
+    for turn in turns:
+        if seen is not None:
+            stays = rules.check(state, turn).ship_after
+            pro_stays = isinstance(rules, ProRules) and seen == stays
+            options = [turn if pro_stays else replace(turn, ship_to=seen)]
+        elif isinstance(rules, ProRules):
+            options = [turn]  # the Profispiel's ship goes only where the rules put it
+        else:
+            tiles = _tiles_after(state.mover, turn.action)
+            options = [replace(turn, ship_to=cell) for cell in tiles] or [turn]
+        for option in options:
+            try:
+                rules.check(state, option)
+            except (IllegalMove, MalformedMove) as exc:
+                refusal = refusal or exc.message
+                continue
+            out.append(option)
+    return out, refusal
+
+
 def describe_changes(state: GameState, obs: _Observation) -> str:
     parts = []
     for (area, r, c), seen in sorted(obs.changed.items(), key=lambda item: item[0]):
@@ -294,8 +341,12 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
     other = _other_boards_changed(state, read)
     if other:
         return Refused(other)
-    obs = _observe(state, player, read)
     steps_options = _step_options(rules, state, read.ship)
+    if not steps_options:
+        return Refused(
+            "The explorer ship stands where it stood: the ship must move at least one step."
+        )
+    obs = _observe(state, player, read)
     fitting: list[Turn] = []
     for action, effects in _actions(state, rules, obs):
         fits, drawn = _fits(state, obs, effects)
@@ -335,9 +386,16 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
     if not legal:
         assert first_refusal is not None
         return Refused(first_refusal, fitting[0] if len(fitting) == 1 else None)
+    seen = read.seats[player.seat].player_ship
+    placed, ship_refusal = _with_player_ship(rules, state, legal, seen)
+    if not placed:
+        assert ship_refusal is not None
+        return Refused(ship_refusal, legal[0] if len(legal) == 1 else None)
+    if len(placed) == 1:
+        return Accepted(placed[0])
     if len(legal) == 1:
-        return Accepted(legal[0])
-    if read.ship is None:
+        reason = f"The camera cannot see {player.name}'s ship: where does it stand now?"
+    elif read.ship is None:
         reason = "The explorer ship could not be seen: where is it now?"
     elif obs.unknown:
         hidden = sorted(place for place in obs.unknown if place[0] != "storage")
@@ -345,11 +403,14 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
         reason = f"Some cells could not be seen ({where}): which turn was it?"
     else:
         reason = "More than one turn fits what the camera sees: which was it?"
-    return Doubtful(reason, tuple(legal))
+    return Doubtful(reason, tuple(placed))
 
 
-def read_of_state(state: GameState, *, confidence: float = 1.0) -> TableRead:
-    """What a perfect camera would read from a table in `state` (for the demo and tests)."""
+def read_of_state(
+    state: GameState, *, confidence: float = 1.0, player_ships: bool = False
+) -> TableRead:
+    """What a perfect camera would read from a table in `state` (for the demo and tests);
+    with `player_ships`, a reader that also sees where each player ship stands."""
 
     def cell(content: Content) -> CellRead:
         if content is None:
@@ -369,5 +430,6 @@ def read_of_state(state: GameState, *, confidence: float = 1.0) -> TableRead:
             for r in range(state.layout.rows)
         )
         storage = cell(None if player.storage is None else (player.storage, 0))
-        seats[player.seat] = SeatRead(grid, storage)
+        ship = player.ship if player_ships else None
+        seats[player.seat] = SeatRead(grid, storage, ship)
     return TableRead(display, state.ship, seats)

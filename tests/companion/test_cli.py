@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,9 @@ from typing import Any
 import pytest
 
 from companion import __version__
+from companion.catalogue import default_catalogue
 from companion.cli import COMMANDS, main
+from companion.tiles import ROTATIONS, Meaning
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "rulebook-37.json"
@@ -43,6 +46,24 @@ def test_score_json_reproduces_the_rulebook_example(capsys: pytest.CaptureFixtur
     assert bo["boat_count"] < 7 and bo["shell_count"] > 3
     assert bo["boats"] == 0 and bo["shells"] == bo["shell_count"]
     assert result["winners"] == ["Ana"]
+
+
+def test_the_rulebook_example_is_laid_with_catalogue_tiles() -> None:
+    catalogue = default_catalogue()
+    lying: dict[Meaning, str] = {}
+    for tile in catalogue:
+        for rotation in (0,) if tile.meaning.palms else ROTATIONS:
+            lying.setdefault(tile.meaning.rotated(rotation), tile.id)
+    used: Counter[str] = Counter()
+    for player in json.loads(EXAMPLE.read_text(encoding="utf-8"))["players"]:
+        cells = [cell for row in player["board"] for cell in row]
+        for cell in [*cells, player["storage"]]:
+            if cell is not None:
+                meaning = Meaning.from_mapping(cell)
+                assert meaning in lying, f"{player['name']}: {cell} is not a catalogue tile"
+                used[lying[meaning]] += 1
+    counts = {tile.id: tile.count for tile in catalogue}
+    assert all(n <= counts[tile] for tile, n in used.items()), "more copies than the box holds"
 
 
 def test_score_table_shows_each_line_per_player(capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,6 +129,11 @@ def _atoll_with_tile_on_corner(g: dict[str, Any]) -> None:
     }
 
 
+def _five_on_the_atoll(g: dict[str, Any]) -> None:
+    g["board_side"] = "atoll"
+    g["players"] = [dict(g["players"][0], name=name) for name in ("A", "B", "C", "D", "E")]
+
+
 BAD: dict[str, tuple[Callable[[Path], Path], str]] = {
     "missing file": (lambda tmp: tmp / "nope.json", "no such file"),
     "directory": (lambda tmp: tmp, "is a directory"),
@@ -128,6 +154,10 @@ BAD: dict[str, tuple[Callable[[Path], Path], str]] = {
     "negative shells": (
         _edit(lambda g: g["players"][0].update(shells=-1)),
         "player 1 (Ana), shells must be a whole number of at least 0, not -1",
+    ),
+    "five players on the atoll": (
+        _edit(_five_on_the_atoll),
+        "the atoll side is played by at most 4 players, but the game has 5",
     ),
     "non-playable cell holding a tile": (
         _edit(_atoll_with_tile_on_corner),

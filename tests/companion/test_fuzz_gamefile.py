@@ -66,7 +66,8 @@ JSON_VALUES = st.recursive(
 
 @st.composite
 def games(draw: st.DrawFn) -> dict[str, Any]:
-    """A valid game file: a random layout and 1-5 players with boards that fit it."""
+    """A valid game file: a random layout and 1-5 players (at most 4 on the atoll) with boards
+    that fit it."""
     rows, cols = draw(st.integers(1, 4)), draw(st.integers(1, 4))
     grid = ["".join(draw(st.sampled_from("...a#")) for _ in range(cols)) for _ in range(rows)]
     if all(ch == "#" for row in grid for ch in row):
@@ -92,8 +93,9 @@ def games(draw: st.DrawFn) -> dict[str, Any]:
         }
         for name in names
     ]
+    sides = ["front", "atoll"] if len(players) <= 4 else ["front"]  # the atoll seats 4
     return {
-        "board_side": draw(st.sampled_from(["front", "atoll"])),
+        "board_side": draw(st.sampled_from(sides)),
         "layout": {
             "rows": rows,
             "cols": cols,

@@ -6,6 +6,7 @@ import json
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -79,3 +80,18 @@ def test_random_games_keep_every_invariant(
     replayed = Game.replay(json.loads(json.dumps(game.to_json()))["events"])
     assert replayed.state == game.state
     assert replayed.score() == final
+
+
+@pytest.mark.parametrize("variant", list(Variant))
+def test_random_games_end_when_the_tiles_run_out(variant: Variant) -> None:
+    # Only the display's 16 tiles are left: no board can fill, so the game ends because
+    # no tile can be taken any more (passing alone never ends it).
+    for seed in range(10):
+        seats = [Seat(f"P{i}", i + 1) for i in range(2 + seed % 4)]
+        game = Game(new_game(seats, seed=seed, variant=variant, ship=seed % 16))
+        game.state.stack.clear()
+        bot = RandomPlayer(random.Random(seed))
+        while not game.over:
+            assert game.state.turn_number < MAX_TURNS, "a game must end"
+            game.push(bot.choose(game.rules, game.state))
+        assert game.rules.tiles_exhausted(game.state)

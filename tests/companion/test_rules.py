@@ -100,6 +100,23 @@ def test_the_ship_must_move() -> None:
         game.push(Turn(0, Pass()))
 
 
+@pytest.mark.parametrize("steps", [16, 17])
+def test_a_move_stays_below_a_full_circle(steps: int) -> None:
+    game = make_game()
+    game.state.players[0].shells = 20
+    assert refusal(game, Turn(steps, Pass())) == (
+        "The explorer ship moves less than a full circle: at most 15 steps."
+    )
+
+
+def test_the_reach_map_stops_below_a_full_circle() -> None:
+    game = make_game(ship=3)
+    game.state.players[0].shells = 20
+    steps = [r.steps for r in game.reach_map()]
+    assert steps == list(range(1, 16))
+    assert 3 not in [r.position for r in game.reach_map()]
+
+
 def test_boats_on_the_board_at_the_start_of_the_turn_count() -> None:
     game = make_game()
     lay(game, 0, (3, 3), "water-boat2")
@@ -324,6 +341,31 @@ def test_the_game_also_ends_when_no_tile_can_ever_be_taken_again() -> None:
     assert game.over
 
 
+def test_tiles_hidden_behind_volcanoes_from_every_side_start_the_final_round() -> None:
+    game = make_game(ship=15)
+    display: list[list[str | None]] = [[None] * 4 for _ in range(4)]
+    display[1][1] = "water"  # every line towards it passes a volcano first
+    for cell in ((0, 1), (1, 0), (2, 1), (1, 2)):
+        display[cell[0]][cell[1]] = "volcano"
+    game.state.display = display
+    game.state.stack.clear()
+    record = game.push(Turn(1, Pass()))
+    assert record.final_round_started and not game.over
+    game.push(Turn(1, Pass()))
+    assert game.over
+
+
+def test_passing_with_the_stack_empty_does_not_end_the_game() -> None:
+    game = make_game(names=("Red", "Blue", "Green"), ship=15)
+    game.state.stack.clear()
+    for _ in range(9):  # three rounds in which nobody does anything
+        record = game.push(Turn(1, Pass()))
+        assert not record.final_round_started
+    assert not game.over
+    # the tiles still on display can be taken and the game goes on to a full board
+    assert game.reach_map()[0].takes
+
+
 # ------------------------------------------------------------ variants
 
 
@@ -368,9 +410,25 @@ def test_pro_ship_always_goes_onto_the_tile_just_laid() -> None:
     game.push(Turn(1, TakeToBoard((0, 0), (1, 0))))
     assert game.state.players[0].ship == (1, 0)
     game.push(Turn(1, Pass()))
-    assert refusal(game, Turn(1, Pass(), ship_to=(0, 0))) == (
+    assert refusal(game, Turn(1, TakeToBoard((0, 2), (2, 0)), ship_to=(0, 0))) == (
         "In the Profispiel the ship goes onto the tile just laid and nowhere else."
     )
+
+
+@pytest.mark.parametrize("action", [Pass(), TakeToStorage((0, 0)), Discard((1, 1))])
+def test_pro_ship_stays_when_no_tile_is_laid(action: Pass | TakeToStorage | Discard) -> None:
+    game = make_game(variant=Variant.PRO, ship=15)
+    lay(game, 0, (0, 0), "water")
+    lay(game, 0, (1, 1), "water-boat")
+    game.state.players[0].ship = (0, 0)
+    message = refusal(game, Turn(1, action, ship_to=(1, 1)))
+    assert message == (
+        "In the Profispiel the player ship only moves when a tile is laid on the board, "
+        "and then onto that tile."
+    )
+    assert "just laid" not in message
+    game.push(Turn(1, action, ship_to=(0, 0)))  # naming where it stands anyway is no move
+    assert game.state.players[0].ship == (0, 0)
 
 
 def test_the_base_game_has_no_player_ships() -> None:

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from companion.actions import Pass, TakeToBoard, Turn
+from companion.actions import Pass, TakeToBoard, Turn, Variant
 from companion.errors import IllegalMove
 from companion.game import Seat
 from companion.journal import Journal, StorageError
 from companion.reading import UNKNOWN, CellRead
 from companion.session import Phase, Session
+from companion.state import Placed
 from companion.tracker import read_of_state
 from tests.companion.conftest import PLAIN_DISPLAY
 from tests.companion.test_tracker import with_cell
@@ -78,6 +79,31 @@ def test_a_doubtful_read_becomes_a_question_the_host_answers() -> None:
     assert record.turn == turn and session.phase is Phase.PLAYING
 
 
+def test_the_host_says_where_an_unseen_player_ship_stands() -> None:
+    session = Session(clock=lambda: 1000.0)
+    session.start_game(
+        [Seat("Red", 1), Seat("Blue", 2)],
+        start_player=1,
+        ship=15,
+        display=PLAIN_DISPLAY,
+        seed=3,
+        variant=Variant.ADVANCED,
+    )
+    assert session.game is not None
+    red = session.game.state.players[0]
+    red.board[0][0] = red.board[3][3] = Placed("end-bare")
+    red.ship = (0, 0)
+    session.observe(table_after(session, Turn(1, Pass(), ship_to=(3, 3))))
+    assert session.phase is Phase.CONFIRM
+    texts = [c["text"] for c in session.view()["question"]["choices"]]
+    assert texts == [
+        "Red moved the ship 1 step, did nothing else and left their own ship on row 1, column 1",
+        "Red moved the ship 1 step, did nothing else and put their own ship on row 4, column 4",
+    ]
+    record = session.confirm(1)
+    assert record.turn.ship_to == (3, 3) and session.game.state.players[0].ship == (3, 3)
+
+
 def test_the_host_can_correct_a_cell_and_the_read_is_judged_again() -> None:
     session = started()
     turn = Turn(1, TakeToBoard((0, 0), (2, 2), 90), drawn="middle-boat")
@@ -93,6 +119,19 @@ def test_undo_and_manual_play() -> None:
     session.undo()
     assert session.game is not None and session.game.records == []
     assert [e["kind"] for e in session.view()["log"]] == ["setup", "turn", "undo"]
+
+
+def test_the_log_says_why_the_final_round_starts() -> None:
+    session = started()
+    assert session.game is not None
+    state = session.game.state
+    state.stack.clear()
+    state.display = [[None] * 4 for _ in range(4)]
+    state.display[0][0] = "water"
+    session.play(Turn(1, TakeToBoard((0, 0), (0, 0))))
+    assert session.view()["log"][-1]["text"] == (
+        "No tile can be taken any more: everybody else has one more turn."
+    )
 
 
 def test_subscribers_wake_on_every_change() -> None:

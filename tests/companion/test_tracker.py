@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn, Variant
+from companion.actions import Discard, Pass, TakeToBoard, TakeToStorage, Turn, Variant
 from companion.bots import RandomPlayer
 from companion.game import Game, Seat, new_game
-from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead
+from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead, table_from_json
 from companion.state import GameState
 from companion.tracker import (
     Accepted,
@@ -20,7 +20,7 @@ from companion.tracker import (
     infer_turn,
     read_of_state,
 )
-from tests.companion.conftest import make_game
+from tests.companion.conftest import lay, make_game
 
 
 def after(game: Game, turn: Turn) -> GameState:
@@ -78,6 +78,18 @@ def test_a_tile_that_cost_too_much_is_refused_with_the_cost() -> None:
     verdict = infer_turn(game.rules, game.state, read_of_state(state))
     assert isinstance(verdict, Refused)
     assert verdict.reason.startswith("Moving 6 steps with 2 boats")
+
+
+@pytest.mark.parametrize("shells", [5, 14])
+def test_a_ship_that_did_not_move_is_refused_and_costs_nothing(shells: int) -> None:
+    game = make_game(ship=15)
+    game.state.players[0].shells = shells
+    state = game.state.copy()
+    state.ship = 15  # the table shows the explorer ship where it stood
+    verdict = infer_turn(game.rules, game.state, read_of_state(state))
+    assert verdict == Refused(
+        "The explorer ship stands where it stood: the ship must move at least one step."
+    )
 
 
 def test_another_players_board_must_not_change() -> None:
@@ -179,6 +191,94 @@ def test_a_tile_redrawn_into_its_own_slot_leaves_a_real_question() -> None:
     assert isinstance(verdict, Doubtful) and turn in verdict.candidates
 
 
+def ship_on_a_diagonal(variant: Variant) -> Game:
+    """Red's ship on row 1, column 1 and tiles along the diagonal to row 4, column 4."""
+    game = make_game(variant=variant, ship=15)
+    for cell in ((0, 0), (1, 1), (2, 2), (3, 3)):
+        lay(game, 0, cell, "end-bare")
+    game.state.players[0].ship = (0, 0)
+    return game
+
+
+def shells_charged(game: Game, turn: Turn) -> int:
+    return game.rules.check(game.state, turn).path_cost
+
+
+def test_an_unseen_free_move_of_the_player_ship_is_asked_not_assumed() -> None:
+    game = ship_on_a_diagonal(Variant.ADVANCED)
+    moved = Turn(1, Pass(), ship_to=(3, 3))  # Red passes and puts the ship on row 4, column 4
+    verdict = infer_turn(game.rules, game.state, read_of_state(after(game, moved)))
+    assert isinstance(verdict, Doubtful)
+    assert verdict.reason == "The camera cannot see Red's ship: where does it stand now?"
+    assert moved in verdict.candidates
+    assert {t.ship_to for t in verdict.candidates} == {(0, 0), (1, 1), (2, 2), (3, 3)}
+    game.push(moved)  # the host's choice
+    game.push(Turn(1, Pass()))  # Blue
+    laid = Turn(1, TakeToBoard((0, 2), (3, 2)))  # next to the ship on row 4, column 4
+    verdict = infer_turn(game.rules, game.state, read_of_state(after(game, laid)))
+    assert isinstance(verdict, Doubtful)
+    assert all(t.ship_path == () and shells_charged(game, t) == 0 for t in verdict.candidates)
+    assert replace(laid, ship_to=(3, 3), drawn=verdict.candidates[0].drawn) in verdict.candidates
+
+
+def test_a_paid_player_ship_path_is_never_accepted_unseen() -> None:
+    game = ship_on_a_diagonal(Variant.ADVANCED)
+    game.push(Turn(1, Pass()))
+    game.push(Turn(1, Pass()))
+    laid = Turn(1, TakeToBoard((0, 2), (3, 2)), ship_path=((1, 1), (2, 2)))
+    verdict = infer_turn(game.rules, game.state, read_of_state(after(game, laid)))
+    assert not isinstance(verdict, Accepted)
+    assert isinstance(verdict, Doubtful) and len(verdict.candidates) == 5
+
+
+def test_a_player_ship_that_is_seen_is_recorded() -> None:
+    game = ship_on_a_diagonal(Variant.ADVANCED)
+    moved = Turn(1, Pass(), ship_to=(3, 3))
+    read = read_of_state(after(game, moved), player_ships=True)
+    assert infer_turn(game.rules, game.state, read) == Accepted(moved)
+    game.push(moved)
+    game.push(Turn(1, Pass()))
+    laid = Turn(1, TakeToBoard((0, 2), (3, 2)), ship_to=(3, 3))
+    verdict = infer_turn(
+        game.rules, game.state, read_of_state(after(game, laid), player_ships=True)
+    )
+    assert isinstance(verdict, Accepted)
+    assert verdict.turn == replace(laid, drawn=verdict.turn.drawn)
+    assert shells_charged(game, verdict.turn) == 0
+
+
+def test_a_seen_player_ship_on_water_is_refused() -> None:
+    game = ship_on_a_diagonal(Variant.ADVANCED)
+    state = after(game, Turn(1, Pass()))
+    state.players[0].ship = (0, 3)
+    verdict = infer_turn(game.rules, game.state, read_of_state(state, player_ships=True))
+    assert verdict == Refused(
+        "Red's ship can only stand on a tile; row 1, column 4 is empty water.", Turn(1, Pass())
+    )
+
+
+def test_the_profispiel_ship_goes_where_the_rules_put_it() -> None:
+    game = ship_on_a_diagonal(Variant.PRO)
+    removed = Turn(1, Discard((3, 3)))
+    assert infer_turn(game.rules, game.state, read_of_state(after(game, removed))) == (
+        Accepted(removed)
+    )
+    state = after(game, removed)
+    state.players[0].ship = (2, 2)  # moved on a turn that laid nothing
+    verdict = infer_turn(game.rules, game.state, read_of_state(state, player_ships=True))
+    assert isinstance(verdict, Refused)
+    assert verdict.reason.startswith("In the Profispiel the player ship only moves when a tile")
+
+
+def test_a_read_carries_the_player_ship_through_json() -> None:
+    game = ship_on_a_diagonal(Variant.ADVANCED)
+    read = read_of_state(game.state, player_ships=True)
+    data = read.to_json()
+    assert data["seats"]["1"]["player_ship"] == [0, 0]
+    assert "player_ship" not in data["seats"]["2"]
+    assert table_from_json(data) == read
+
+
 @pytest.mark.parametrize("variant", list(Variant))
 def test_every_turn_of_random_games_is_recovered_from_a_clean_read(variant: Variant) -> None:
     for seed in range(3):
@@ -188,8 +288,6 @@ def test_every_turn_of_random_games_is_recovered_from_a_clean_read(variant: Vari
         bot = RandomPlayer(random.Random(seed))
         while not game.over:
             turn = bot.choose(game.rules, game.state)
-            if variant is Variant.ADVANCED:
-                turn = replace(turn, ship_to=None)  # a player ship's free move is not read
             expected = after(game, turn)
             verdict = infer_turn(game.rules, game.state, read_of_state(expected))
             if isinstance(verdict, Accepted):
