@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self
@@ -112,6 +113,25 @@ class GiantsGame:
             except CompanionError as exc:
                 raise DataError(source, f"event {number}: {exc.message}") from None
         return game
+
+    @classmethod
+    def loads(cls, text: str, source: str = "game file") -> Self:
+        """A game from its file (docs/formats-giants.md); bad files raise DataError."""
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise DataError(source, f"not JSON ({exc}).") from None
+        if isinstance(data, dict) and "events" in data:
+            if data.get("game", cls.key) != cls.key:
+                raise DataError(source, f"this is a game of {data.get('game')!r}, not of giants.")
+            data = data["events"]
+        if not isinstance(data, list):
+            raise DataError(source, 'a Giants game file is {"game": "giants", "events": [...]}.')
+        return cls.replay(data, source)
+
+    def dumps(self) -> str:
+        """The game file: the event log, which replays to this very game."""
+        return json.dumps({"game": self.key, "events": self.events}, indent=1)
 
     @classmethod
     def action_from_json(cls, data: Any) -> Action:

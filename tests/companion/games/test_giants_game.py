@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -223,3 +225,28 @@ def test_pass_is_always_offered_while_placing_and_transporting() -> None:
             seen.add(game.state.phase)
         game.push(choose_action(game, rng))
     assert seen == {"place", "transport"}
+
+
+def test_game_file_round_trip_and_bad_files() -> None:
+    game = play_random_game(NAMES[3], 8)
+    again = GiantsGame.loads(game.dumps(), "g.json")
+    assert again.state == game.state and again.over
+    assert GiantsGame.loads(json.dumps(game.events)).state == game.state  # a bare log is fine
+    for text, problem in (
+        ("{", "not JSON"),
+        ('{"game": "tongiaki", "events": []}', "not of giants"),
+        ('"events"', "a Giants game file is"),
+    ):
+        with pytest.raises(DataError, match=problem):
+            GiantsGame.loads(text, "g.json")
+
+
+def test_giants_imports_no_adapter_library() -> None:
+    code = (
+        "import sys\n"
+        "import companion.games.giants, companion.games.giants.bots\n"
+        "banned = ('cv2', 'flask', 'gpiozero', 'numpy', 'waitress')\n"
+        "print(','.join(sorted(m for m in banned if m in sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
