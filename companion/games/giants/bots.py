@@ -79,9 +79,27 @@ def _usable_hexes(game: GiantsGame, name: str) -> set[str]:
     return out
 
 
+def _cover_hexes(game: GiantsGame, name: str) -> set[str]:
+    """Hexes that touch one of this clan's Moai still without a headdress."""
+    return {
+        a.hex
+        for a in game.island.ahus
+        if game.state.ahus[a.id].base == name
+        and game.state.ahus[a.id].moai is not None
+        and game.state.ahus[a.id].headdress is None
+    }
+
+
+def _targets(game: GiantsGame, item: Item, name: str) -> set[str]:
+    if item.kind == "moai":
+        return _usable_hexes(game, name)
+    return _cover_hexes(game, name)
+
+
 def _road(game: GiantsGame, item: Item, name: str) -> list[str]:
-    """The hexes a Moai of ours must enter to reach the nearest usable Ahu (fewest hexes)."""
-    targets = _usable_hexes(game, name)
+    """The hexes a load of ours must enter to reach the nearest place it can stand (fewest
+    hexes): a free Ahu for a Moai, one of our bare Moai for a headdress."""
+    targets = _targets(game, item, name)
     if not targets:
         return []
     dist = game.island.distances(targets)
@@ -121,6 +139,9 @@ def _place(game: GiantsGame, legal: list[Action], rng: random.Random) -> Action:
                 return rng.choice(want)
             break
     powers = [a for a in places if a.power]
+    carve = [a for a in powers if a.hex == game.island.only("headdress_quarry")]
+    if carve and _cover_hexes(game, name) and rng.random() < 0.7:
+        return rng.choice(carve)
     if powers and rng.random() < 0.6:
         return rng.choice(powers)
     if clan.free_markers > 1 and rng.random() < 0.3:
@@ -142,13 +163,17 @@ def _transport(game: GiantsGame, legal: list[Action], rng: random.Random) -> Act
     cap = [a for a in moves if a.cap is not None]
     if cap:
         return rng.choice(cap)
-    dist = game.island.distances(_usable_hexes(game, name))
+    dists = {
+        "moai": game.island.distances(_usable_hexes(game, name)),
+        "headdress": game.island.distances(_cover_hexes(game, name)),
+    }
     far = len(game.island.hexes)
     closer = []
     for a in moves:
         item = s.items[a.item]
-        if item.kind != "moai" or not a.path:
+        if not a.path:
             continue
+        dist = dists[item.kind]
         gain = dist.get(rules.start_of(game.island, item), far) - dist.get(a.path[-1], far)
         if gain > 0 and (item.owner == name or a.mark):
             closer.append((gain, a.mark, a))

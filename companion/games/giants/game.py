@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 from collections.abc import Sequence
@@ -164,7 +163,7 @@ class GiantsGame:
     def push(self, action: Action) -> None:
         if not isinstance(action, ACTION_CLASSES):
             raise MalformedMove("That is not a Giants action.")
-        trial = copy.deepcopy(self.state)
+        trial = self.state.copy()
         recorded = rules.apply(trial, self.island, action)
         self._undo.append((self.state, recorded))
         self.state = trial

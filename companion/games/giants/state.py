@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from companion.games.giants.actions import Bid
 
@@ -33,7 +33,7 @@ class Clan:
     erected: int = 0  # Moai of this clan standing on an Ahu
 
 
-@dataclass
+@dataclass(frozen=True)
 class Piece:
     """A worker, sorcerer or chief on a hex; a powered one has used its action this turn."""
 
@@ -97,6 +97,23 @@ class State:
     made: int = 0  # Moai and headdresses taken from the box so far (for ids)
     moved: bool = False  # some Moai or headdress moved this turn
     over: bool = False
+
+    def copy(self) -> State:
+        """An independent copy (what `push` works on, so that a refusal changes nothing)."""
+        return replace(
+            self,
+            clans=[replace(c) for c in self.clans],
+            stock=list(self.stock),
+            container_workers=list(self.container_workers),
+            container_markers=list(self.container_markers),
+            ahus={k: replace(v) for k, v in self.ahus.items()},
+            quarry=list(self.quarry),
+            priority=list(self.priority),
+            pieces={k: list(v) for k, v in self.pieces.items()},
+            board_logs=dict(self.board_logs),
+            cleared=set(self.cleared),
+            items={k: replace(v, trail=list(v.trail)) for k, v in self.items.items()},
+        )
 
     def clan(self, name: str) -> Clan:
         return next(c for c in self.clans if c.name == name)

@@ -57,14 +57,28 @@ def test_replay_rebuilds_the_same_state_from_json() -> None:
 
 
 def test_every_action_round_trips_through_json() -> None:
-    game = play_random_game(NAMES[5], 4)
     kinds = set()
-    for event in game.events[1:]:
-        if event["type"] == "action":
+    for players, seed in ((3, 1), (4, 3), (5, 1)):
+        game = play_random_game(NAMES[players], seed)
+        for event in game.events[1:]:
             action = GiantsGame.action_from_json(event["action"])
             assert action.to_json() == event["action"]
             kinds.add(event["action"]["type"])
-    assert {"roll", "bid", "choose", "place", "move", "pass"} <= kinds
+            if event["action"]["type"] == "move":
+                kinds |= {k for k in ("erect", "cap", "mark") if event["action"].get(k)}
+    assert kinds == {
+        "roll",
+        "bid",
+        "choose",
+        "place",
+        "rongo",
+        "move",
+        "mark",
+        "reclaim",
+        "pass",
+        "erect",
+        "cap",
+    }
 
 
 def test_pop_undoes_and_is_logged() -> None:
@@ -250,3 +264,15 @@ def test_giants_imports_no_adapter_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_state_copy_is_independent() -> None:
+    game = play_random_game(NAMES[4], 9)
+    copied = game.state.copy()
+    assert copied == game.state
+    copied.clans[0].prestige += 1
+    next(iter(copied.items.values())).owner = "nobody"
+    next(iter(copied.ahus.values())).moai = "moai999"
+    copied.stock[0] += 1
+    assert copied != game.state
+    assert GiantsGame.replay(game.events).state == game.state
