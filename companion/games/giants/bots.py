@@ -41,7 +41,7 @@ def choose_action(game: GiantsGame, rng: random.Random) -> Action:
     phase = game.state.phase
     if phase == "roll":
         return game.roll(rng)
-    legal = game.legal_actions()
+    legal = rules.legal_actions(game.state, game.island)
     if phase == "bid":
         return _bid(game, legal, rng)
     if phase == "choose":

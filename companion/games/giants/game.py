@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Self
 
 from companion.errors import CompanionError, DataError, IllegalMove, MalformedMove
-from companion.games.base import PlayerScore, ScoreTable
+from companion.games.base import Action as AnyAction
+from companion.games.base import BoardGame, PlayerScore, ScoreTable
 from companion.games.giants import rules
 from companion.games.giants.actions import ACTION_CLASSES, Action, Roll, action_from_json
 from companion.games.giants.island import Island, default_island
@@ -157,10 +158,10 @@ class GiantsGame:
         }[self.state.phase]
         return f"{name}: {what}"
 
-    def legal_actions(self) -> list[Action]:
-        return rules.legal_actions(self.state, self.island)
+    def legal_actions(self) -> list[AnyAction]:
+        return list(rules.legal_actions(self.state, self.island))
 
-    def push(self, action: Action) -> None:
+    def push(self, action: AnyAction) -> None:
         if not isinstance(action, ACTION_CLASSES):
             raise MalformedMove("That is not a Giants action.")
         trial = self.state.copy()
@@ -336,3 +337,8 @@ class GiantsGame:
             },
             "score": self.score().to_json(),
         }
+
+
+def _is_a_board_game(game: GiantsGame) -> BoardGame:
+    """mypy checks here that GiantsGame implements the BoardGame interface."""
+    return game
