@@ -191,7 +191,7 @@ def _end_transport(state: State, island: Island) -> None:
     bases = bases_per_clan(state)
     full = any(c.erected == bases for c in state.clans)
     unerected = any(it.kind == "moai" and it.ahu is None for it in state.items.values())
-    stalled = sum(state.stock) == 0 and (not unerected or not state.moved)
+    stalled = sum(state.stock) == 0 and (not unerected or (state.dry and not state.moved))
     if full or stalled:
         state.over = True
         state.phase = "over"
@@ -275,6 +275,7 @@ def _roll(state: State, island: Island, action: Roll) -> None:
             colour = "white" if k < 3 else "brown"
             raise IllegalMove(f"A {colour} die has no face {face}.")
     state.dice = action.dice
+    state.dry = sum(state.stock) == 0
     state.quarry = []
     state.broken = 0
     for face in action.dice:

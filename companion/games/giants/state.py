@@ -96,6 +96,7 @@ class State:
     items: dict[str, Item] = field(default_factory=dict)
     made: int = 0  # Moai and headdresses taken from the box so far (for ids)
     moved: bool = False  # some Moai or headdress moved this turn
+    dry: bool = False  # the box held no Moai when this turn's dice were rolled
     over: bool = False
 
     def copy(self) -> State:

@@ -433,12 +433,14 @@ def test_a_reserved_base_without_a_moai_does_not_end_the_game() -> None:
     assert not game.over
 
 
-def test_the_game_ends_when_the_box_is_out_of_moai_and_nothing_moved() -> None:
+@pytest.mark.parametrize("dry", [False, True])
+def test_the_game_ends_when_a_whole_turn_without_moai_in_the_box_moves_nothing(dry: bool) -> None:
     game = transport_game(["A", "B", "C"], line(), "A")
     item(game, "A", 3, at="C")
     game.state.stock = [0, 0, 0]
+    game.state.dry = dry  # the box was already empty when this turn's dice were rolled
     game.push(Pass("A"))
-    assert game.over
+    assert game.over == dry
 
 
 def test_ties_share_the_win() -> None:
