@@ -209,6 +209,23 @@ def test_placing_example_first_turn() -> None:
     assert s.clan("Blue").free_markers == 3 and s.clan("Green").free_workers == 2
 
 
+# --- 3 - Esagoni adiacenti ---------------------------------------------------------------------
+
+
+def test_an_ahu_touches_only_the_hex_above_it() -> None:
+    """ "Ogni Ahu è adiacente solo all'esagono sopra di lui": hex 1 touches Ahu A, not Ahu B,
+    even where Ahu B lies beside hex 1 on the board."""
+    land = island({"M": (0, 0), "1": (1, 0), "2": (2, 0)}, {"A": ("1", 4, 4), "B": ("2", 4, 4)})
+    assert land.ahus_at["1"] == ("A",) and land.ahus_at["2"] == ("B",)
+    game = transport_game(["Blue", "Red", "Yellow"], land, "Blue")
+    moai = item(game, "Blue", 1)
+    put(game, "1", "Blue")
+    with pytest.raises(IllegalMove, match="Ahu B touches hex 2, not hex 1"):
+        game.push(Move("Blue", moai, ("1",), erect="B"))
+    game.push(Move("Blue", moai, ("1",), erect="A"))
+    assert game.state.ahus["A"].moai == moai
+
+
 # --- 4 - Es. trasportare un Moai -----------------------------------------------------------------
 
 
