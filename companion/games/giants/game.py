@@ -250,7 +250,7 @@ class GiantsGame:
                 "name": clan.name,
                 "prestige": clan.prestige,
                 "rongo_halves": clan.rongo,
-                "erected": clan.erected,
+                "erected": clan.erected if revealed or clan.name == player else None,
                 "bases": BASES[len(s.clans)],
                 "passed": clan.done and s.phase in ("place", "transport", "reclaim"),
                 "bid_in": clan.bid is not None,

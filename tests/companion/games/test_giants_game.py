@@ -188,6 +188,9 @@ def test_view_hides_the_colour_of_a_face_down_base_during_play() -> None:
         erected = [a for a in game.view()["island"]["ahus"] if a["moai"] and not a["reserved"]]
         if erected and not game.over:
             assert all(a["base"] == "hidden" for a in erected)
+            assert all(p["erected"] is None for p in game.view()["players"])
+            mine = game.view(player="Ana")["players"][0]["erected"]
+            assert mine == game.state.clan("Ana").erected
             return
     pytest.fail("no Moai was erected on an unreserved Ahu")
 
