@@ -126,7 +126,7 @@ class Island:
         """An island from its TOML/JSON form; anything wrong raises DataError naming `source`."""
         try:
             return _parse(data)
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             problem = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
             raise DataError(source, f"not a Giants island ({problem}).") from None
 

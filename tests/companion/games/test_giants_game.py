@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import subprocess
@@ -279,3 +280,50 @@ def test_state_copy_is_independent() -> None:
     copied.stock[0] += 1
     assert copied != game.state
     assert GiantsGame.replay(game.events).state == game.state
+
+
+@functools.cache
+def _short_log_text() -> str:
+    rng = random.Random(3)
+    game = GiantsGame.new(NAMES[3], 3)
+    for _ in range(40):
+        game.push(choose_action(game, rng))
+    return json.dumps(game.events)
+
+
+def _short_log() -> list[dict[str, object]]:
+    return json.loads(_short_log_text())  # type: ignore[no-any-return]
+
+
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 99),
+    st.text(max_size=4),
+    st.lists(st.integers(0, 3), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_a_damaged_log_raises_data_error_or_replays(data: st.DataObject) -> None:
+    events = _short_log()
+    target: object = events
+    path = []
+    while isinstance(target, dict | list) and target and data.draw(st.booleans()):
+        key = data.draw(
+            st.sampled_from(list(target) if isinstance(target, dict) else range(len(target)))
+        )
+        path.append(key)
+        target = target[key]  # type: ignore[index]
+    if not path:
+        return
+    parent: object = events
+    for key in path[:-1]:
+        parent = parent[key]  # type: ignore[index]
+    parent[path[-1]] = data.draw(JUNK)  # type: ignore[index]
+    try:
+        GiantsGame.replay(events, "g.json")  # type: ignore[arg-type]
+    except DataError as exc:
+        assert exc.message.startswith("g.json")
