@@ -177,6 +177,17 @@ class GiantsGame:
         self.events.append({"type": "undo"})
         return action
 
+    def destinations(self, item: str) -> dict[str, tuple[str, ...]]:
+        """Where the player to move can take `item` now (for a tap page): each hex with the
+        path that gives the fewest points away; empty if they may not move it."""
+        name = self.to_move()
+        load = self.state.items.get(item)
+        if name is None or self.state.phase != "transport" or load is None:
+            return {}
+        if load.ahu is not None or load.owner not in (None, name):
+            return {}
+        return rules.reach(self.state, self.island, name, load)
+
     def roll(self, rng: random.Random) -> Roll:
         """The quarry dice thrown with `rng` (for bots and a table without dice)."""
         name = self.to_move() or ""

@@ -472,3 +472,14 @@ def test_default_island_is_sound() -> None:
     assert sum(h.kind == "forest" for h in land.hexes) == 7
     assert len(land.ahus) >= 25  # every clan can always find a free Ahu for its last base
     assert land.moai == (17, 12, 6)
+
+
+def test_destinations_for_a_tap_page() -> None:
+    game = transport_game(["A", "B", "C"], line(), "A")
+    moai = item(game, "A", 1)
+    theirs = item(game, "B", 1, at="A", marked=True)
+    put(game, "A", "B")
+    put(game, "B", "A")
+    assert game.destinations(moai) == {"M": (), "A": ("A",), "B": ("A", "B")}
+    assert game.destinations(theirs) == {}
+    assert game.destinations("moai99") == {}
