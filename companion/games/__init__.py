@@ -14,6 +14,7 @@ from companion.games.base import BoardGame
 
 #: `--game` key -> "module:Class" of its BoardGame. Māori ("maori") is the companion itself.
 GAMES: dict[str, str] = {
+    "giants": "companion.games.giants:GiantsGame",
     "tongiaki": "companion.games.tongiaki:Tongiaki",
 }
 
