@@ -17,7 +17,6 @@ Pictures, as loaded:
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -28,12 +27,10 @@ import numpy as np
 
 from companion.catalogue import Catalogue, load_catalogue
 from companion.errors import DataError
+from vision.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
 
 PACK_FILE = "pack.toml"
 MIN_PICTURE_PX = 128
-#: The most pixels a picture may have (a 50 MP photo): a small file that declares a huge
-#: picture would otherwise take gigabytes to decode on the Pi.
-MAX_PICTURE_PIXELS = 50_000_000
 #: How far off square a tile picture may be (fraction of its side) before it is refused.
 SQUARE_TOLERANCE = 0.02
 #: How far a board picture's aspect may differ from cols:rows (fraction).
@@ -93,40 +90,9 @@ def _safe_path(root: Path, relative: str, what: str, source: str) -> Path:
     return path
 
 
-def _jpeg_complete(data: bytes) -> bool:
-    """A JPEG ends with its end-of-image marker (OpenCV decodes a cut-off one silently)."""
-    return b"\xff\xd9" in data[-1024:]
-
-
-#: JPEG start-of-frame markers (they carry the picture's size); not DHT, JPG or DAC.
-_JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def _declared_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) as a PNG or JPEG file's header declares it; None for other files."""
-    if data.startswith(_PNG_SIGNATURE) and data[12:16] == b"IHDR" and len(data) >= 24:
-        width, height = struct.unpack(">II", data[16:24])
-        return int(width), int(height)
-    if not data.startswith(b"\xff\xd8"):
-        return None
-    i = 2
-    while i + 9 <= len(data) and data[i] == 0xFF:
-        marker = data[i + 1]
-        if marker == 0xFF:  # a fill byte before the marker
-            i += 1
-        elif marker in _JPEG_SOF:
-            height, width = struct.unpack(">HH", data[i + 5 : i + 9])
-            return int(width), int(height)
-        elif marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
-            i += 2
-        else:
-            i += 2 + int.from_bytes(data[i + 2 : i + 4], "big")
-    return None
-
-
 def _read_picture(path: Path, what: str) -> np.ndarray:
-    """Decode a picture file as 8-bit, keeping its channels; one sentence on any problem."""
+    """Decode a PNG or JPEG picture as 8-bit, keeping its channels; one sentence on any
+    problem. The header is checked before decoding (vision.picture)."""
     source = str(path)
     try:
         data = path.read_bytes()
@@ -136,25 +102,15 @@ def _read_picture(path: Path, what: str) -> np.ndarray:
         raise PackError(source, f"{what} picture is a directory, not a picture file") from None
     except OSError as exc:
         raise PackError(source, f"{what} picture cannot be read ({exc.strerror or exc})") from None
-    size = _declared_size(data)
-    if size is not None and size[0] * size[1] > MAX_PICTURE_PIXELS:
-        raise PackError(
-            source,
-            f"{what} picture says it is {size[0]} x {size[1]} px; "
-            f"a pack picture has at most {MAX_PICTURE_PIXELS // 1_000_000} million pixels",
-        )
-    image = None
-    if data:
-        try:
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
-        except cv2.error:  # e.g. a header declaring more pixels than OpenCV allows
-            image = None
-    if image is None or image.size == 0:
+    try:
+        check_picture(data, MAX_PICTURE_PIXELS)
+    except PictureRefused as exc:
+        raise PackError(source, f"{what} picture {exc}") from None
+    image = decode(data, cv2.IMREAD_UNCHANGED)
+    if image is None:
         raise PackError(
             source, f"{what} picture is not a readable image (empty, damaged or not a picture)"
         )
-    if data[:2] == b"\xff\xd8" and not _jpeg_complete(data):
-        raise PackError(source, f"{what} picture is cut off (the JPEG file is truncated)")
     if image.dtype == np.uint16:
         image = (image // 257).astype(np.uint8)
     elif image.dtype != np.uint8:

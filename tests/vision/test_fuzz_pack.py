@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from companion.errors import DataError
 from tests.jsonpaths import json_slots
+from tests.vision.bombs import rle_bmp, webp_header
 from vision.pack import MAX_PICTURE_PIXELS, PACK_FILE, Pack, PackError, load_pack
 
 FUZZ = settings(
@@ -387,6 +388,37 @@ def test_a_jpeg_declaring_huge_dimensions_is_refused(pack: WorkPack) -> None:
     jpeg[sof + 5 : sof + 9] = struct.pack(">HH", 60_000, 60_000)
     (pack.root / pack.pictures[0]).write_bytes(bytes(jpeg))
     assert "60000 x 60000" in _error(pack)
+
+
+@pytest.mark.parametrize(
+    ("bomb", "named"),
+    [(rle_bmp(30_000, 30_000), "BMP"), (webp_header(16_384, 16_384), "WebP")],
+    ids=["rle-bmp", "webp"],
+)
+def test_a_picture_in_another_format_is_refused_without_decoding(
+    pack: WorkPack, monkeypatch: pytest.MonkeyPatch, bomb: bytes, named: str
+) -> None:
+    imdecode = cv2.imdecode
+
+    def only_others(data: np.ndarray, flags: int) -> Any:
+        assert data.tobytes() != bomb, "a refused picture reached the decoder"
+        return imdecode(data, flags)
+
+    monkeypatch.setattr(cv2, "imdecode", only_others)
+    (pack.root / pack.pictures[0]).write_bytes(bomb)
+    message = _error(pack)
+    assert f"is a {named} picture; only PNG and JPEG pictures are read" in message
+
+
+def test_a_corrupt_jpeg_adds_no_line_of_libjpeg(
+    pack: WorkPack, capfd: pytest.CaptureFixture[str]
+) -> None:
+    jpeg = bytearray(encoded(200, 200, ".jpg"))
+    middle = len(jpeg) // 2
+    jpeg[middle : middle + 2] = b"\xff\xd0"  # a restart marker where none belongs
+    (pack.root / pack.pictures[0]).write_bytes(bytes(jpeg))
+    load_or_one_sentence(pack.root)
+    assert capfd.readouterr().err == ""
 
 
 def test_duplicate_ids_and_a_missing_ship_are_refused(pack: WorkPack) -> None:
