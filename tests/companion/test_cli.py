@@ -127,7 +127,8 @@ BAD: dict[str, tuple[Callable[[Path], Path], str]] = {
     ),
     "negative shells": (
         _edit(lambda g: g["players"][0].update(shells=-1)),
-        "player 1 (Ana), shells must be a whole number of at least 0, not -1",
+        "player 1 (Ana), shells must be a whole number from 0 to 30 (the box holds 30 wooden "
+        "shells), not -1",
     ),
     "non-playable cell holding a tile": (
         _edit(_atoll_with_tile_on_corner),

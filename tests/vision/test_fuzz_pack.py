@@ -438,3 +438,36 @@ def test_deep_or_huge_values_in_pack_toml_are_one_sentence(pack: WorkPack) -> No
         pack.files[PACK_FILE] + b'\n[board."a\\nb"]\nrows = 1\ncols = 1\nmap = ["."]\n'
     )
     assert "[board.'a\\nb']" in _error(pack)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            lambda doc: doc["tile"][0].update(count=2**63 - 1),
+            "count must be a whole number from 1 to 100",
+        ),
+        (
+            lambda doc: doc["tile"][0].update(palms=2**40),
+            "palms must be a whole number from 0 to 9",
+        ),
+        (lambda doc: doc.update(tile_mm=1e308), "tile_mm must be a length between 20 and 100 mm"),
+        (lambda doc: doc.update(name="n" * 81), "name must be a string of at most 80 characters"),
+        (
+            lambda doc: doc["board"]["front"].update(rows=13, map=["...."] * 13),
+            "rows must be a whole number from 1 to 12",
+        ),
+        (
+            lambda doc: doc["board"]["front"].update(printed_boats=10**9),
+            "printed_boats must be a whole number from 0 to 20",
+        ),
+        (
+            lambda doc: [tile.update(count=100) for tile in doc["tile"]],
+            "tiles; a box has at most 500",
+        ),
+    ],
+    ids=["count", "palms", "tile_mm", "name", "rows", "printed_boats", "total"],
+)
+def test_every_number_in_pack_toml_is_bounded(pack: WorkPack, change: Any, words: str) -> None:
+    _toml_with(pack, change)
+    assert words in _error(pack)
