@@ -21,6 +21,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from companion.catalogue import Catalogue, default_catalogue, load_catalogue, read_toml, shown
+from companion.cli import say_error
 from companion.errors import CompanionError
 from vision.config import VisionConfig
 from vision.lens import Lens
@@ -344,7 +345,7 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
         else:
             teach(session, _frames(files, ui.say, lens), ui)
     except Cancelled as exc:
-        print(f"companion: {exc.message}", file=sys.stderr)
+        say_error(exc.message)
         return 1
     finally:
         if camera is not None:
