@@ -214,8 +214,13 @@ def create_app(
 
     @app.get("/events")
     def events() -> Response:
+        # waitress says when the phone closed the connection (web.serve keeps it reading).
+        gone = request.environ.get("waitress.client_disconnected")
         stream = slots.open(
-            session, lifetime_s=settings.sse_lifetime_s, keepalive_s=settings.sse_keepalive_s
+            session,
+            lifetime_s=settings.sse_lifetime_s,
+            keepalive_s=settings.sse_keepalive_s,
+            gone=gone if callable(gone) else None,
         )
         if stream is None:
             return _error(503, ERROR_SENTENCES[503], {"Retry-After": "5"})
@@ -299,8 +304,15 @@ def create_app(
         verdict = session.correct(area, row, col, cell)
         return jsonify({"ok": True, **forms.verdict_json(verdict)})
 
-    teach.register(app, catalogue=lambda: session.catalogue, require_host=require_host,
-                   is_host=host, read_body=_body, frames=teach_frames, root=teach_root)
+    teach.register(
+        app,
+        catalogue=lambda: session.catalogue,
+        require_host=require_host,
+        is_host=host,
+        read_body=_body,
+        frames=teach_frames,
+        root=teach_root,
+    )
 
     # ----------------------------------------------------------------- errors
 
