@@ -109,11 +109,13 @@ def create_app(
     clock: Callable[[], float] = time.time,
     teach_frames: teach.FrameSource | None = None,
     teach_root: Path | None = None,
+    teach_unavailable: str | None = None,
     ended_logins: Path | None = None,
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
-    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach).
+    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach);
+    without frames, `teach_unavailable` is the sentence the host page says instead.
     `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins)."""
     settings = settings or WebSettings()
     generated = settings.pin is None
@@ -312,6 +314,7 @@ def create_app(
         read_body=_body,
         frames=teach_frames,
         root=teach_root,
+        why_not=teach_unavailable,
     )
 
     # ----------------------------------------------------------------- errors

@@ -181,7 +181,10 @@ def run(args: argparse.Namespace) -> int:
         return None if frame is None else frame.image
 
     app = create_app(
-        session, web_settings, teach_frames=teach_frame, teach_root=table.state_dir / "packs",
+        session,
+        web_settings,
+        teach_frames=None if hardware.camera.kind == "none" else teach_frame,
+        teach_root=table.state_dir / "packs",
         ended_logins=table.state_dir / ENDED_LOGINS_FILE,
     )
     server = Server(app, app.config["WEB_SETTINGS"])

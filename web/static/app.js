@@ -87,6 +87,17 @@
     return parts.join(' · ');
   }
 
+  // The rules name a tile by its id in a line of the move log ("took end-boat from the
+  // display", "display a1 now single-palm1-hut"); the page names it as the tap hint does
+  // ("island end · 1 boat"), through describeMeaning, for every tile id of this game.
+  var TILE_AFTER = /\b(took|put|stored|removed|now) ([a-z0-9][a-z0-9-]*)(?![A-Za-z0-9-])/g;
+  function tileWords(text, tiles) {
+    tiles = tiles || (current && current.tiles) || {};
+    return String(text).replace(TILE_AFTER, function (all, verb, id) {
+      return Object.prototype.hasOwnProperty.call(tiles, id) ? verb + ' ' + describeMeaning(tiles[id]) : all;
+    });
+  }
+
   // ------------------------------------------------------------------ glyphs
 
   function palm(x, y) {
@@ -683,7 +694,7 @@
       list.appendChild(el('li', { class: 'log-entry log-' + entry.kind, value: entry.seq }, [
         el('time', { text: clock(entry.at) }),
         LOG_TAGS[entry.kind] ? el('span', { class: 'tag', text: LOG_TAGS[entry.kind] }) : null,
-        el('span', { class: 'log-text', text: entry.text })
+        el('span', { class: 'log-text', text: tileWords(entry.text, state.tiles) })
       ]));
     });
     if (!entries.length) list.appendChild(el('li', { class: 'log-entry empty', text: 'Nothing yet.' }));
@@ -788,6 +799,7 @@
   var api = {};
   window.Companion = {
     el: el, sv: sv, clear: clear, tileArt: tileArt, tileSvg: tileSvg, describeMeaning: describeMeaning,
+    tileWords: tileWords,
     colourOf: colourOf, plural: plural, cellName: cellName, positionName: positionName,
     reachOf: reachOf, mover: mover, hooks: hooks, ui: ui, api: api, render: render,
     refresh: refresh, toast: toast,
