@@ -451,7 +451,7 @@ class FolderSource(_Source):
             try:
                 data = path.read_bytes()
                 check_picture(data, MAX_PICTURE_PIXELS)  # before any decoder runs
-                image = decode(data, cv2.IMREAD_COLOR)
+                image = decode(data, cv2.IMREAD_COLOR, quiet=False)  # other threads log
             except (OSError, PictureRefused) as exc:
                 why = f"cannot be read ({exc.strerror})" if isinstance(exc, OSError) else exc
                 raise _Lost(f"{printable(path.name)} in {self.name} {why}.") from None

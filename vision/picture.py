@@ -4,8 +4,8 @@ before anything is decoded, so a small file declaring a huge picture never reach
 
 `check_picture` reads nothing but the header and the last bytes; `decode` runs OpenCV with the
 process's standard error closed, so libjpeg's own warnings ("Corrupt JPEG data: ...") never add
-a line to the one-sentence error. Decoding happens in the command line tools and while a
-service starts (its pack), never while the phone pages are served.
+a line to the one-sentence error of a command line tool or a service's start (its pack). The
+folder camera, which decodes while the phone pages are served, decodes with it open.
 """
 
 from __future__ import annotations
@@ -149,10 +149,12 @@ def _stderr_closed() -> Iterator[None]:
             os.close(saved)
 
 
-def decode(data: bytes, flags: int) -> np.ndarray | None:
-    """OpenCV's decode of a checked picture (None when it cannot), saying nothing on stderr."""
+def decode(data: bytes, flags: int, *, quiet: bool = True) -> np.ndarray | None:
+    """OpenCV's decode of a checked picture (None when it cannot); `quiet`: saying nothing on
+    standard error (which is closed for the whole process meanwhile: not for a thread that
+    decodes while the phone pages are served)."""
     try:
-        with _stderr_closed():
+        with _stderr_closed() if quiet else contextlib.nullcontext():
             image = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
     except cv2.error:
         return None
