@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from companion.errors import DataError
 from tests.jsonpaths import json_slots
 from tests.vision.bombs import rle_bmp, webp_header
+from vision import pack as pack_module
 from vision.pack import MAX_PICTURE_PIXELS, PACK_FILE, Pack, PackError, load_pack
 
 FUZZ = settings(
@@ -471,3 +472,21 @@ def test_deep_or_huge_values_in_pack_toml_are_one_sentence(pack: WorkPack) -> No
 def test_every_number_in_pack_toml_is_bounded(pack: WorkPack, change: Any, words: str) -> None:
     _toml_with(pack, change)
     assert words in _error(pack)
+
+
+def test_the_pictures_of_a_pack_are_bounded_all_together(
+    pack: WorkPack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = load_pack(pack.root)
+    pictures = [*loaded.tiles.values(), loaded.ship, *loaded.boards.values()]
+    in_all = sum(p.shape[0] * p.shape[1] for p in pictures)
+    monkeypatch.setattr(pack_module, "MAX_PACK_PIXELS", in_all)
+    assert load_or_one_sentence(pack.root) is not None
+    monkeypatch.setattr(pack_module, "MAX_PACK_PIXELS", in_all - 1)
+    assert "million pixels in all" in _error(pack)
+
+
+def test_a_huge_picture_file_is_refused_before_it_is_read(pack: WorkPack) -> None:
+    with (pack.root / pack.pictures[0]).open("r+b") as picture:
+        picture.truncate(pack_module.MAX_PICTURE_BYTES + 1)  # sparse: nothing is written
+    assert "picture is a file of over 100 MB" in _error(pack)
