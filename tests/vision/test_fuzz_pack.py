@@ -258,8 +258,9 @@ def pack_documents(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
     for _ in range(draw(st.integers(1, 3))):
         change = draw(st.sampled_from(["replace", "remove", "add", "image", "duplicate"]))
         tiles = doc.get("tile")
-        if change == "duplicate" and isinstance(tiles, list) and tiles:
-            tiles.append(dict(draw(st.sampled_from(tiles))))
+        tables = [t for t in tiles if isinstance(t, dict)] if isinstance(tiles, list) else []
+        if change == "duplicate" and tables:  # an earlier change may have put a non-table there
+            tiles.append(dict(draw(st.sampled_from(tables))))
             continue
         if change == "image":
             images = [(c, k) for c, k in json_slots(doc, []) if k == "image"]
