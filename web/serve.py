@@ -41,6 +41,11 @@ PER_CLIENT_CONNECTIONS = 16
 CHANNEL_TIMEOUT_S = 30
 CLEANUP_INTERVAL_S = 5
 REFUSAL_LOG_S = 60.0
+#: A connection whose sent data (a live page's keep-alive included) stays unacknowledged this
+#: long is dropped by the kernel, so a phone that left the Wi-Fi without closing its page
+#: frees its live-stream slot at its next keep-alive plus this, not after the kernel's
+#: retransmissions (some 15 minutes).
+UNACKED_MS = 20_000
 #: How long close() waits for requests in progress to finish.
 SHUTDOWN_WAIT_S = 5.0
 
@@ -103,7 +108,7 @@ def _client(addr: object) -> object:
 class _CappedChannel(HTTPChannel):  # type: ignore[misc]
     """waitress's connection, refused at once when its client address already holds
     the server's `per_client_limit` (PER_CLIENT_CONNECTIONS); said in the log once a minute
-    per address."""
+    per address. An accepted one gives up on a peer that acknowledges nothing (UNACKED_MS)."""
 
     def __init__(self, server: Any, sock: socket.socket, addr: Any, adj: Any, map: Any = None):
         client = _client(addr)
@@ -118,6 +123,9 @@ class _CappedChannel(HTTPChannel):  # type: ignore[misc]
             with contextlib.suppress(OSError):
                 sock.close()
             return
+        if hasattr(socket, "TCP_USER_TIMEOUT"):  # Linux: a phone gone from the Wi-Fi
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, UNACKED_MS)
         super().__init__(server, sock, addr, adj, map)
 
 

@@ -127,3 +127,15 @@ def test_one_address_holding_hundreds_of_idle_connections_starves_no_other_phone
         finally:
             for hog in hogs:
                 hog.close()
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="Linux only")
+def test_a_connection_gives_up_on_a_phone_that_acknowledges_nothing(session: Session) -> None:
+    app = create_app(session, web_settings(host="127.0.0.1", port=0))
+    with served(app) as server, socket.create_connection(("127.0.0.1", server.port), 10) as conn:
+        conn.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        conn.settimeout(10)
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        (channel,) = list(server._server.active_channels.values())
+        option = channel.socket.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)
+        assert option == serving.UNACKED_MS
