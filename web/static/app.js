@@ -464,13 +464,13 @@
     box.hidden = !q;
     if (!q) return;
     box.appendChild(el('h2', { text: 'Which turn was it?' }));
-    box.appendChild(el('p', { class: 'question-reason', text: q.reason }));
+    box.appendChild(el('p', { class: 'question-reason', text: tileWords(q.reason, state.tiles) }));
     var list = el('ol', { class: 'choices' });
     q.choices.forEach(function (choice, index) {
       var item = el('li', { class: 'choice' });
       var tile = choiceTile(state, choice.action);
       if (tile) item.appendChild(tileSvg(state.tiles[tile], choice.action.rotation || 0, { class: 'tile-svg mini' }));
-      item.appendChild(el('span', { class: 'choice-text', text: choice.text }));
+      item.appendChild(el('span', { class: 'choice-text', text: tileWords(choice.text, state.tiles) }));
       if (state.you && state.you.host) {
         item.appendChild(el('button', { type: 'button', class: 'primary small', 'data-choice': index,
           text: 'This one', onclick: function () { if (api.confirm) api.confirm(index); } }));
