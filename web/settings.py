@@ -28,8 +28,9 @@ def generate_pin() -> str:
 
 #: The longest time any [web] setting in seconds may name (a day).
 MAX_SECONDS = 86_400
-#: The most PIN guesses a setting may allow per window.
-MAX_ATTEMPTS = 1000
+#: The most PIN guesses a setting may allow per window (the limiter keeps one time per
+#: guess, so this bounds its memory too).
+MAX_ATTEMPTS = 1_000_000
 
 
 def _problem(key: str, text: str) -> DataError:
