@@ -19,6 +19,15 @@ from companion.errors import DataError
 from companion.tiles import TILE_ID, Kind, Meaning
 
 BOARD_SIDES = ("front", "atoll")
+#: Bounds of a catalogue or pack.toml (the box holds 97 tiles of 51 types on 4 x 4 and
+#: 5 x 5 boards): a number past them is a mistake, and would make the demo's stack or the
+#: kit's pages grow without end.
+MAX_COPIES = 100
+MAX_TILE_TYPES = 200
+MAX_TILES = 500
+MAX_BOARD_SIDE = 12
+MAX_PRINTED_BOATS = 20
+MAX_TEXT = 80
 MAP_CELLS = {".": "playable", "a": "atoll", "#": "blocked"}
 Cell = tuple[int, int]
 
@@ -132,10 +141,10 @@ def _playable_cells(grid: tuple[str, ...]) -> tuple[Cell, ...]:
     return tuple((r, c) for r, row in enumerate(grid) for c, ch in enumerate(row) if ch != "#")
 
 
-def _int(value: Any, what: str, source: str, minimum: int = 0) -> int:
-    if type(value) is not int or value < minimum:
+def _int(value: Any, what: str, source: str, minimum: int, maximum: int) -> int:
+    if type(value) is not int or not minimum <= value <= maximum:
         raise DataError(
-            source, f"{what} must be a whole number of at least {minimum}, not {value!r}"
+            source, f"{what} must be a whole number from {minimum} to {maximum}, not {value!r}"
         )
     return value
 
@@ -152,9 +161,11 @@ def parse_layout(data: Any, side: str, source: str, where: str | None = None) ->
     for key in ("rows", "cols", "map"):
         if key not in data:
             raise DataError(source, f"{where} needs {key}")
-    rows = _int(data["rows"], f"{where} rows", source, 1)
-    cols = _int(data["cols"], f"{where} cols", source, 1)
-    boats = _int(data.get("printed_boats", 2), f"{where} printed_boats", source)
+    rows = _int(data["rows"], f"{where} rows", source, 1, MAX_BOARD_SIDE)
+    cols = _int(data["cols"], f"{where} cols", source, 1, MAX_BOARD_SIDE)
+    boats = _int(
+        data.get("printed_boats", 2), f"{where} printed_boats", source, 0, MAX_PRINTED_BOATS
+    )
     grid = data["map"]
     if not isinstance(grid, list) or len(grid) != rows:
         raise DataError(source, f"{where} map must be a list of {rows} strings, one per row")
@@ -169,8 +180,10 @@ def parse_layout(data: Any, side: str, source: str, where: str | None = None) ->
     if not any(ch != "#" for row in grid for ch in row):
         raise DataError(source, f"{where} map has no playable cell")
     image = data.get("image")
-    if image is not None and not isinstance(image, str):
-        raise DataError(source, f"{where} image must be a path")
+    if image is not None and not (isinstance(image, str) and len(image) <= 4 * MAX_TEXT):
+        raise DataError(
+            source, f"{where} image must be a path of at most {4 * MAX_TEXT} characters"
+        )
     return BoardLayout(side, rows, cols, boats, tuple(grid), image)
 
 
@@ -179,19 +192,23 @@ def _parse_tile(entry: Any, index: int, source: str, require_image: bool) -> Til
     if not isinstance(entry, Mapping):
         raise DataError(source, f"{where} must be a [[tile]] table")
     tile_id = entry.get("id")
-    if not isinstance(tile_id, str) or not TILE_ID.fullmatch(tile_id):
-        raise DataError(source, f"{where} needs an id of lowercase letters, digits and '-'")
+    if not isinstance(tile_id, str) or not TILE_ID.fullmatch(tile_id) or len(tile_id) > MAX_TEXT:
+        raise DataError(
+            source, f"{where} needs an id of lowercase letters, digits and '-' (at most {MAX_TEXT})"
+        )
     where = f"tile {tile_id!r}"
     try:
         meaning = Meaning.from_mapping(entry, extra_ok=frozenset({"id", "count", "image"}))
     except ValueError as exc:
         raise DataError(source, f"{where}: {exc}") from None
-    count = _int(entry.get("count", 1), f"{where} count", source, 1)
+    count = _int(entry.get("count", 1), f"{where} count", source, 1, MAX_COPIES)
     image = entry.get("image")
     if image is None and require_image:
         raise DataError(source, f"{where} needs an image")
-    if image is not None and not isinstance(image, str):
-        raise DataError(source, f"{where} image must be a path")
+    if image is not None and not (isinstance(image, str) and len(image) <= 4 * MAX_TEXT):
+        raise DataError(
+            source, f"{where} image must be a path of at most {4 * MAX_TEXT} characters"
+        )
     return TileType(tile_id, meaning, count, image)
 
 
@@ -207,6 +224,10 @@ def parse_catalogue(
     entries = data.get("tile")
     if not isinstance(entries, list) or not entries:
         raise DataError(source, "there is no [[tile]] entry")
+    if len(entries) > MAX_TILE_TYPES:
+        raise DataError(
+            source, f"there are {len(entries)} [[tile]] entries; a box has at most {MAX_TILE_TYPES}"
+        )
     types: list[TileType] = []
     seen: set[str] = set()
     for i, entry in enumerate(entries):
@@ -215,9 +236,14 @@ def parse_catalogue(
             raise DataError(source, f"tile id {tile.id!r} appears twice")
         seen.add(tile.id)
         types.append(tile)
+    total = sum(t.count for t in types)
+    if total > MAX_TILES:
+        raise DataError(
+            source, f"the [[tile]] counts add up to {total} tiles; a box has at most {MAX_TILES}"
+        )
     name = data.get("name", Path(source).parent.name or source)
-    if not isinstance(name, str):
-        raise DataError(source, "name must be a string")
+    if not isinstance(name, str) or ("name" in data and len(name) > MAX_TEXT):
+        raise DataError(source, f"name must be a string of at most {MAX_TEXT} characters")
     tile_mm = data.get("tile_mm", 45)
     if (
         isinstance(tile_mm, bool)
@@ -238,8 +264,11 @@ def parse_catalogue(
     ship = data.get("ship")
     ship_image: str | None = None
     if ship is not None:
-        if not isinstance(ship, Mapping) or not isinstance(ship.get("image"), str):
-            raise DataError(source, "[ship] needs an image path")
+        image = ship.get("image") if isinstance(ship, Mapping) else None
+        if not isinstance(image, str) or len(image) > 4 * MAX_TEXT:
+            raise DataError(
+                source, f"[ship] needs an image path of at most {4 * MAX_TEXT} characters"
+            )
         ship_image = ship["image"]
     elif require_images:
         raise DataError(source, "[ship] with the explorer ship's picture is missing")

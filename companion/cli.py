@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from companion import __version__
-from companion.errors import CompanionError
+from companion.errors import CompanionError, printable
 
 #: (name, module, one-line help). Later helpers add their own line here:
 #: read, kit, teach, bench, demo, run.
@@ -64,8 +64,13 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def say_error(message: str) -> None:
+    """Print `message` on standard error as one printable line (companion.errors.printable)."""
+    print(f"companion: {printable(message)}", file=sys.stderr)
+
+
 def _fail(message: str) -> int:
-    print(f"companion: {message}", file=sys.stderr)
+    say_error(message)
     return EXIT_BAD_INPUT
 
 

@@ -1,10 +1,15 @@
-"""`companion score [--game G] GAME.json [--json]`: score a finished game file (formats.md)."""
+"""`companion score [--game G] GAME.json [--json]`: score a finished game file (formats.md).
+
+Player names are printed as they are when printable; any other character (a terminal escape,
+a right-to-left override, a lone surrogate) is escaped, so the output is safe for a terminal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 
+from companion.errors import json_printable, printable
 from companion.gamefile import load_game_file
 from companion.games import DEFAULT_GAME, game_keys
 from companion.scoring import FinalScore, PlayerScore, score_game
@@ -47,7 +52,7 @@ def _cell(score: PlayerScore, key: str) -> str:
 def render_table(final: FinalScore) -> str:
     """The score as an aligned table: one row per scoring line, one column per player."""
     label_width = max(len(label) for label, _ in ROWS)
-    columns = [[p.name, *(_cell(p, key) for _, key in ROWS)] for p in final.players]
+    columns = [[printable(p.name), *(_cell(p, key) for _, key in ROWS)] for p in final.players]
     widths = [max(len(text) for text in col) for col in columns]
     lines = []
     for i, label in enumerate(["", *(label for label, _ in ROWS)]):
@@ -60,9 +65,9 @@ def render_table(final: FinalScore) -> str:
     lines.append("removed before scoring (incomplete islands, row and column from 1):")
     for p in final.players:
         cells_text = ", ".join(f"({r + 1}, {c + 1})" for r, c in p.removed) or "nothing"
-        lines.append(f"  {p.name}: {cells_text}")
+        lines.append(f"  {printable(p.name)}: {cells_text}")
     word = "winner" if len(final.winners) == 1 else "winners (shared)"
-    lines.append(f"{word}: {', '.join(final.winners)}")
+    lines.append(f"{word}: {', '.join(printable(name) for name in final.winners)}")
     return "\n".join(lines)
 
 
@@ -74,10 +79,17 @@ def run(args: argparse.Namespace) -> int:
         from companion.games.files import score_game_file
 
         table = score_game_file(key, args.game)
-        print(json.dumps(table.to_json(), ensure_ascii=False) if args.json else render_score(table))
+        if args.json:
+            print(json_printable(json.dumps(table.to_json(), ensure_ascii=False)))
+        else:
+            print("\n".join(printable(line) for line in render_score(table).splitlines()))
         return 0
     layout, players = load_game_file(args.game)
     final = score_game(layout, players)
-    text = json.dumps(final.to_json(), ensure_ascii=False) if args.json else render_table(final)
+    if args.json:
+        # Names keep their letters (ensure_ascii=False); what is not printable is escaped.
+        text = json_printable(json.dumps(final.to_json(), ensure_ascii=False))
+    else:
+        text = render_table(final)
     print(text)
     return 0

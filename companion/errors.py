@@ -3,6 +3,36 @@
 from __future__ import annotations
 
 
+def printable(text: str) -> str:
+    """`text` with every character that is not printable written as its Python escape
+    (a newline as \\n, a terminal escape as \\x1b, U+202E as \\u202e, a lone surrogate as
+    \\ud800): safe for one line of a terminal, and encodable as UTF-8."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
+def json_printable(text: str) -> str:
+    """JSON text (from json.dumps) with each character that is not printable written as a
+    JSON escape: the same JSON value, safe for a terminal and encodable as UTF-8. Outside
+    strings JSON text is printable ASCII, so only characters inside strings change."""
+    if text.isprintable():
+        return text
+    out: list[str] = []
+    for c in text:
+        code = ord(c)
+        if c.isprintable():
+            out.append(c)
+        elif code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)
+
+
 class CompanionError(Exception):
     """Base of every error the companion reports to a person instead of a traceback."""
 

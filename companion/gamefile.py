@@ -22,9 +22,12 @@ from companion.catalogue import BOARD_SIDES, BoardLayout, default_boards, parse_
 from companion.errors import DataError
 from companion.game import MAX_PLAYERS_ATOLL
 from companion.scoring import PlayerBoard
+from companion.state import SHELLS_TOTAL
 from companion.tiles import Kind, Meaning
 
 MAX_PLAYERS = 5
+#: The longest player name (in characters) a game file may give.
+MAX_NAME = 40
 #: A game file is a few KB; anything far larger is not one (and /dev/zero never ends).
 MAX_FILE_BYTES = 4 * 1024 * 1024
 TOP_KEYS = ("board_side", "layout", "players")
@@ -149,13 +152,17 @@ def _player(data: Any, index: int, layout: BoardLayout, source: str) -> PlayerBo
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise DataError(source, f"{who} needs a name (a non-empty string)")
+    if len(name) > MAX_NAME:
+        raise DataError(source, f"{who}'s name has {len(name)} characters; at most {MAX_NAME}")
     who = f"{who} ({shown(name)})"
     if "shells" not in data:
         raise DataError(source, f"{who} needs shells, the number of wooden shells held")
     shells = data["shells"]
-    if type(shells) is not int or shells < 0:
+    if type(shells) is not int or not 0 <= shells <= SHELLS_TOTAL:
         raise DataError(
-            source, f"{who}, shells must be a whole number of at least 0, not {shells!r}"
+            source,
+            f"{who}, shells must be a whole number from 0 to {SHELLS_TOTAL} (the box holds "
+            f"{SHELLS_TOTAL} wooden shells), not {shells!r}",
         )
     if "board" not in data:
         raise DataError(source, f"{who} needs a board")

@@ -20,6 +20,8 @@ OPPOSITE = {"N": "S", "E": "W", "S": "N", "W": "E"}
 #: Row and column offset of the neighbour across each edge (rows grow southwards).
 EDGE_OFFSET = {"N": (-1, 0), "E": (0, 1), "S": (1, 0), "W": (0, -1)}
 SYMBOLS = ("palms", "huts", "shells", "boats")
+#: The most of one symbol a tile may print (the box's tiles print at most 2).
+MAX_SYMBOLS = 9
 TILE_ID = re.compile(r"[a-z0-9-]+")
 
 
@@ -95,8 +97,8 @@ class Meaning:
             return f"a {self.kind.value} tile has {expected}, but land is {shown}"
         for name in SYMBOLS:
             count = getattr(self, name)
-            if type(count) is not int or count < 0:
-                return f"{name} must be a whole number of at least 0, not {count!r}"
+            if type(count) is not int or not 0 <= count <= MAX_SYMBOLS:
+                return f"{name} must be a whole number from 0 to {MAX_SYMBOLS}, not {count!r}"
         if self.kind is Kind.WATER and (self.palms or self.huts):
             return "a water tile cannot carry palms or huts"
         return None
@@ -160,8 +162,10 @@ class Meaning:
         counts: dict[str, int] = {}
         for name in SYMBOLS:
             value = data.get(name, 0)
-            if type(value) is not int or value < 0:
-                raise ValueError(f"{name} must be a whole number of at least 0, not {value!r}")
+            if type(value) is not int or not 0 <= value <= MAX_SYMBOLS:
+                raise ValueError(
+                    f"{name} must be a whole number from 0 to {MAX_SYMBOLS}, not {value!r}"
+                )
             counts[name] = value
         return cls(
             kind=kind,

@@ -28,9 +28,10 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.errors import DataError
+from companion.errors import DataError, printable
 from hardware.config import CameraConfig
 from vision.lens import Lens
+from vision.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
 
 Image = NDArray[np.uint8]
 CameraState = Literal["ok", "lost", "closed", "none"]
@@ -446,9 +447,16 @@ class FolderSource(_Source):
         if self._video is None:
             if index >= len(self._images):
                 return None
-            image = cv2.imread(str(self._images[index]), cv2.IMREAD_COLOR)
+            path = self._images[index]
+            try:
+                data = path.read_bytes()
+                check_picture(data, MAX_PICTURE_PIXELS)  # before any decoder runs
+                image = decode(data, cv2.IMREAD_COLOR, quiet=False)  # other threads log
+            except (OSError, PictureRefused) as exc:
+                why = f"cannot be read ({exc.strerror})" if isinstance(exc, OSError) else exc
+                raise _Lost(f"{printable(path.name)} in {self.name} {why}.") from None
             if image is None:
-                raise _Lost(f"{self._images[index].name} in {self.name} is not a readable image.")
+                raise _Lost(f"{path.name} in {self.name} is not a readable image.")
             return np.asarray(image, dtype=np.uint8)
         ok, image = self._video.read()
         return as_bgr(np.asarray(image)) if ok and image is not None else None

@@ -50,6 +50,13 @@ def gpio_errors(what: str) -> Iterator[None]:
         raise GpioUnavailable(f"cannot use GPIO for the {what}: {error}.") from None
 
 
+#: Bounds of the settings: a camera side in pixels (the largest Pi camera is 9152 px wide),
+#: a time in seconds, a count of frames.
+MAX_SIDE_PX = 10_000
+MAX_SECONDS = 3600.0
+MAX_FRAMES = 64
+
+
 def _problem(key: str, text: str) -> DataError:
     return DataError("", f"{key}: {text}")
 
@@ -64,12 +71,16 @@ def _check_pin(key: str, value: object) -> int:
     return value
 
 
-def _check_number(key: str, value: object, *, minimum: float, strict: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+def _check_number(
+    key: str, value: object, *, minimum: float, maximum: float, strict: bool = False
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN
         raise _problem(key, f"expected a number, got {value!r}.")
     if value < minimum or (strict and value == minimum):
         bound = f"more than {minimum:g}" if strict else f"at least {minimum:g}"
         raise _problem(key, f"{value!r} is too small (must be {bound}).")
+    if value > maximum:
+        raise _problem(key, f"{value!r} is too large (must be at most {maximum:g}).")
     return float(value)
 
 
@@ -77,10 +88,14 @@ def _check_size(key: str, value: object) -> tuple[int, int]:
     ok = (
         isinstance(value, tuple | list)
         and len(value) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
+        and all(
+            isinstance(v, int) and not isinstance(v, bool) and 0 < v <= MAX_SIDE_PX for v in value
+        )
     )
     if not ok:
-        raise _problem(key, f"a size is [width, height] in pixels, not {value!r}.")
+        raise _problem(
+            key, f"a size is [width, height] in pixels, at most {MAX_SIDE_PX}, not {value!r}."
+        )
     assert isinstance(value, tuple | list)
     return (int(value[0]), int(value[1]))
 
@@ -134,9 +149,11 @@ class ButtonConfig:
             raise _problem(
                 "buttons.bounce_ms", f"expected whole milliseconds, got {self.bounce_ms!r}."
             )
-        _check_number("buttons.bounce_ms", self.bounce_ms, minimum=0)
-        _check_number("buttons.hold_seconds", self.hold_seconds, minimum=0, strict=True)
-        _check_number("buttons.repeat_guard_s", self.repeat_guard_s, minimum=0)
+        _check_number("buttons.bounce_ms", self.bounce_ms, minimum=0, maximum=10_000)
+        _check_number(
+            "buttons.hold_seconds", self.hold_seconds, minimum=0, maximum=MAX_SECONDS, strict=True
+        )
+        _check_number("buttons.repeat_guard_s", self.repeat_guard_s, minimum=0, maximum=MAX_SECONDS)
         _check_unique(self.pins())
 
     def pins(self) -> list[tuple[str, int | None]]:
@@ -171,8 +188,10 @@ class IndicatorConfig:
             raise _problem(
                 "indicators.active_high", f"expected true or false, got {self.active_high!r}."
             )
-        _check_number("indicators.blink_s", self.blink_s, minimum=0, strict=True)
-        _check_number("indicators.beep_s", self.beep_s, minimum=0, strict=True)
+        _check_number(
+            "indicators.blink_s", self.blink_s, minimum=0, maximum=MAX_SECONDS, strict=True
+        )
+        _check_number("indicators.beep_s", self.beep_s, minimum=0, maximum=MAX_SECONDS, strict=True)
         _check_unique(self.pins())
 
     def pins(self) -> list[tuple[str, int | None]]:
@@ -238,16 +257,24 @@ class CameraConfig:
             raise _problem("camera.path", 'camera.kind = "folder" needs the folder or video file.')
         if not isinstance(self.loop, bool):
             raise _problem("camera.loop", f"expected true or false, got {self.loop!r}.")
-        _check_number("camera.fps", self.fps, minimum=0, strict=True)
+        _check_number("camera.fps", self.fps, minimum=0, maximum=240, strict=True)
         for key in ("buffer_count", "drain_grabs", "synthetic_seed"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise _problem(f"camera.{key}", f"expected a whole number, got {value!r}.")
-        _check_number("camera.buffer_count", self.buffer_count, minimum=1)
-        _check_number("camera.drain_grabs", self.drain_grabs, minimum=0)
-        _check_number("camera.frame_timeout_s", self.frame_timeout_s, minimum=0, strict=True)
-        _check_number("camera.reopen_backoff_s", self.reopen_backoff_s, minimum=0)
-        _check_number("camera.black_level", self.black_level, minimum=0)
+        _check_number("camera.buffer_count", self.buffer_count, minimum=1, maximum=MAX_FRAMES)
+        _check_number("camera.drain_grabs", self.drain_grabs, minimum=0, maximum=MAX_FRAMES)
+        _check_number(
+            "camera.frame_timeout_s",
+            self.frame_timeout_s,
+            minimum=0,
+            maximum=MAX_SECONDS,
+            strict=True,
+        )
+        _check_number(
+            "camera.reopen_backoff_s", self.reopen_backoff_s, minimum=0, maximum=MAX_SECONDS
+        )
+        _check_number("camera.black_level", self.black_level, minimum=0, maximum=255)
         if isinstance(self.lens_k, bool) or not isinstance(self.lens_k, int | float):
             raise _problem("camera.lens_k", f"expected a number, got {self.lens_k!r}.")
         from vision.lens import Lens  # the one place that says what a lens may bend

@@ -351,7 +351,7 @@ def mat_page(tile_mm: float = 45.0) -> Page:
 
     # Outside the active area only.
     top = PRINT_MARGIN_MM
-    page.text((A3_MM[0] / 2, top + 8), "Maori table companion: display mat", 6.0, "C", bold=True)
+    page.text((A3_MM[0] / 2, top + 8), "Māori table companion: display mat", 6.0, "C", bold=True)
     page.text(
         (A3_MM[0] / 2, top + 16),
         f"tiles {tile_mm:g} mm - cell pitch {geo.pitch:g} mm - "
@@ -394,7 +394,7 @@ def seat_page(seat: int, tile_mm: float = 45.0,
     page = Page(f"seat-{seat}-markers", A4_MM)
     W = A4_MM[0]
     m = PRINT_MARGIN_MM
-    page.text((W / 2, m + 8), f"Maori table companion: seat {seat} markers", 5.5, "C", bold=True)
+    page.text((W / 2, m + 8), f"Māori table companion: seat {seat} markers", 5.5, "C", bold=True)
     page.text(
         (W / 2, m + 15),
         f"Markers {geo.marker_ids[0]}-{geo.marker_ids[3]}. Print at 100 %, cut along the "
@@ -501,7 +501,7 @@ def storage_page(tile_mm: float = 45.0) -> Page:
     page = Page("storage-cards", A4_MM)
     W = A4_MM[0]
     m = PRINT_MARGIN_MM
-    page.text((W / 2, m + 8), "Maori table companion: storage cards", 5.5, "C", bold=True)
+    page.text((W / 2, m + 8), "Māori table companion: storage cards", 5.5, "C", bold=True)
     page.paragraph(
         m + 12, m + 15, W - 2 * m - 24,
         "Print at 100 %, cut along the dashed lines and lay one card under each player's "
@@ -532,7 +532,7 @@ def guide_page(tile_mm: float = 45.0) -> Page:
     page = Page("setup-guide", A4_MM)
     m = PRINT_MARGIN_MM + 6
     W = A4_MM[0]
-    page.text((m, m + 6), "Maori table companion: setting up the table", 6.0, bold=True)
+    page.text((m, m + 6), "Māori table companion: setting up the table", 6.0, bold=True)
     y = m + 16.0
     low, high = kit.CAMERA_HEIGHT_MM
     steps = [
@@ -577,20 +577,49 @@ def guide_page(tile_mm: float = 45.0) -> Page:
 # --- drawing backends ----------------------------------------------------------------------
 
 
+def _cp1252(ch: str) -> str:
+    try:
+        ch.encode("cp1252")
+    except UnicodeEncodeError:
+        return unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+    return ch
+
+
 def _pdf_text(text: str) -> str:
-    """Text the PDF core fonts can show (cp1252); other letters lose their accents."""
-    out = []
-    for ch in text:
-        try:
-            ch.encode("cp1252")
-            out.append(ch)
-        except UnicodeEncodeError:
-            out.append(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode())
-    return "".join(out)
+    """Text the PDF core fonts can show (cp1252); other letters lose their accents (a long
+    vowel's macron is drawn over it: pdf_bytes)."""
+    return "".join(_cp1252(ch) for ch in text)
 
 
 def _ascii(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+_MACRON = "\u0304"
+#: Where a drawn macron sits, in capital heights above the baseline: over a small letter
+#: (Helvetica's x-height is 0.73 capitals) and over a capital; and its stroke's thickness.
+MACRON_SMALL = 0.98
+MACRON_CAPITAL = 1.22
+MACRON_STROKE = 0.1
+
+
+def _with_macrons(text: str, plain: Callable[[str], str]) -> tuple[str, list[int]]:
+    """`text` for a font without long vowels ("Māori" -> "Maori", other letters through
+    `plain`), and where in it the letters stand that carry a macron, to be drawn over them."""
+    out: list[str] = []
+    marked: list[int] = []
+    for ch in text:
+        parts = unicodedata.normalize("NFD", ch)
+        if len(parts) == 2 and parts[1] == _MACRON and parts[0].isascii():
+            marked.append(len("".join(out)))
+            out.append(parts[0])
+        else:
+            out.append(plain(ch))
+    return "".join(out), marked
+
+
+def _macron_height(letter: str, size: float) -> float:
+    return size * (MACRON_CAPITAL if letter.isupper() else MACRON_SMALL)
 
 
 def pdf_bytes(pages: Sequence[Page]) -> bytes:
@@ -598,7 +627,7 @@ def pdf_bytes(pages: Sequence[Page]) -> bytes:
     pdf = FPDF(unit="mm", format=pages[0].size)
     pdf.set_auto_page_break(False)
     pdf.set_margins(0, 0, 0)
-    pdf.set_creator("Maori table companion")
+    pdf.set_creator("Māori table companion")
     pdf.set_title(pages[0].name)
     for page in pages:
         pdf.add_page(format=page.size)
@@ -620,10 +649,19 @@ def pdf_bytes(pages: Sequence[Page]) -> bytes:
             else:
                 pdf.set_font("Helvetica", "B" if item.bold else "", size=_points(item.size))
                 pdf.set_text_color(item.grey)
-                text = _pdf_text(item.text)
+                text, marked = _with_macrons(item.text, _cp1252)
                 width = pdf.get_string_width(text)
                 shift = {"L": 0.0, "C": width / 2, "R": width}[item.align]
-                pdf.text(item.at[0] - shift, item.at[1], text)
+                x, y = item.at[0] - shift, item.at[1]
+                pdf.text(x, y, text)
+                for i in marked:  # the core fonts have no long vowels: a bar over the letter
+                    left = x + pdf.get_string_width(text[:i])
+                    right = x + pdf.get_string_width(text[: i + 1])
+                    inset = (right - left) * 0.12
+                    bar = _macron_height(text[i], item.size)
+                    pdf.set_draw_color(item.grey)
+                    pdf.set_line_width(item.size * MACRON_STROKE * (1.3 if item.bold else 1.0))
+                    pdf.line(left + inset, y - bar, right - inset, y - bar)
     return bytes(pdf.output())
 
 
@@ -677,11 +715,18 @@ def _raster_text(image: np.ndarray, item: Text, s: float) -> None:
     thickness = max(1, round(cap_px / (9 if item.bold else 14)))
     unit = cv2.getTextSize("H", font, 1.0, thickness)[0][1]
     scale = cap_px / unit
-    text = _ascii(item.text)
+    text, marked = _with_macrons(item.text, _ascii)
     width = cv2.getTextSize(text, font, scale, thickness)[0][0]
     shift = {"L": 0.0, "C": width / 2, "R": float(width)}[item.align]
     org = (round(item.at[0] * s - shift), round(item.at[1] * s))
     cv2.putText(image, text, org, font, scale, int(item.grey), thickness, cv2.LINE_AA)
+    for i in marked:  # Hershey fonts have no long vowels: a bar over the letter
+        left = org[0] + cv2.getTextSize(text[:i], font, scale, thickness)[0][0] if i else org[0]
+        right = org[0] + cv2.getTextSize(text[: i + 1], font, scale, thickness)[0][0]
+        inset = round((right - left) * 0.15)
+        y = round(org[1] - _macron_height(text[i], cap_px))
+        ends = (left + inset, y), (right - inset, y)
+        cv2.line(image, ends[0], ends[1], int(item.grey), thickness, cv2.LINE_AA)
 
 
 def png_bytes(image: np.ndarray, dpi: float = PRINT_DPI) -> bytes:
@@ -730,7 +775,7 @@ def kit_files() -> list[KitFile]:
 
 def _readme(tile_mm: float) -> str:
     lines = [
-        "Maori table companion: printable table kit",
+        "Māori table companion: printable table kit",
         f"Tile side {tile_mm:g} mm. Print every PDF at 100 % (actual size) and check that the "
         f"scale bar measures {SCALE_BAR_MM:g} mm.",
         "",

@@ -17,9 +17,8 @@ Pictures, as loaded:
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from types import MappingProxyType
 
@@ -28,12 +27,15 @@ import numpy as np
 
 from companion.catalogue import Catalogue, load_catalogue
 from companion.errors import DataError
+from vision.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
 
 PACK_FILE = "pack.toml"
 MIN_PICTURE_PX = 128
-#: The most pixels a picture may have (a 50 MP photo): a small file that declares a huge
-#: picture would otherwise take gigabytes to decode on the Pi.
-MAX_PICTURE_PIXELS = 50_000_000
+#: All of a pack's pictures together may declare at most this many pixels (some 0.75 GB
+#: decoded), and one picture file may be at most this big: a pack of small files each
+#: declaring a picture just under MAX_PICTURE_PIXELS would otherwise fill the Pi's memory.
+MAX_PACK_PIXELS = 250_000_000
+MAX_PICTURE_BYTES = 100_000_000
 #: How far off square a tile picture may be (fraction of its side) before it is refused.
 SQUARE_TOLERANCE = 0.02
 #: How far a board picture's aspect may differ from cols:rows (fraction).
@@ -93,42 +95,33 @@ def _safe_path(root: Path, relative: str, what: str, source: str) -> Path:
     return path
 
 
-def _jpeg_complete(data: bytes) -> bool:
-    """A JPEG ends with its end-of-image marker (OpenCV decodes a cut-off one silently)."""
-    return b"\xff\xd9" in data[-1024:]
+@dataclass
+class _Budget:
+    """The pixels a pack's pictures may still declare, all together (MAX_PACK_PIXELS)."""
+
+    left: int = field(default_factory=lambda: MAX_PACK_PIXELS)
+
+    def take(self, pixels: int, what: str, source: str) -> None:
+        if pixels > self.left:
+            raise PackError(
+                source,
+                f"{what} picture takes the pack's pictures past {MAX_PACK_PIXELS // 1_000_000} "
+                "million pixels in all; make the pictures smaller",
+            )
+        self.left -= pixels
 
 
-#: JPEG start-of-frame markers (they carry the picture's size); not DHT, JPG or DAC.
-_JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def _declared_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) as a PNG or JPEG file's header declares it; None for other files."""
-    if data.startswith(_PNG_SIGNATURE) and data[12:16] == b"IHDR" and len(data) >= 24:
-        width, height = struct.unpack(">II", data[16:24])
-        return int(width), int(height)
-    if not data.startswith(b"\xff\xd8"):
-        return None
-    i = 2
-    while i + 9 <= len(data) and data[i] == 0xFF:
-        marker = data[i + 1]
-        if marker == 0xFF:  # a fill byte before the marker
-            i += 1
-        elif marker in _JPEG_SOF:
-            height, width = struct.unpack(">HH", data[i + 5 : i + 9])
-            return int(width), int(height)
-        elif marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
-            i += 2
-        else:
-            i += 2 + int.from_bytes(data[i + 2 : i + 4], "big")
-    return None
-
-
-def _read_picture(path: Path, what: str) -> np.ndarray:
-    """Decode a picture file as 8-bit, keeping its channels; one sentence on any problem."""
+def _read_picture(path: Path, what: str, budget: _Budget) -> np.ndarray:
+    """Decode a PNG or JPEG picture as 8-bit, keeping its channels; one sentence on any
+    problem. The file's size and the header are checked before decoding (vision.picture)."""
     source = str(path)
     try:
+        if path.is_file() and path.stat().st_size > MAX_PICTURE_BYTES:
+            raise PackError(
+                source,
+                f"{what} picture is a file of over {MAX_PICTURE_BYTES // 1_000_000} MB; "
+                "a pack picture is smaller",
+            )
         data = path.read_bytes()
     except FileNotFoundError:
         raise PackError(source, f"{what} picture is missing") from None
@@ -136,25 +129,16 @@ def _read_picture(path: Path, what: str) -> np.ndarray:
         raise PackError(source, f"{what} picture is a directory, not a picture file") from None
     except OSError as exc:
         raise PackError(source, f"{what} picture cannot be read ({exc.strerror or exc})") from None
-    size = _declared_size(data)
-    if size is not None and size[0] * size[1] > MAX_PICTURE_PIXELS:
-        raise PackError(
-            source,
-            f"{what} picture says it is {size[0]} x {size[1]} px; "
-            f"a pack picture has at most {MAX_PICTURE_PIXELS // 1_000_000} million pixels",
-        )
-    image = None
-    if data:
-        try:
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
-        except cv2.error:  # e.g. a header declaring more pixels than OpenCV allows
-            image = None
-    if image is None or image.size == 0:
+    try:
+        _kind, width, height = check_picture(data, MAX_PICTURE_PIXELS)
+    except PictureRefused as exc:
+        raise PackError(source, f"{what} picture {exc}") from None
+    budget.take(width * height, what, source)
+    image = decode(data, cv2.IMREAD_UNCHANGED)
+    if image is None:
         raise PackError(
             source, f"{what} picture is not a readable image (empty, damaged or not a picture)"
         )
-    if data[:2] == b"\xff\xd8" and not _jpeg_complete(data):
-        raise PackError(source, f"{what} picture is cut off (the JPEG file is truncated)")
     if image.dtype == np.uint16:
         image = (image // 257).astype(np.uint8)
     elif image.dtype != np.uint8:
@@ -184,9 +168,9 @@ def _check_size(image: np.ndarray, what: str, source: str, minimum: int = MIN_PI
         )
 
 
-def _tile_picture(path: Path, tile_id: str) -> np.ndarray:
+def _tile_picture(path: Path, tile_id: str, budget: _Budget) -> np.ndarray:
     source, what = str(path), f"tile {tile_id!r}"
-    image = _over_white(_read_picture(path, what))
+    image = _over_white(_read_picture(path, what, budget))
     h, w = image.shape[:2]
     if abs(w - h) > SQUARE_TOLERANCE * max(w, h):
         raise PackError(source, f"{what} picture is {w} x {h} px; it must be square")
@@ -207,9 +191,9 @@ def ship_alpha_from_paper(image: np.ndarray) -> np.ndarray:
     return np.dstack([image, alpha])
 
 
-def _ship_picture(path: Path) -> np.ndarray:
+def _ship_picture(path: Path, budget: _Budget) -> np.ndarray:
     source, what = str(path), "ship"
-    image = _read_picture(path, what)
+    image = _read_picture(path, what, budget)
     # The ship is smaller than a tile: its picture needs half a tile picture's minimum.
     _check_size(image, what, source, MIN_PICTURE_PX // 2)
     rgba = image.copy() if image.shape[2] == 4 else ship_alpha_from_paper(image)
@@ -218,9 +202,9 @@ def _ship_picture(path: Path) -> np.ndarray:
     return rgba
 
 
-def _board_picture(path: Path, side: str, rows: int, cols: int) -> np.ndarray:
+def _board_picture(path: Path, side: str, rows: int, cols: int, budget: _Budget) -> np.ndarray:
     source, what = str(path), f"{side} board"
-    image = _over_white(_read_picture(path, what))
+    image = _over_white(_read_picture(path, what, budget))
     _check_size(image, what, source)
     h, w = image.shape[:2]
     expected = cols / rows
@@ -257,14 +241,16 @@ def load_pack(path: str | Path) -> Pack:
         raise PackError(exc.source, exc.problem) from None
     source = str(toml)
 
+    budget = _Budget()
     tiles: dict[str, np.ndarray] = {}
     for tile in catalogue:
         assert tile.image is not None  # require_images=True guarantees it
         file = _safe_path(root, tile.image, f"tile {tile.id!r}", source)
-        tiles[tile.id] = _frozen(_tile_picture(file, tile.id))
+        tiles[tile.id] = _frozen(_tile_picture(file, tile.id, budget))
 
     assert catalogue.ship_image is not None
-    ship = _frozen(_ship_picture(_safe_path(root, catalogue.ship_image, "[ship]", source)))
+    ship_file = _safe_path(root, catalogue.ship_image, "[ship]", source)
+    ship = _frozen(_ship_picture(ship_file, budget))
 
     boards: dict[str, np.ndarray] = {}
     for side, layout in catalogue.boards.items():
@@ -276,7 +262,7 @@ def load_pack(path: str | Path) -> Pack:
                 )
             continue
         file = _safe_path(root, layout.image, f"[board.{side}]", source)
-        boards[side] = _frozen(_board_picture(file, side, layout.rows, layout.cols))
+        boards[side] = _frozen(_board_picture(file, side, layout.rows, layout.cols, budget))
 
     return Pack(
         root=root,

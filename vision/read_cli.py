@@ -80,11 +80,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def read_frame(path: Path, max_pixels: int) -> NDArray[np.uint8]:
-    """Decode a photo as BGR, checking its size before decoding; FrameError on any problem."""
+    """Decode a PNG or JPEG photo as BGR, checking its header before decoding; FrameError on
+    any problem."""
     import cv2
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image
 
-    from vision.pack import _declared_size  # the pack loader's header reader (PNG, JPEG)
+    from vision.picture import PictureRefused, check_picture, decode, is_complete
 
     source = str(path)
     try:
@@ -101,51 +102,26 @@ def read_frame(path: Path, max_pixels: int) -> NDArray[np.uint8]:
         raise FrameError(source, "no such file") from None
     except OSError as exc:
         raise FrameError(source, f"cannot be read ({exc.strerror or exc})") from None
-    # The size a PNG or JPEG header declares is checked before anything is decoded.
-    declared = _declared_size(data)
-    if declared is not None and declared[0] * declared[1] > max_pixels:
-        raise FrameError(
-            source,
-            f"is {declared[0]} x {declared[1]} pixels; a photo may have at most "
-            f"{max_pixels // 1_000_000} megapixels",
-        )
     try:
-        with warnings.catch_warnings():
-            # Pillow warns about huge pictures; the size is checked right below instead.
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as picture:
-                width, height = picture.size
-                kind = picture.format or "image"
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
-        raise FrameError(source, "is not a picture (JPEG or PNG)") from None
-    except Image.DecompressionBombError:
-        raise FrameError(source, "declares far too many pixels for a photo") from None
-    if width * height > max_pixels:
-        raise FrameError(
-            source,
-            f"is {width} x {height} pixels; a photo may have at most "
-            f"{max_pixels // 1_000_000} megapixels",
-        )
-    if width == 0 or height == 0:
-        raise FrameError(source, "is a picture without pixels")
+        kind, _width, _height = check_picture(data, max_pixels, complete=False)
+    except PictureRefused as exc:
+        raise FrameError(source, str(exc)) from None
     truncated = FrameError(source, f"is cut off (the {kind} file is truncated)")
     image: NDArray[np.uint8] | None = None
     # OpenCV is the quick decoder but says nothing of a cut-off file, so it only gets files
     # that end as they should; Pillow decodes (and judges) the rest.
-    complete = (kind == "JPEG" and b"\xff\xd9" in data[-1024:]) or (
-        kind == "PNG" and b"IEND" in data[-32:]
-    )
-    if complete:
-        decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if is_complete(data, kind):
+        decoded = decode(data, cv2.IMREAD_COLOR)
         image = None if decoded is None else np.asarray(decoded, np.uint8)
     if image is None:
         try:
             with warnings.catch_warnings():
+                # The size is checked above, from the header.
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                 with Image.open(io.BytesIO(data)) as picture:
                     picture.load()
                     rgb = np.asarray(picture.convert("RGB"), np.uint8)
-        except (OSError, ValueError, SyntaxError):
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
             raise truncated from None
         image = np.ascontiguousarray(rgb[:, :, ::-1])
     return image

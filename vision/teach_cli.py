@@ -18,12 +18,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-import cv2
 import numpy as np
 
-from companion.catalogue import Catalogue, default_catalogue, load_catalogue, read_toml
+from companion.catalogue import Catalogue, default_catalogue, load_catalogue, read_toml, shown
+from companion.cli import say_error
 from companion.errors import CompanionError
+from vision.config import VisionConfig
 from vision.lens import Lens
+from vision.read_cli import FrameError, read_frame
 from vision.teach import (
     BatchView,
     Cell,
@@ -94,12 +96,14 @@ def frame_files(folder: str | Path) -> list[Path]:
 def _frames(
     files: list[Path], say: Callable[[str], None], lens: Lens
 ) -> Iterator[tuple[str, np.ndarray]]:
+    max_pixels = VisionConfig().read.max_pixels
     for path in files:
-        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if image is None:
-            say(f"  {path.name}: not a readable picture; skipped")
+        try:
+            image = read_frame(path, max_pixels)
+        except FrameError as exc:
+            say(f"  {shown(path.name)}: {exc.problem}; skipped")
             continue
-        yield path.name, lens.straighten(np.asarray(image, np.uint8))
+        yield path.name, lens.straighten(image)
 
 
 def parse_corrections(text: str, catalogue: Catalogue) -> dict[Cell, CellAnswer | None]:
@@ -341,7 +345,7 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
         else:
             teach(session, _frames(files, ui.say, lens), ui)
     except Cancelled as exc:
-        print(f"companion: {exc.message}", file=sys.stderr)
+        say_error(exc.message)
         return 1
     finally:
         if camera is not None:

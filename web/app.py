@@ -111,11 +111,13 @@ def create_app(
     clock: Callable[[], float] = time.time,
     teach_frames: teach.FrameSource | None = None,
     teach_root: Path | None = None,
+    teach_unavailable: str | None = None,
     ended_logins: Path | None = None,
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
-    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach).
+    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach);
+    without frames, `teach_unavailable` is the sentence the host page says instead.
     `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins)."""
     settings = settings or WebSettings()
     generated = settings.pin is None
@@ -216,8 +218,13 @@ def create_app(
 
     @app.get("/events")
     def events() -> Response:
+        # waitress says when the phone closed the connection (web.serve keeps it reading).
+        gone = request.environ.get("waitress.client_disconnected")
         stream = slots.open(
-            session, lifetime_s=settings.sse_lifetime_s, keepalive_s=settings.sse_keepalive_s
+            session,
+            lifetime_s=settings.sse_lifetime_s,
+            keepalive_s=settings.sse_keepalive_s,
+            gone=gone if callable(gone) else None,
         )
         if stream is None:
             return _error(503, ERROR_SENTENCES[503], {"Retry-After": "5"})
@@ -315,6 +322,7 @@ def create_app(
         read_body=_body,
         frames=teach_frames,
         root=teach_root,
+        why_not=teach_unavailable,
     )
 
     # ----------------------------------------------------------------- errors

@@ -31,19 +31,23 @@ from hardware.buttons import TurnDone
 from hardware.camera import SyntheticSource
 from hardware.config import CameraConfig
 from hardware.live import LiveSettings, LiveTable
+from web.bench_load import phone_address
 
 
 class Phone(threading.Thread):
     """One phone: an open event stream, recording when each event arrives."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, index: int = 0) -> None:
         super().__init__(daemon=True)
         self.port = port
+        self.source = phone_address(index)
         self.arrivals: list[float] = []
         self.ready = threading.Event()
 
     def run(self) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        conn = http.client.HTTPConnection(
+            "127.0.0.1", self.port, timeout=120, source_address=self.source
+        )
         conn.request("GET", "/events")
         response = conn.getresponse()
         self.ready.set()
@@ -96,7 +100,7 @@ def measure(phones: int, presses: int, still: float, seed: int, cache: Path) -> 
     threading.Thread(target=server.run, daemon=True).start()
     stop = threading.Event()
     threading.Thread(target=live.run, args=(stop,), daemon=True).start()
-    listeners = [Phone(server.port) for _ in range(max(1, phones))]
+    listeners = [Phone(server.port, i) for i in range(max(1, phones))]
     for phone in listeners:
         phone.start()
         phone.ready.wait(10)

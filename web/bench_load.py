@@ -202,20 +202,30 @@ def heap_growth(before: HeapSites | None, after: HeapSites | None) -> list[dict[
 # ---------------------------------------------------------------- the load run
 
 
+def phone_address(index: int) -> tuple[str, int]:
+    """The source address of simulated phone `index`: a loopback address of its own (Linux
+    answers all of 127.0.0.0/8), so each phone is a client of its own, as on the LAN, and
+    the server's connections-per-client cap (web.serve) applies to it as to a phone."""
+    return (f"127.1.{index // 250}.{index % 250 + 1}", 0)
+
+
 class Phone(threading.Thread):
     """One phone: an event stream, and a fetch of the state after each event; reconnects
     when the server ends the stream (its lifetime) until `stop` is set."""
 
-    def __init__(self, port: int, stop: threading.Event, fetch: bool) -> None:
+    def __init__(self, port: int, stop: threading.Event, fetch: bool, index: int = 0) -> None:
         super().__init__(daemon=True)
         self.port, self.stop, self.fetch = port, stop, fetch
+        self.source = phone_address(index)
         self.events = 0
         self.fetched = 0
         self.failures = 0
         self.ready = threading.Event()
 
     def run(self) -> None:
-        api = http.client.HTTPConnection("127.0.0.1", self.port, timeout=PHONE_TIMEOUT_S)
+        api = http.client.HTTPConnection(
+            "127.0.0.1", self.port, timeout=PHONE_TIMEOUT_S, source_address=self.source
+        )
         try:
             while not self.stop.is_set():
                 try:
@@ -229,7 +239,9 @@ class Phone(threading.Thread):
             api.close()
 
     def _stream(self, api: http.client.HTTPConnection) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=PHONE_TIMEOUT_S)
+        conn = http.client.HTTPConnection(
+            "127.0.0.1", self.port, timeout=PHONE_TIMEOUT_S, source_address=self.source
+        )
         try:
             conn.request("GET", "/events")
             response = conn.getresponse()
@@ -301,7 +313,7 @@ def measure_load(clients: int, minutes: float, seed: int, fetch: bool) -> dict[s
     serving = threading.Thread(target=server.run, daemon=True)
     serving.start()
     stop = threading.Event()
-    phones = [Phone(server.port, stop, fetch) for _ in range(clients)]
+    phones = [Phone(server.port, stop, fetch, i) for i in range(clients)]
     for phone in phones:
         phone.start()
     for phone in phones:

@@ -422,7 +422,12 @@ def _start_server(session: Session, args: argparse.Namespace) -> Any:
     from web.settings import WebSettings
 
     settings = WebSettings(port=args.port)
-    app = create_app(session, settings)
+    app = create_app(
+        session,
+        settings,
+        teach_unavailable="The demo's camera films a drawn table: teach your own box with "
+        "`companion run` and the table's camera.",
+    )
     server = Server(app, app.config["WEB_SETTINGS"])
     announce(
         server,

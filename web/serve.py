@@ -14,6 +14,7 @@ import logging
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,6 +33,19 @@ log = logging.getLogger(__name__)
 _ROUTE_PROBE = ("192.0.2.1", 9)
 #: Open connections waitress accepts (live pages, their fetches and idle keep-alives).
 CONNECTION_LIMIT = 256
+#: Open connections one client address may hold: a phone uses a few (its live stream, a
+#: fetch or two, a second tab), so one address that opens hundreds and sends nothing is
+#: refused instead of filling CONNECTION_LIMIT for every other phone.
+PER_CLIENT_CONNECTIONS = 16
+#: A connection idle this long (no request in progress) is closed; checked this often.
+CHANNEL_TIMEOUT_S = 30
+CLEANUP_INTERVAL_S = 5
+REFUSAL_LOG_S = 60.0
+#: A connection whose sent data (a live page's keep-alive included) stays unacknowledged this
+#: long is dropped by the kernel, so a phone that left the Wi-Fi without closing its page
+#: frees its live-stream slot at its next keep-alive plus this, not after the kernel's
+#: retransmissions (some 15 minutes).
+UNACKED_MS = 20_000
 #: How long close() waits for requests in progress to finish.
 SHUTDOWN_WAIT_S = 5.0
 
@@ -86,6 +100,35 @@ def advertise(name: str, address: str, port: int) -> Callable[[], None] | None:
     return withdraw
 
 
+def _client(addr: object) -> object:
+    """The client's address without its port (a TCP peer is (host, port, ...))."""
+    return addr[0] if isinstance(addr, tuple) and addr else addr
+
+
+class _CappedChannel(HTTPChannel):  # type: ignore[misc]
+    """waitress's connection, refused at once when its client address already holds
+    the server's `per_client_limit` (PER_CLIENT_CONNECTIONS); said in the log once a minute
+    per address. An accepted one gives up on a peer that acknowledges nothing (UNACKED_MS)."""
+
+    def __init__(self, server: Any, sock: socket.socket, addr: Any, adj: Any, map: Any = None):
+        client = _client(addr)
+        limit = getattr(server, "per_client_limit", PER_CLIENT_CONNECTIONS)
+        held = sum(1 for ch in list(server.active_channels.values()) if _client(ch.addr) == client)
+        if held >= limit:
+            said: dict[object, float] = server.__dict__.setdefault("refusals_said", {})
+            now = time.monotonic()
+            if now - said.get(client, -REFUSAL_LOG_S) >= REFUSAL_LOG_S:
+                said[client] = now
+                log.warning("refusing connections from %s: it holds %d already", client, held)
+            with contextlib.suppress(OSError):
+                sock.close()
+            return
+        if hasattr(socket, "TCP_USER_TIMEOUT"):  # Linux: a phone gone from the Wi-Fi
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, UNACKED_MS)
+        super().__init__(server, sock, addr, adj, map)
+
+
 class Server:
     """waitress serving `app`, plus the mDNS announcement; `run()` blocks until `close()`."""
 
@@ -100,12 +143,19 @@ class Server:
             port=self.settings.port,
             threads=self.settings.threads,
             connection_limit=CONNECTION_LIMIT,
+            channel_timeout=CHANNEL_TIMEOUT_S,
+            cleanup_interval=CLEANUP_INTERVAL_S,
+            # Keep reading while a request runs, so a phone that closes its live stream is
+            # noticed at once (environ["waitress.client_disconnected"], web.sse).
+            channel_request_lookahead=1,
             ident="maori-companion",
             # Refuse big bodies before waitress spools them to disk (Flask refuses > 64 KiB).
             max_request_body_size=MAX_BODY_BYTES,
             clear_untrusted_proxy_headers=True,
             asyncore_use_poll=True,  # poll(): no FD_SETSIZE limit, and safe to close under
         )
+        self._server.channel_class = _CappedChannel
+        self._server.per_client_limit = PER_CLIENT_CONNECTIONS
         self._withdraw: Callable[[], None] | None = None
         self._closed = threading.Event()
         address = lan_address(self.settings.host)

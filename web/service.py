@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(
         session,
         web_settings,
-        teach_frames=teach_frame,
+        teach_frames=None if hardware.camera.kind == "none" else teach_frame,
         teach_root=table.state_dir / "packs",
         ended_logins=table.state_dir / ENDED_LOGINS_FILE,
     )

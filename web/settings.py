@@ -26,6 +26,13 @@ def generate_pin() -> str:
     return f"{secrets.randbelow(10**GENERATED_PIN_DIGITS):0{GENERATED_PIN_DIGITS}d}"
 
 
+#: The longest time any [web] setting in seconds may name (a day).
+MAX_SECONDS = 86_400
+#: The most PIN guesses a setting may allow per window (the limiter keeps one time per
+#: guess, so this bounds its memory too).
+MAX_ATTEMPTS = 1_000_000
+
+
 def _problem(key: str, text: str) -> DataError:
     return DataError("", f"web.{key}: {text}")
 
@@ -40,8 +47,14 @@ def _whole(key: str, value: object, minimum: int, maximum: int | None = None) ->
 
 
 def _seconds(key: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise _problem(key, f"expected a number of seconds above 0, got {value!r}.")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 < value <= MAX_SECONDS  # also refuses NaN
+    ):
+        raise _problem(
+            key, f"expected a number of seconds above 0 and at most {MAX_SECONDS}, got {value!r}."
+        )
     return float(value)
 
 
@@ -108,8 +121,13 @@ class WebSettings:
         for key in ("sse_lifetime_s", "sse_keepalive_s", "login_window_s", "snapshot_interval_s"):
             object.__setattr__(self, key, _seconds(key, getattr(self, key)))
         _whole("sse_max_clients", self.sse_max_clients, 1, self.threads - 2)
-        _whole("login_attempts_per_client", self.login_attempts_per_client, 1)
-        _whole("login_attempts_total", self.login_attempts_total, self.login_attempts_per_client)
+        _whole("login_attempts_per_client", self.login_attempts_per_client, 1, MAX_ATTEMPTS)
+        _whole(
+            "login_attempts_total",
+            self.login_attempts_total,
+            self.login_attempts_per_client,
+            MAX_ATTEMPTS,
+        )
 
     def with_pin(self) -> WebSettings:
         """These settings with a random PIN when none is configured."""

@@ -2,8 +2,9 @@
 
 Each stream sends `event: state` with the session's version as soon as it opens and after
 every change; the page then fetches /api/state. A comment line every `keepalive_s` keeps the
-connection alive (and lets the server notice a phone that went away), and the stream ends
-after `lifetime_s` so a thread is never held forever: the page simply reconnects.
+connection alive, and the stream ends after `lifetime_s` so a thread is never held forever:
+the page simply reconnects. A phone that closed its connection is noticed within `GONE_CHECK_S`
+(waitress tells, through `gone`), and its stream ends then, freeing its slot.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from companion.session import Session
 
 #: How long the browser waits before reconnecting after the stream ends (milliseconds).
 RETRY_MS = 2000
+#: How often a quiet stream asks whether its phone has gone away (seconds).
+GONE_CHECK_S = 1.0
 
 
 def event(name: str, data: object, event_id: int | None = None) -> str:
@@ -40,9 +43,11 @@ class EventStream:
         lifetime_s: float,
         keepalive_s: float,
         on_close: Callable[[], None] | None = None,
+        gone: Callable[[], bool] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._subscription = session.subscribe()
+        self._gone = gone
         self._keepalive_s = keepalive_s
         self._end = clock() + lifetime_s
         self._clock = clock
@@ -58,17 +63,23 @@ class EventStream:
 
     def _generate(self) -> Generator[str, None, None]:
         yield f"retry: {RETRY_MS}\n\n"
+        keepalive_at = self._clock() + self._keepalive_s
         while True:
-            left = self._end - self._clock()
+            now = self._clock()
+            left = self._end - now
             if left <= 0:
                 return
-            version = self._subscription.wait(min(self._keepalive_s, left))
-            if self._closed:
+            wait = min(keepalive_at - now, left)
+            if self._gone is not None:
+                wait = min(wait, GONE_CHECK_S)
+            version = self._subscription.wait(max(wait, 0.0))
+            if self._closed or (self._gone is not None and self._gone()):
                 return
-            if version is None:
-                yield ": keep-alive\n\n"
-            else:
+            if version is not None:
                 yield event("state", {"version": version}, version)
+            elif self._clock() >= keepalive_at:
+                keepalive_at = self._clock() + self._keepalive_s
+                yield ": keep-alive\n\n"
 
     def close(self) -> None:
         """End the stream and release its subscription (idempotent)."""
@@ -97,9 +108,15 @@ class StreamSlots:
             return len(self._open)
 
     def open(
-        self, session: Session, *, lifetime_s: float, keepalive_s: float
+        self,
+        session: Session,
+        *,
+        lifetime_s: float,
+        keepalive_s: float,
+        gone: Callable[[], bool] | None = None,
     ) -> EventStream | None:
-        """A new stream, or None when `limit` streams are already open."""
+        """A new stream, or None when `limit` streams are already open; `gone` says whether
+        its phone has closed the connection."""
         with self._lock:
             if len(self._open) >= self.limit:
                 return None
@@ -108,6 +125,7 @@ class StreamSlots:
                 lifetime_s=lifetime_s,
                 keepalive_s=keepalive_s,
                 on_close=lambda: self._release(stream),
+                gone=gone,
             )
             self._open.add(stream)
             return stream

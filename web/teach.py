@@ -66,10 +66,20 @@ class TeachStore:
     view: BatchView | PictureView | None = None
     looks: int = 0  # pictures taken, so the phone never shows an old crop from its cache
     crops: dict[int, bytes] = field(default_factory=dict)  # 0..15 cells, 16 the picture
+    why_not: str | None = None  # the app's own reason when it has no frames to teach with
 
     @property
     def available(self) -> bool:
-        return self.frames is not None and self.root is not None
+        return self.unavailable is None
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why teaching cannot start here (one sentence), or None when it can."""
+        if self.frames is None:
+            return self.why_not or "This companion was started without a camera to teach with."
+        if self.root is None:
+            return "This companion was started without a folder to keep tile packs in."
+        return None
 
     def running(self) -> TeachSession:
         if self.session is None:
@@ -94,9 +104,12 @@ def register(
     read_body: Callable[[], dict[str, Any]],
     frames: FrameSource | None,
     root: Path | None,
+    why_not: str | None = None,
 ) -> TeachStore:
-    """Add the teach routes to `app` around a new store (kept in app.extensions)."""
+    """Add the teach routes to `app` around a new store (kept in app.extensions); `why_not`
+    says why an app without `frames` cannot teach."""
     store = TeachStore(catalogue, frames, root, require_host, is_host, read_body)
+    store.why_not = why_not
     app.extensions[EXTENSION] = store
     app.register_blueprint(bp)
     return store
@@ -221,7 +234,11 @@ def _type_json(catalogue: Catalogue, tile_id: str) -> dict[str, str]:
 def state_json(store: TeachStore) -> dict[str, Any]:
     """What the phone shows: the step, progress, the current picture and the types to pick."""
     session = store.session
-    out: dict[str, Any] = {"available": store.available, "active": session is not None}
+    out: dict[str, Any] = {
+        "available": store.available,
+        "unavailable": store.unavailable,
+        "active": session is not None,
+    }
     if session is None:
         return out
     cat = session.catalogue
@@ -283,7 +300,7 @@ def state() -> Response:
     with store.lock:
         data = state_json(store)
     if not store.is_host():
-        data = {key: data[key] for key in ("available", "active")}
+        data = {key: data[key] for key in ("available", "unavailable", "active")}
     return jsonify(data)
 
 
@@ -309,8 +326,8 @@ def start() -> Response:
     if not isinstance(atoll, bool):
         raise MalformedMove("atoll must be true or false.")
     with store.lock:
-        if not store.available:
-            raise IllegalMove("This companion has no camera or packs folder to teach with.")
+        if store.unavailable is not None:
+            raise IllegalMove(store.unavailable)
         if store.session is not None:
             raise IllegalMove("A box is being taught already: finish or cancel it first.")
         sides = ("front", "atoll") if atoll else ("front",)

@@ -153,7 +153,8 @@ BAD: dict[str, tuple[Callable[[Path], Path], str]] = {
     ),
     "negative shells": (
         _edit(lambda g: g["players"][0].update(shells=-1)),
-        "player 1 (Ana), shells must be a whole number of at least 0, not -1",
+        "player 1 (Ana), shells must be a whole number from 0 to 30 (the box holds 30 wooden "
+        "shells), not -1",
     ),
     "five players on the atoll": (
         _edit(_five_on_the_atoll),
@@ -244,3 +245,36 @@ def test_help_does_not_import_any_subcommand() -> None:
     done = _run("-c", code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+NAMES_THAT_ARE_NOT_PRINTABLE = ["\ud800", "\x1b[2J\x1b[31mAna", "\u202eanA", "Bo\nwinner: Cy"]
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_names_that_are_not_printable_reach_the_terminal_escaped(
+    tmp_path: Path, as_json: bool
+) -> None:
+    game = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    game["players"] = [
+        {**game["players"][0], "name": name} for name in NAMES_THAT_ARE_NOT_PRINTABLE
+    ]
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(game), encoding="ascii")
+    done = _run("-m", "companion", "score", str(path), *(["--json"] if as_json else []))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert all(line.isprintable() for line in done.stdout.splitlines())
+    if as_json:
+        names = [p["name"] for p in json.loads(done.stdout)["players"]]
+        assert names == NAMES_THAT_ARE_NOT_PRINTABLE
+    else:
+        assert "\\ud800" in done.stdout and "\\x1b[2J" in done.stdout
+        assert "\\u202eanA" in done.stdout and "Bo\\nwinner: Cy" in done.stdout
+
+
+def test_an_error_naming_a_file_is_one_printable_line(tmp_path: Path) -> None:
+    for name in ("two\nlines.json", "\x1b[2Jclear.json", "\u202enosj.json"):
+        missing = tmp_path / name
+        done = _run("-m", "companion", "score", str(missing))
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr.count("\n") == 1 and done.stderr[:-1].isprintable()
+        assert "no such file" in done.stderr

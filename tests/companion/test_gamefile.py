@@ -112,6 +112,23 @@ def test_tile_symbols_default_to_zero() -> None:
             lambda g: g["players"][1]["board"][0].__setitem__(1, {"kind": "water", "palms": 1}),
             "player 2 (Bo), board row 1, column 2: a water tile cannot carry palms or huts",
         ),
+        (
+            lambda g: g["players"][0].update(shells=9_223_372_036_854_775_807),
+            "player 1 (Ana), shells must be a whole number from 0 to 30",
+        ),
+        (lambda g: g["players"][0].update(name="W" * 41), "name has 41 characters; at most 40"),
+        (
+            lambda g: g["players"][1]["board"][0].__setitem__(0, {"kind": "single", "palms": 10}),
+            "player 2 (Bo), board row 1, column 1: palms must be a whole number from 0 to 9",
+        ),
+        (
+            lambda g: g["layout"].update(rows=100_000, cols=100_000),
+            "layout rows must be a whole number from 1 to 12",
+        ),
+        (
+            lambda g: g["layout"].update(printed_boats=2**62),
+            "layout printed_boats must be a whole number from 0 to 20",
+        ),
     ],
 )
 def test_bad_game_files_name_where_the_problem_is(change: Any, expected: str) -> None:

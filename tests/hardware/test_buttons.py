@@ -148,6 +148,14 @@ def test_config_from_toml_tables() -> None:
         ({"camera": {"lens_k": float("nan")}}, "camera.lens_k"),
         ({"camera": {"lens_k": "wide"}}, "camera.lens_k: expected a number"),
         ({"camera": 3}, "[camera] must be a table"),
+        ({"camera": {"size": [2**40, 2**40]}}, "camera.size: a size is [width, height] in pixels"),
+        (
+            {"camera": {"buffer_count": 2**63 - 1}},
+            "camera.buffer_count: 9223372036854775807 is too",
+        ),
+        ({"camera": {"fps": float("nan")}}, "camera.fps: expected a number"),
+        ({"buttons": {"hold_seconds": 1e308}}, "buttons.hold_seconds: 1e+308 is too large"),
+        ({"indicators": {"blink_s": float("inf")}}, "indicators.blink_s: inf is too large"),
     ],
 )
 def test_bad_config_is_one_sentence_naming_the_key(data: dict[str, Any], words: str) -> None:

@@ -22,6 +22,7 @@ from hardware.camera import (
     open_camera,
 )
 from hardware.config import CameraConfig
+from tests.vision.bombs import rle_bmp
 from vision.lens import Lens
 
 SMALL: dict[str, Any] = {"size": (160, 90), "preview_size": (32, 18)}
@@ -411,3 +412,27 @@ def test_no_camera_explains_itself() -> None:
 def test_synthetic_needs_a_drawing() -> None:
     with pytest.raises(DataError, match="only the demo"):
         open_camera(CameraConfig(kind="synthetic"))
+
+
+def test_a_folder_picture_in_another_format_is_lost_without_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_pngs(tmp_path, {"01.png": 50})
+    bomb = rle_bmp(30_000, 30_000)
+    (tmp_path / "02.bmp").write_bytes(bomb)
+    imdecode = cv2.imdecode
+
+    def only_others(data: np.ndarray, flags: int) -> Any:
+        assert data.tobytes() != bomb, "a refused picture reached the decoder"
+        return imdecode(data, flags)
+
+    monkeypatch.setattr(cv2, "imdecode", only_others)
+    monkeypatch.setattr(cv2, "imread", None)
+    source = FolderSource(tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path), **SMALL))
+    source.open()
+    assert shade(source.capture()) == 50
+    assert source.capture() is None
+    assert source.status.state == "lost"
+    assert "02.bmp in " in source.status.message
+    assert "is a BMP picture; only PNG and JPEG pictures are read" in source.status.message
+    source.close()

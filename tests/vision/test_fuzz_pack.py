@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 
 from companion.errors import DataError
 from tests.jsonpaths import json_slots
+from tests.vision.bombs import rle_bmp, webp_header
+from vision import pack as pack_module
 from vision.pack import MAX_PICTURE_PIXELS, PACK_FILE, Pack, PackError, load_pack
 
 FUZZ = settings(
@@ -256,8 +258,9 @@ def pack_documents(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
     for _ in range(draw(st.integers(1, 3))):
         change = draw(st.sampled_from(["replace", "remove", "add", "image", "duplicate"]))
         tiles = doc.get("tile")
-        if change == "duplicate" and isinstance(tiles, list) and tiles:
-            tiles.append(dict(draw(st.sampled_from(tiles))))
+        tables = [t for t in tiles if isinstance(t, dict)] if isinstance(tiles, list) else []
+        if change == "duplicate" and tables:  # an earlier change may have put a non-table there
+            tiles.append(dict(draw(st.sampled_from(tables))))
             continue
         if change == "image":
             images = [(c, k) for c, k in json_slots(doc, []) if k == "image"]
@@ -389,6 +392,37 @@ def test_a_jpeg_declaring_huge_dimensions_is_refused(pack: WorkPack) -> None:
     assert "60000 x 60000" in _error(pack)
 
 
+@pytest.mark.parametrize(
+    ("bomb", "named"),
+    [(rle_bmp(30_000, 30_000), "BMP"), (webp_header(16_384, 16_384), "WebP")],
+    ids=["rle-bmp", "webp"],
+)
+def test_a_picture_in_another_format_is_refused_without_decoding(
+    pack: WorkPack, monkeypatch: pytest.MonkeyPatch, bomb: bytes, named: str
+) -> None:
+    imdecode = cv2.imdecode
+
+    def only_others(data: np.ndarray, flags: int) -> Any:
+        assert data.tobytes() != bomb, "a refused picture reached the decoder"
+        return imdecode(data, flags)
+
+    monkeypatch.setattr(cv2, "imdecode", only_others)
+    (pack.root / pack.pictures[0]).write_bytes(bomb)
+    message = _error(pack)
+    assert f"is a {named} picture; only PNG and JPEG pictures are read" in message
+
+
+def test_a_corrupt_jpeg_adds_no_line_of_libjpeg(
+    pack: WorkPack, capfd: pytest.CaptureFixture[str]
+) -> None:
+    jpeg = bytearray(encoded(200, 200, ".jpg"))
+    middle = len(jpeg) // 2
+    jpeg[middle : middle + 2] = b"\xff\xd0"  # a restart marker where none belongs
+    (pack.root / pack.pictures[0]).write_bytes(bytes(jpeg))
+    load_or_one_sentence(pack.root)
+    assert capfd.readouterr().err == ""
+
+
 def test_duplicate_ids_and_a_missing_ship_are_refused(pack: WorkPack) -> None:
     _toml_with(pack, lambda doc: doc["tile"].append(dict(doc["tile"][0])))
     assert "appears twice" in _error(pack)
@@ -406,3 +440,54 @@ def test_deep_or_huge_values_in_pack_toml_are_one_sentence(pack: WorkPack) -> No
         pack.files[PACK_FILE] + b'\n[board."a\\nb"]\nrows = 1\ncols = 1\nmap = ["."]\n'
     )
     assert "[board.'a\\nb']" in _error(pack)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            lambda doc: doc["tile"][0].update(count=2**63 - 1),
+            "count must be a whole number from 1 to 100",
+        ),
+        (
+            lambda doc: doc["tile"][0].update(palms=2**40),
+            "palms must be a whole number from 0 to 9",
+        ),
+        (lambda doc: doc.update(tile_mm=1e308), "tile_mm must be a length between 20 and 100 mm"),
+        (lambda doc: doc.update(name="n" * 81), "name must be a string of at most 80 characters"),
+        (
+            lambda doc: doc["board"]["front"].update(rows=13, map=["...."] * 13),
+            "rows must be a whole number from 1 to 12",
+        ),
+        (
+            lambda doc: doc["board"]["front"].update(printed_boats=10**9),
+            "printed_boats must be a whole number from 0 to 20",
+        ),
+        (
+            lambda doc: [tile.update(count=100) for tile in doc["tile"]],
+            "tiles; a box has at most 500",
+        ),
+    ],
+    ids=["count", "palms", "tile_mm", "name", "rows", "printed_boats", "total"],
+)
+def test_every_number_in_pack_toml_is_bounded(pack: WorkPack, change: Any, words: str) -> None:
+    _toml_with(pack, change)
+    assert words in _error(pack)
+
+
+def test_the_pictures_of_a_pack_are_bounded_all_together(
+    pack: WorkPack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = load_pack(pack.root)
+    pictures = [*loaded.tiles.values(), loaded.ship, *loaded.boards.values()]
+    in_all = sum(p.shape[0] * p.shape[1] for p in pictures)
+    monkeypatch.setattr(pack_module, "MAX_PACK_PIXELS", in_all)
+    assert load_or_one_sentence(pack.root) is not None
+    monkeypatch.setattr(pack_module, "MAX_PACK_PIXELS", in_all - 1)
+    assert "million pixels in all" in _error(pack)
+
+
+def test_a_huge_picture_file_is_refused_before_it_is_read(pack: WorkPack) -> None:
+    with (pack.root / pack.pictures[0]).open("r+b") as picture:
+        picture.truncate(pack_module.MAX_PICTURE_BYTES + 1)  # sparse: nothing is written
+    assert "picture is a file of over 100 MB" in _error(pack)

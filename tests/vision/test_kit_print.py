@@ -8,15 +8,20 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from fpdf import FPDF
 
 from companion.cli import main
 from vision import kit
 from vision.kit_print import (
     PRINT_DPI,
+    Page,
+    Text,
     kit_files,
     mat_layout,
     mat_page,
+    pdf_bytes,
     render_png,
+    text_width,
     write_kit,
 )
 
@@ -120,9 +125,9 @@ def test_active_area_holds_only_thin_light_outlines_and_markers(mat_png: np.ndar
             cx, cy = geo.cell_centre(r, c)
             px = round((ox + cx) * PX_PER_MM)
             py = round((oy + cy - 45.0 / 2) * PX_PER_MM)
-            assert mat_png[py - 3:py + 4, px].min() < 220, f"cell ({r}, {c}) has no outline"
+            assert mat_png[py - 3 : py + 4, px].min() < 220, f"cell ({r}, {c}) has no outline"
     py = round((oy - geo.lane_inner) * PX_PER_MM)
-    assert mat_png[py - 3:py + 4, round(ox * PX_PER_MM)].min() < 220
+    assert mat_png[py - 3 : py + 4, round(ox * PX_PER_MM)].min() < 220
 
 
 def _media_boxes(path: Path) -> list[tuple[float, float]]:
@@ -156,8 +161,8 @@ def test_seat_sheets_carry_their_four_upright_markers(kit_dir: Path) -> None:
             x0, y0 = corners.min(axis=0).round().astype(int)
             x1, y1 = corners.max(axis=0).round().astype(int)
             m = round(kit.MARKER_MARGIN_MM * PX_PER_MM)
-            ring = image[y0 - m:y1 + m, x0 - m:x1 + m].copy()
-            ring[m - 2:-m + 2, m - 2:-m + 2] = 255
+            ring = image[y0 - m : y1 + m, x0 - m : x1 + m].copy()
+            ring[m - 2 : -m + 2, m - 2 : -m + 2] = 255
             assert ring.min() == 255, f"marker {marker_id} lacks its white surround"
 
 
@@ -166,8 +171,9 @@ def test_storage_cards_outline_the_slot_with_white_round_it(kit_dir: Path) -> No
     # paper for kit.STORAGE_CARD_MARGIN_MM before the cut line.
     image = cv2.imread(str(kit_dir / f"storage-cards-{PRINT_DPI}dpi.png"), 0)
     assert image is not None
-    contours, _ = cv2.findContours((image < 200).astype(np.uint8), cv2.RETR_EXTERNAL,
-                                   cv2.CHAIN_APPROX_SIMPLE)
+    contours, _ = cv2.findContours(
+        (image < 200).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
+    )
     pitch = kit.SeatGeometry(1).pitch
     boxes = [cv2.boundingRect(c) for c in contours]
     squares = [b for b in boxes if min(b[2], b[3]) > 30 * PX_PER_MM]
@@ -176,7 +182,7 @@ def test_storage_cards_outline_the_slot_with_white_round_it(kit_dir: Path) -> No
     for x, y, w, h in squares:
         assert w / PX_PER_MM == pytest.approx(pitch + kit.STORAGE_OUTLINE_MM, abs=0.3)
         assert h / PX_PER_MM == pytest.approx(pitch + kit.STORAGE_OUTLINE_MM, abs=0.3)
-        ring = image[y - margin:y + h + margin, x - margin:x + w + margin].copy()
+        ring = image[y - margin : y + h + margin, x - margin : x + w + margin].copy()
         ring[margin:-margin, margin:-margin] = 255
         assert ring.min() == 255, "the card's margin is not blank"
 
@@ -211,3 +217,41 @@ def test_kit_never_overwrites_other_files_and_replaces_an_old_kit(tmp_path: Path
     assert main(["kit", "--out", str(out)]) == 0
     assert "Tile side 45 mm" in (out / "README.txt").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kit"]  # no temporary left behind
+
+
+def _one_word(word: str) -> Page:
+    page = Page("word", (60.0, 30.0))
+    page.text((10.0, 20.0), word, 6.0, bold=True)
+    return page
+
+
+def test_maori_is_printed_with_its_macron(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The PDF: the core font has no "ā", so a bar is drawn over the "a" of "Maori".
+    bars: list[tuple[float, float, float, float]] = []
+    line = FPDF.line
+
+    def spy(pdf: FPDF, x1: float, y1: float, x2: float, y2: float) -> None:
+        bars.append((x1, y1, x2, y2))
+        line(pdf, x1, y1, x2, y2)
+
+    monkeypatch.setattr(FPDF, "line", spy)
+    pdf_bytes([_one_word("Maori")])
+    assert bars == []
+    pdf_bytes([_one_word("Māori")])
+    assert len(bars) == 1
+    x1, y1, x2, y2 = bars[0]
+    a_from = 10.0 + text_width("M", 6.0, bold=True)
+    a_to = 10.0 + text_width("Ma", 6.0, bold=True)
+    assert a_from < x1 < x2 < a_to and y1 == y2 and 20.0 - 6.0 < y1 < 20.0 - 6.0 * 0.73
+
+    # The picture: the only ink "ā" adds is a bar above the "a".
+    def ink(word: str) -> np.ndarray:
+        return np.asarray(render_png(_one_word(word), 300) < 128)
+
+    ys, xs = np.nonzero(ink("Māori") & ~ink("Maori"))
+    a_columns = np.nonzero((ink("Ma") & ~ink("M")).any(axis=0))[0]
+    assert len(ys) > 20 and ys.max() < (20.0 - 6.0 * 0.73) * 300 / 25.4
+    assert a_columns.min() - 2 <= xs.min() and xs.max() <= a_columns.max() + 2
+    # Every sheet of the kit says so.
+    titles = [item.text for item in mat_page().items if isinstance(item, Text)]
+    assert "Māori table companion: display mat" in titles

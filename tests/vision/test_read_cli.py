@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from companion.cli import main
+from tests.vision.bombs import rle_bmp, webp_header
 from vision.pack import Pack
 from vision.render import Effects, random_camera, render_table
 from vision.scene import random_scene
@@ -70,7 +71,9 @@ def _png_header(width: int, height: int) -> bytes:
         ("missing.jpg", None, "no such file"),
         ("empty.jpg", b"", "is empty"),
         ("notes.txt", b"this is not a photo\n", "is not a picture"),
-        ("huge.png", _png_header(10_000, 10_000), "at most 50 megapixels"),
+        ("huge.png", _png_header(10_000, 10_000), "at most 50 million pixels"),
+        ("bomb.bmp", rle_bmp(30_000, 30_000), "is a BMP picture; only PNG and JPEG"),
+        ("bomb.webp", webp_header(16_384, 16_384), "is a WebP picture; only PNG and JPEG"),
         ("half.jpg", "half-jpeg", "is cut off"),
         ("half.png", "half-png", "is cut off"),
     ],
@@ -98,6 +101,19 @@ def test_bad_photos_end_with_exit_2_and_one_line(
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("companion: ")
     assert str(path) in err and problem in err
+
+
+def test_a_damaged_jpeg_is_one_line_without_libjpegs_own(
+    capfd: pytest.CaptureFixture[str], tmp_path: Path, photo: Path, pack_dirs: dict[str, Path]
+) -> None:
+    data = bytearray(photo.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 2] = b"\xff\xd0"  # a restart marker where none belongs
+    path = tmp_path / "damaged.jpg"
+    path.write_bytes(bytes(data))
+    main(["read", str(path), "--pack", str(pack_dirs["lagoon"]), "--json"])
+    err = capfd.readouterr().err
+    assert "JPEG data" not in err and err.count("\n") <= 1
 
 
 def test_a_directory_is_not_a_photo(

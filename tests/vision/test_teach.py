@@ -14,6 +14,7 @@ import pytest
 from companion.catalogue import Catalogue, default_catalogue
 from companion.cli import main
 from companion.tiles import Kind, Meaning
+from tests.vision.bombs import rle_bmp, webp_header
 from vision import kit
 from vision.areas import locate_display
 from vision.artpacks import write_art_pack
@@ -32,7 +33,7 @@ from vision.teach import (
     TeachSession,
     describe,
 )
-from vision.teach_cli import parse_corrections, plan_lines
+from vision.teach_cli import _frames, frame_files, parse_corrections, plan_lines
 
 EMPTY_DISPLAY = tuple(tuple([None] * 4) for _ in range(4))
 CAMERA = CameraSpec.tilted(15.0, 40.0, roll_deg=30.0)
@@ -386,3 +387,24 @@ def test_teaching_wants_one_picture_source(tmp_path: Path, capsys: pytest.Captur
     assert status == 2
     assert "either --frames DIR or --camera FILE" in capsys.readouterr().err
     assert not (tmp_path / "pack").exists()
+
+
+def test_frames_in_other_formats_are_skipped_without_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "01.bmp").write_bytes(rle_bmp(30_000, 30_000))
+    (tmp_path / "02.webp").write_bytes(webp_header(16_384, 16_384))
+    (tmp_path / "03.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+
+    def never(*_args: object) -> None:
+        raise AssertionError("a refused picture reached the decoder")
+
+    monkeypatch.setattr(cv2, "imdecode", never)
+    monkeypatch.setattr(cv2, "imread", never)
+    said: list[str] = []
+    assert list(_frames(frame_files(tmp_path), said.append, Lens(0.0))) == []
+    assert said == [
+        "  01.bmp: is a BMP picture; only PNG and JPEG pictures are read; skipped",
+        "  02.webp: is a WebP picture; only PNG and JPEG pictures are read; skipped",
+        "  03.png: is not a readable PNG picture (its header is damaged); skipped",
+    ]

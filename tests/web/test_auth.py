@@ -144,6 +144,9 @@ def test_without_a_configured_pin_a_random_one_is_made(session: Session) -> None
         ({"name": "My Table"}, "is not a network name"),
         ({"sse_max_clients": 200}, "web.sse_max_clients: 200 is out of range"),
         ({"secret_key": "short"}, "at least 16 characters"),
+        ({"sse_lifetime_s": 1e308}, "web.sse_lifetime_s: expected a number of seconds above 0"),
+        ({"login_window_s": float("nan")}, "web.login_window_s: expected a number of seconds"),
+        ({"login_attempts_total": 2**63 - 1}, "web.login_attempts_total: .* out of range"),
     ],
 )
 def test_bad_settings_are_one_sentence(values: dict[str, Any], message: str) -> None:

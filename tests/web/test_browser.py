@@ -24,6 +24,7 @@ from tests.companion.conftest import PLAIN_DISPLAY
 from tests.hardware.test_live import CountingGate, FakeCamera
 from tests.web.conftest import PIN, served, table_after, web_settings
 from web.app import create_app
+from web.forms import PLAYER_COLOURS
 
 try:
     from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -208,4 +209,81 @@ def test_the_final_breakdown_is_laid_out_like_the_rulebook(
     assert page.locator("#final thead th.lead").count() >= 1
     assert page.locator("#scores-card").is_hidden()
     shoot(page, "web-final-phone.png")
+    assert problems == []
+
+
+def test_the_move_log_names_tiles_as_the_tap_hint_does(
+    browser: Browser, table: tuple[str, Session]
+) -> None:
+    url, session = table
+    session.play(Turn(4, TakeToBoard((0, 3), (1, 1), 0)))  # takes end-s-palm1
+    problems: list[str] = []
+    page = phone(browser, problems)
+    page.goto(url)
+    hint = page.evaluate("Companion.describeMeaning(Companion.state().tiles['end-s-palm1'])")
+    assert hint == "island end · 1 palm"
+    line = page.locator("#log li").first.text_content() or ""
+    assert f"took {hint} from the display" in line and "end-s-palm1" not in line
+    assert problems == []
+
+
+def test_the_host_toast_leaves_whose_turn_in_view(
+    browser: Browser, table: tuple[str, Session]
+) -> None:
+    url, _session = table
+    problems: list[str] = []
+    page = host_phone(browser, url, problems)
+    toast = page.locator("#toast")
+    expect(toast).to_have_text("You are the host now.")
+    shoot(page, "web-host-toast-phone.png", full_page=False)
+    box, banner = toast.bounding_box(), page.locator("#banner").bounding_box()
+    assert box is not None and banner is not None
+    assert box["y"] >= banner["y"] + banner["height"] or box["y"] + box["height"] <= banner["y"]
+    assert problems == []
+
+
+LONG_NAMES = ["Wiremu", "Hinemoana", "Rangimarie", "Kahurangi", "Whetūrangi"]
+
+
+def test_no_name_breaks_inside_a_word_in_the_final_score(browser: Browser) -> None:
+    session = Session()
+    colours = list(PLAYER_COLOURS)
+    seats = [Seat(name, i + 1, colours[i]) for i, name in enumerate(LONG_NAMES)]
+    session.start_game(seats, start_player=0, ship=15, display=PLAIN_DISPLAY, seed=5)
+    bot = GreedyPlayer(random.Random(4))
+    assert session.game is not None
+    while not session.game.over:
+        session.play(bot.choose(session.game.rules, session.game.state))
+    settings = web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
+    problems: list[str] = []
+    with served(create_app(session, settings)) as server:
+        page = phone(browser, problems)
+        page.goto(server.local_url)
+        page.wait_for_selector("#final:not([hidden])")
+        shoot(page, "web-final-long-names-phone.png")
+        # How many lines each word of each name takes, where the page shows names.
+        lines = page.evaluate(
+            """(names) => {
+              const out = [];
+              for (const node of document.querySelectorAll('#final thead th, #whose-turn')) {
+                const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+                for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+                  for (const name of names) {
+                    const at = text.data.indexOf(name);
+                    if (at < 0) continue;
+                    const range = document.createRange();
+                    range.setStart(text, at);
+                    range.setEnd(text, at + name.length);
+                    const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+                    out.push([name, tops.size]);
+                  }
+                }
+              }
+              return out;
+            }""",
+            LONG_NAMES,
+        )
+    winners = session.view()["game"]["winners"]
+    assert {name for name, _ in lines} >= set(LONG_NAMES) | set(winners)
+    assert [name for name, rows in lines if rows != 1] == []
     assert problems == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import select
 import socket
 import urllib.request
 
@@ -95,3 +96,46 @@ def test_waitress_refuses_a_body_over_the_limit_before_spooling_it(session: Sess
             reply += chunk
     assert reply.startswith(b"HTTP/1.1 413")
     assert b"exceeds max_body of" in reply  # waitress's own refusal, not Flask's
+
+
+def test_one_address_holding_hundreds_of_idle_connections_starves_no_other_phone(
+    session: Session,
+) -> None:
+    app = create_app(session, web_settings(host="127.0.0.1", port=0))
+    hogs: list[socket.socket] = []
+    with served(app) as server:
+        try:
+            for _ in range(serving.CONNECTION_LIMIT + 44):  # 300 half-open connections
+                hog = socket.create_connection(
+                    ("127.0.0.1", server.port), 10, source_address=("127.0.0.2", 0)
+                )
+                hogs.append(hog)
+            with socket.create_connection(
+                ("127.0.0.1", server.port), 10, source_address=("127.0.0.3", 0)
+            ) as phone:
+                phone.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                phone.settimeout(10)
+                assert phone.recv(4096).startswith(b"HTTP/1.1 200")
+            # Every connection of that address past its share was closed by the server.
+            held = list(hogs)
+            while len(held) > serving.PER_CLIENT_CONNECTIONS:
+                ended, _, _ = select.select(held, [], [], 10)
+                assert ended, f"{len(held)} connections of one address are still held"
+                for hog in ended:
+                    assert hog.recv(1) == b""
+                    held.remove(hog)
+        finally:
+            for hog in hogs:
+                hog.close()
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_USER_TIMEOUT"), reason="Linux only")
+def test_a_connection_gives_up_on_a_phone_that_acknowledges_nothing(session: Session) -> None:
+    app = create_app(session, web_settings(host="127.0.0.1", port=0))
+    with served(app) as server, socket.create_connection(("127.0.0.1", server.port), 10) as conn:
+        conn.sendall(b"GET /api/state HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        conn.settimeout(10)
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        (channel,) = list(server._server.active_channels.values())
+        option = channel.socket.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)
+        assert option == serving.UNACKED_MS

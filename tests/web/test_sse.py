@@ -140,3 +140,34 @@ def test_waitress_delivers_events_to_a_live_page_at_once(session: Session) -> No
         assert json.loads(state.getresponse().read())["version"] == session.version
         state.close()
     assert session.subscriber_count == 0
+
+
+def test_a_phone_that_goes_away_frees_its_stream_slot_at_once(session: Session) -> None:
+    # The keep-alive comes once a minute and the stream lasts two: only noticing the closed
+    # connection frees the slot.
+    settings = web_settings(
+        host="127.0.0.1",
+        port=0,
+        threads=8,
+        sse_max_clients=4,
+        sse_keepalive_s=60.0,
+        sse_lifetime_s=120.0,
+    )
+    app = create_app(session, settings)
+    slots: StreamSlots = app.extensions["companion_streams"]
+    with served(app) as server:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        connection.request("GET", "/events")
+        response = connection.getresponse()
+        assert read_event(response) == session.version
+        assert slots.count == 1
+        response.close()
+        connection.close()
+        freed = threading.Event()
+        for _ in range(100):  # a bounded wait: 100 looks, 0.1 s apart
+            if slots.count == 0:
+                freed.set()
+                break
+            freed.wait(0.1)
+        assert freed.is_set(), "the stream of a phone that went away still holds its slot"
+    assert session.subscriber_count == 0

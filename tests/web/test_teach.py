@@ -127,9 +127,9 @@ def test_guests_cannot_teach_or_see_the_run(client: FlaskClient, host: Host) -> 
         response = host.client.post(f"/api/teach/{action}", json={})
         assert response.status_code == 403
     assert guest.client.get("/api/teach/crop/0.png").status_code == 401
-    assert _state(host) == {"available": True, "active": False}
+    assert _state(host) == {"available": True, "unavailable": None, "active": False}
     _ok(host, "start", {"name": "Secret box"})
-    assert _state(guest) == {"available": True, "active": True}  # nothing more
+    assert _state(guest) == {"available": True, "unavailable": None, "active": True}  # nothing more
     assert guest.client.post("/api/teach/cancel", json={}).status_code == 401
     assert _state(host)["name"] == "Secret box"
 
@@ -189,7 +189,7 @@ def test_a_whole_run_on_the_phone_writes_a_pack(
     pack = load_pack(packs / "our-box")
     assert pack.name == "Our box"
     assert [t.id for t in pack.catalogue] == ids
-    assert _state(host) == {"available": True, "active": False}
+    assert _state(host) == {"available": True, "unavailable": None, "active": False}
     assert [p.name for p in packs.iterdir()] == ["our-box"]
 
 
@@ -211,7 +211,7 @@ def test_cancel_leaves_nothing(host: Host, camera: Camera, frames: Frames, packs
     _ok(host, "look")
     _ok(host, "accept")
     _ok(host, "cancel")
-    assert _state(host) == {"available": True, "active": False}
+    assert _state(host) == {"available": True, "unavailable": None, "active": False}
     assert host.client.get("/api/teach/crop/0.png").status_code == 404
     assert "start teaching" in _refused(host, "look", None, 409)
     _refused(host, "finish", {"out": "half"}, 409)
@@ -242,8 +242,20 @@ def test_pictures_and_steps_that_do_not_fit_are_refused(
 def test_teaching_needs_a_camera_and_a_packs_folder(frames: Frames) -> None:
     app = create_app(Session(frames.box.catalogue), web_settings())
     host = log_in(app.test_client())
-    assert _state(host) == {"available": False, "active": False}
-    assert "no camera" in _refused(host, "start", None, 409)
+    without = "This companion was started without a camera to teach with."
+    assert _state(host) == {"available": False, "unavailable": without, "active": False}
+    assert without in _refused(host, "start", None, 409)
+
+
+def test_a_camera_that_is_ready_is_not_called_missing_by_the_teach_card(frames: Frames) -> None:
+    session = Session(frames.box.catalogue)
+    session.set_camera("ok", "Camera ready.")
+    why = "The demo's camera films a drawn table."
+    app = create_app(session, web_settings(), teach_unavailable=why)
+    host = log_in(app.test_client())
+    assert _state(host)["unavailable"] == why
+    page = host.client.get("/host").get_data(as_text=True)
+    assert "no camera" not in page.lower()
 
 
 @pytest.fixture

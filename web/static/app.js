@@ -87,6 +87,17 @@
     return parts.join(' · ');
   }
 
+  // The rules name a tile by its id in a line of the move log ("took end-boat from the
+  // display", "display a1 now single-palm1-hut"); the page names it as the tap hint does
+  // ("island end · 1 boat"), through describeMeaning, for every tile id of this game.
+  var TILE_AFTER = /\b(took|put|stored|removed|now) ([a-z0-9][a-z0-9-]*)(?![A-Za-z0-9-])/g;
+  function tileWords(text, tiles) {
+    tiles = tiles || (current && current.tiles) || {};
+    return String(text).replace(TILE_AFTER, function (all, verb, id) {
+      return Object.prototype.hasOwnProperty.call(tiles, id) ? verb + ' ' + describeMeaning(tiles[id]) : all;
+    });
+  }
+
   // ------------------------------------------------------------------ glyphs
 
   function palm(x, y) {
@@ -493,13 +504,13 @@
     box.hidden = !q;
     if (!q) return;
     box.appendChild(el('h2', { text: 'Which turn was it?' }));
-    box.appendChild(el('p', { class: 'question-reason', text: q.reason }));
+    box.appendChild(el('p', { class: 'question-reason', text: tileWords(q.reason, state.tiles) }));
     var list = el('ol', { class: 'choices' });
     q.choices.forEach(function (choice, index) {
       var item = el('li', { class: 'choice' });
       var tile = choiceTile(state, choice.action);
       if (tile) item.appendChild(tileSvg(state.tiles[tile], choice.action.rotation || 0, { class: 'tile-svg mini' }));
-      item.appendChild(el('span', { class: 'choice-text', text: choice.text }));
+      item.appendChild(el('span', { class: 'choice-text', text: tileWords(choice.text, state.tiles) }));
       if (state.you && state.you.host) {
         item.appendChild(el('button', { type: 'button', class: 'primary small', 'data-choice': index,
           text: 'This one', onclick: function () { if (api.confirm) api.confirm(index); } }));
@@ -723,7 +734,7 @@
       list.appendChild(el('li', { class: 'log-entry log-' + entry.kind, value: entry.seq }, [
         el('time', { text: clock(entry.at) }),
         LOG_TAGS[entry.kind] ? el('span', { class: 'tag', text: LOG_TAGS[entry.kind] }) : null,
-        el('span', { class: 'log-text', text: entry.text })
+        el('span', { class: 'log-text', text: tileWords(entry.text, state.tiles) })
       ]));
     });
     if (!entries.length) list.appendChild(el('li', { class: 'log-entry empty', text: 'Nothing yet.' }));
@@ -830,6 +841,7 @@
   var api = {};
   window.Companion = {
     el: el, sv: sv, clear: clear, tileArt: tileArt, tileSvg: tileSvg, describeMeaning: describeMeaning,
+    tileWords: tileWords,
     colourOf: colourOf, plural: plural, cellName: cellName, positionName: positionName,
     reachOf: reachOf, mover: mover, hooks: hooks, ui: ui, api: api, render: render,
     refresh: refresh, toast: toast,

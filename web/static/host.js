@@ -40,7 +40,7 @@
 
   function act(url, body, okMessage) {
     return post(url, body).then(function (data) {
-      if (okMessage !== false) C.toast(okMessage || data.text || 'Done.', 'ok');
+      if (okMessage !== false) C.toast(okMessage || (data.text && C.tileWords(data.text)) || 'Done.', 'ok');
       return C.refresh().then(function () { return data; });
     }).catch(function (error) {
       C.toast(error.message, 'error');
@@ -386,7 +386,7 @@
       var cost = p.cost ? 'Costs ' + plural(p.cost, 'shell') : 'Free';
       if (p.gained) cost += ', gains ' + plural(p.gained, 'shell');
       box.appendChild(el('div', { class: 'preview good' }, [
-        el('strong', { text: cost + '. ' }), el('span', { text: p.text + '.' })
+        el('strong', { text: cost + '. ' }), el('span', { text: C.tileWords(p.text) + '.' })
       ]));
     }
     var ready = builder.preview && !builder.error && !builder.busy;
@@ -582,7 +582,7 @@
     teach.busy = true;
     renderTeach();
     return post('/api/teach/' + action, body).then(function (data) {
-      if (data.text) C.toast(data.text, 'ok');
+      if (data.text) C.toast(C.tileWords(data.text), 'ok');
     }).catch(function (error) {
       C.toast(error.message, 'error');
       if (error.status === 401) C.refresh();
@@ -656,6 +656,7 @@
     var s = teach.state;
     if (!s) return;
     byId('teach-unavailable').hidden = s.available;
+    if (s.unavailable) byId('teach-unavailable').textContent = s.unavailable;
     byId('teach-start').hidden = !s.available || s.active;
     byId('teach-run').hidden = !s.active;
     Array.prototype.forEach.call(document.querySelectorAll('#teach button'), function (b) {
