@@ -1,4 +1,4 @@
-"""`companion score [--game G] GAME.json [--json]`: score a finished game file (formats.md)."""
+"""`companion score [--game G] GAME.json [--json]`: score a finished game file (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ ROWS: tuple[tuple[str, str], ...] = (
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion score`."""
-    parser.add_argument("game", metavar="GAME.json", help="the game file (formats.md)")
+    parser.add_argument("game", metavar="GAME.json", help="the game file (docs/formats.md)")
     parser.add_argument("--json", action="store_true", help="print the score as one JSON object")
     parser.add_argument(
         "--game",
