@@ -1,7 +1,7 @@
 """The box's contents as data: tile types with their meanings and counts, and board layouts.
 
 The bundled best reconstruction lives in companion/data/ (tiles.toml, boards.toml). A tile
-pack's pack.toml (formats.md) has the same schema plus pictures and replaces it for a table
+pack's pack.toml (docs/formats.md) has the same schema plus pictures and replaces it for a table
 that has catalogued its own box. Pictures are checked by vision.pack; here they are paths.
 """
 
@@ -75,7 +75,7 @@ class BoardLayout:
         return _playable_cells(self.map)
 
     def to_json(self) -> dict[str, Any]:
-        """The `layout` object of a game file (formats.md)."""
+        """The `layout` object of a game file (docs/formats.md)."""
         return {
             "rows": self.rows,
             "cols": self.cols,

@@ -35,7 +35,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
 )
 
-#: Exit status for bad input (formats.md, "Errors") and after Ctrl-C.
+#: Exit status for bad input (docs/formats.md, "Errors") and after Ctrl-C.
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 

@@ -1,4 +1,4 @@
-"""`companion score [--game G] GAME.json [--json]`: score a finished game file (formats.md).
+"""`companion score [--game G] GAME.json [--json]`: score a finished game file (docs/formats.md).
 
 Player names are printed as they are when printable; any other character (a terminal escape,
 a right-to-left override, a lone surrogate) is escaped, so the output is safe for a terminal.
@@ -28,7 +28,7 @@ ROWS: tuple[tuple[str, str], ...] = (
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion score`."""
-    parser.add_argument("game", metavar="GAME.json", help="the game file (formats.md)")
+    parser.add_argument("game", metavar="GAME.json", help="the game file (docs/formats.md)")
     parser.add_argument("--json", action="store_true", help="print the score as one JSON object")
     parser.add_argument(
         "--game",

@@ -33,7 +33,7 @@ MAX_PLAYERS_ATOLL = 4
 
 @dataclass(frozen=True, slots=True)
 class Seat:
-    """A player at the table: name, seat number (1..5, table-kit.md) and colour."""
+    """A player at the table: name, seat number (1..5, docs/table-kit.md) and colour."""
 
     name: str
     seat: int

@@ -1,4 +1,4 @@
-"""Game files: the input of `companion score` (formats.md, "Scoring a finished game").
+"""Game files: the input of `companion score` (docs/formats.md, "Scoring a finished game").
 
 A game file is JSON: an optional `board_side` ("front" or "atoll", default front), an optional
 `layout` (rows, cols, printed_boats, map; default the bundled layout of that side) and

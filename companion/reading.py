@@ -1,4 +1,4 @@
-"""What a read of the table says, shaped exactly like `companion read --json` (formats.md).
+"""What a read of the table says, shaped exactly like `companion read --json` (docs/formats.md).
 
 The recogniser (vision/) produces these; the turn tracker consumes them; the synthetic
 renderer's ground truth uses the same types (confidence 1), so a benchmark compares like with

@@ -57,7 +57,7 @@ def plural(n: int, word: str) -> str:
 
 @cache
 def ship_line(position: int) -> tuple[Cell, ...]:
-    """The display cells the ship looks along from `position`, nearest first (table-kit.md)."""
+    """The display cells the ship looks along from `position`, nearest first (docs/table-kit.md)."""
     side, k = divmod(position, 4)
     n = DISPLAY_SIZE
     if side == 0:

@@ -1,4 +1,4 @@
-"""Final scoring of Māori (rulings.md, "Islands and scoring" and "The end").
+"""Final scoring of Māori (docs/rules.md, "Rulings": "Islands and scoring", "The end").
 
 Pure functions over boards of tile meanings: no I/O. A board is a sequence of rows from seat
 north, each row from seat west; a cell holds the tile's meaning as it lies (already turned)
@@ -88,7 +88,7 @@ class PlayerScore:
     removed: tuple[Cell, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The per-player object of `companion score --json` (formats.md)."""
+        """The per-player object of `companion score --json` (docs/formats.md)."""
         return {
             "name": self.name,
             "palms_no_hut": self.palms_no_hut,
@@ -112,7 +112,7 @@ class FinalScore:
     winners: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The object `companion score --json` prints (formats.md)."""
+        """The object `companion score --json` prints (docs/formats.md)."""
         return {"players": [p.to_json() for p in self.players], "winners": list(self.winners)}
 
 

@@ -1,6 +1,6 @@
 """What a tile means: its kind, the edges its island reaches, its symbols, and turning it.
 
-Edges are the letters N, E, S, W (formats.md). A set of edges is kept as a string in
+Edges are the letters N, E, S, W (docs/formats.md). A set of edges is kept as a string in
 N, E, S, W order, so equal sets compare equal.
 """
 
@@ -130,7 +130,7 @@ class Meaning:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The inline form used in game files (formats.md)."""
+        """The inline form used in game files (docs/formats.md)."""
         return {
             "kind": self.kind.value,
             "land": self.land,

@@ -18,7 +18,7 @@ from companion.errors import CompanionError, DataError
 #: GPIO numbers of the Raspberry Pi's 40-pin header.
 MIN_PIN = 0
 MAX_PIN = 27
-#: Seats of the table kit (1..5, table-kit.md).
+#: Seats of the table kit (1..5, docs/table-kit.md).
 MIN_SEAT = 1
 MAX_SEAT = 5
 

@@ -885,7 +885,7 @@ def refine_display(
 ) -> tuple[AreaPose, int]:
     """The display's pose refined with the printed outline of its ship lane.
 
-    The lane's inner and outer squares (table-kit.md) are thin grey lines on the mat's
+    The lane's inner and outer squares (docs/table-kit.md) are thin grey lines on the mat's
     paper. Across each, between the stickers, a profile of the frame is searched for a thin
     dark dip with paper on both sides (a tile's or the ship's edge is a step, not a dip, and
     is passed over); per line, the samples that agree on one straight line are kept

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 # A cell crop is the tile's square plus this much on every side, so a tile up to 4 mm off
-# its cell centre (table-kit.md) still lies wholly inside its crop.
+# its cell centre (docs/table-kit.md) still lies wholly inside its crop.
 CROP_MARGIN_MM = 6.0
 # Rectified crops are made at this scale: a 45 mm tile becomes 90 px, never fewer pixels than
-# the camera itself gives (at least 1.5 px/mm, table-kit.md).
+# the camera itself gives (at least 1.5 px/mm, docs/table-kit.md).
 PX_PER_MM = 2.0
 
 
@@ -85,7 +85,7 @@ class AreaConfig:
     # The scale may not change across one area by more than this factor (a degenerate fit).
     max_scale_change: float = 2.0
     # Display: refine with the printed outline of the ship lane (its inner and outer square,
-    # table-kit.md), found as thin dark lines on the paper between the stickers. Kept only
+    # docs/table-kit.md), found as thin dark lines on the paper between the stickers. Kept only
     # when found clearly on every side and when it moves no cell centre further than
     # lane_max_shift_mm; otherwise the markers alone.
     lane_refine: bool = True
@@ -221,7 +221,7 @@ class StorageConfig:
     px_per_mm: float = 2.0
     block_mm: float = 4.0
     # The slot is looked at as far as a tile in it may reach beyond its half side (4 mm off
-    # and 5 degrees turned, table-kit.md); the table round it from this much further out,
+    # and 5 degrees turned, docs/table-kit.md); the table round it from this much further out,
     # in a ring this wide.
     reach_mm: float = 6.0
     ring_gap_mm: float = 2.0
@@ -709,7 +709,7 @@ class ShipConfig:
 class TeachConfig:
     """Teaching a box from frames of the display mat (vision.teach; lengths in mm on the table)."""
 
-    # Side of each stored tile picture (formats.md asks for at least 128).
+    # Side of each stored tile picture (docs/formats.md asks for at least 128).
     picture_px: int = 256
     # Scale of the rectified mat in which tiles and the ship are found.
     work_px_per_mm: float = 4.0

@@ -1,4 +1,4 @@
-"""The table kit's geometry (../shared/spec/table-kit.md), in millimetres on the table plane.
+"""The table kit's geometry (docs/table-kit.md), in millimetres on the table plane.
 
 This is the one source of the kit's layout: the printable kit, the synthetic renderer and the
 recogniser all read it from here. Every area (the display, each seat) has its own frame: x to
@@ -29,7 +29,7 @@ STORAGE_OUTLINE_MM = 0.6
 STORAGE_OUTLINE_GREY = 150
 SEATS = (1, 2, 3, 4, 5)
 SHIP_POSITIONS = 16
-#: The camera (table-kit.md): height above the table, tilt off vertical, least resolution.
+#: The camera (docs/table-kit.md): height above the table, tilt off vertical, least resolution.
 CAMERA_HEIGHT_MM = (600.0, 1600.0)
 CAMERA_TILT_MAX_DEG = 25.0
 MIN_PX_PER_MM = 1.5

@@ -1,4 +1,4 @@
-"""`companion kit --out DIR [--tile-mm 45]`: write the printable table kit (table-kit.md)."""
+"""`companion kit --out DIR [--tile-mm 45]`: write the printable table kit (docs/table-kit.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The printable table kit (table-kit.md): the display mat, seat marker sheets, a set-up guide.
+"""The printable table kit (docs/table-kit.md): the display mat, seat marker sheets, a set-up guide.
 
 Every page is first laid out once as a list of simple drawing items in millimetres on the
 paper (lines, filled polygons, text); the same list is then drawn into a PDF (fpdf2) and, where

@@ -1,4 +1,4 @@
-"""Load a tile pack (formats.md): pack.toml plus the pictures that teach the recogniser one box.
+"""Load a tile pack (docs/formats.md): pack.toml and the pictures that teach the recogniser a box.
 
 A pack is read, never written: loading checks every picture and reports the first problem as
 one sentence naming pack.toml or the picture. Tile meanings come from the catalogue parser

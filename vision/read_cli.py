@@ -1,7 +1,7 @@
 """`companion read IMAGE --pack DIR [--side front|atoll] [--json] [--lens K]`: read one photo of
 the table (straightened first for a camera whose lens bends straight lines, vision.lens).
 
-With --json it prints exactly the object of formats.md ("Reading a table"); without, a short
+With --json it prints exactly the object of docs/formats.md ("Reading a table"); without, a short
 summary a person can check against the table. Bad input (a missing, empty, truncated,
 enormous or non-image file, a bad pack, a picture without the kit) ends with exit status 2
 and one line naming the file.
@@ -39,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--side", choices=BOARD_SIDES, default="front", help="the boards' side in play (front)"
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the read as one JSON object (formats.md)"
+        "--json", action="store_true", help="print the read as one JSON object (docs/formats.md)"
     )
     parser.add_argument(
         "--lens", type=float, default=0.0, metavar="K",

@@ -1,6 +1,6 @@
 """Synthetic table frames with exact truth: a TableScene drawn with a tile pack's pictures.
 
-`render_table(scene, pack, camera, effects, rng)` lays the kit out as table-kit.md says (the
+`render_table(scene, pack, camera, effects, rng)` lays the kit out as docs/table-kit.md says (the
 display mat with markers 0-3, seat boards with markers 4s..4s+3 and storage slots), puts the
 pack's tile pictures in their cells (rotation, offset, turn), the ship in its lane and the
 clutter on top, photographs it with a pinhole camera (real perspective for a tilted camera)
@@ -236,7 +236,7 @@ def random_camera(
     size: tuple[int, int] = cfg.FRAME_PX,
     max_tilt_deg: float = kit.CAMERA_TILT_MAX_DEG,
 ) -> CameraSpec:
-    """A camera as table-kit.md allows (0.6-1.6 m, ≤ 25° tilt, any roll, ≥ 1.5 px/mm).
+    """A camera as docs/table-kit.md allows (0.6-1.6 m, ≤ 25° tilt, any roll, ≥ 1.5 px/mm).
 
     Draws height, tilt and roll; keeps the first draw that shows the whole scene at the
     kit's least resolution, easing the tilt and roll when the scene is too wide.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from vision import kit
 
-# --- what table-kit.md allows, used when drawing random scenes ---------------------------
+# --- what docs/table-kit.md allows, used when drawing random scenes ---------------------------
 TILE_OFFSET_MAX_MM = 4.0
 TILE_TURN_MAX_DEG = 5.0
 STICKER_OFFSET_MAX_MM = 3.0

@@ -1,6 +1,6 @@
 """What lies on a table, as plain data: the exact truth a synthetic frame is rendered from.
 
-Frames (table-kit.md): every area (the display, each seat) has x to its east, y to its south,
+Frames (docs/table-kit.md): every area (the display, each seat) has x to its east, y to its south,
 origin at its centre, in millimetres. The table has a frame of its own, laid out the same way;
 an area sits on the table at `origin_mm` with its north turned `facing_deg` clockwise from the
 table's north (0: the area's north is the table's north; 180: upside down).

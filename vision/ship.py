@@ -1,6 +1,6 @@
-"""Where the explorer ship stands in the ship lane: position 0..15 (table-kit.md) or None.
+"""Where the explorer ship stands in the ship lane: position 0..15 (docs/table-kit.md) or None.
 
-The ship is taught by the pack's picture of it seen from above (formats.md); its size on the
+The ship is taught by the pack's picture of it seen from above (docs/formats.md); its size on the
 table is not known beforehand, nor its heading. The display's picture (north up, the mat's
 active area, any scale) is shrunk to `ShipConfig.px_per_mm`. The lane is white paper with
 thin grey lines, so at each of the 16 positions the window around the nominal ship centre is

@@ -1,7 +1,7 @@
 """A storage slot weighed against the table round it.
 
 The cell reading (vision.recognise) knows an empty slot by the white storage card the kit
-prints. table-kit.md promises nothing under the slot, and that look fails two ways: on a
+prints. docs/table-kit.md promises nothing under the slot, and that look fails two ways: on a
 table without cards it leaves every empty slot unknown, and a pale arm over a card and all
 round it is as white as the card. Here the square round the slot is looked at, in blocks of
 a few mm (their mean log colour), and its *ring*, the table beyond where a tile in the slot

@@ -1,4 +1,4 @@
-"""Teaching a box: build a tile pack (formats.md) from camera frames of the printed kit.
+"""Teaching a box: build a tile pack (docs/formats.md) from camera frames of the printed kit.
 
 The player lays up to 16 tile types at a time on the display mat, one per cell, upright
 (palms to the mat's north). Each tile is found in its cell (it may lie a few millimetres
@@ -803,7 +803,7 @@ class TeachSession:
                          self.catalogue)
 
     def write(self, out_dir: str | Path) -> Path:
-        """Write the pack (formats.md) into `out_dir`, whole or not at all."""
+        """Write the pack (docs/formats.md) into `out_dir`, whole or not at all."""
         return write_pack(self.draft(), out_dir)
 
 

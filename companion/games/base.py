@@ -109,7 +109,7 @@ class BoardGame(Protocol):
 
 
 class ScoresFiles(Protocol):
-    """Optional: a game whose files (formats.md) hold more than an event log to score.
+    """Optional: a game whose files (docs/formats.md) hold more than an event log to score.
 
     `companion score --game G FILE` calls `score_file` when the game's class has it, and
     otherwise replays the file's `events`."""

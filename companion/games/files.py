@@ -1,4 +1,4 @@
-"""Game files of the board games: read one and score it (formats.md, one section per game)."""
+"""Game files of the board games: read one and score it (docs/formats.md, one section per game)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Game files (formats.md, "Scoring a finished game"): reading, defaults, errors, round trip."""
+"""Game files (docs/formats.md, "Scoring a finished game"): reading, defaults, errors, round
+trip."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rules engine against the rulebook and rulings.md, one behaviour per test."""
+"""The rules engine against the rulebook and its rulings (docs/rules.md), one behaviour per test."""
 
 from __future__ import annotations
 

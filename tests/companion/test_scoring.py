@@ -1,4 +1,4 @@
-"""Final scoring: one test per ruling of rulings.md, "Islands and scoring"."""
+"""Final scoring: one test per ruling of docs/rules.md, "Rulings", "Islands and scoring"."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def board(*rows: Sequence[Meaning | None]) -> tuple[tuple[Meaning | None, ...], 
 
 
 def one(lay: BoardLayout, b: Sequence[Sequence[Meaning | None]], shells: int = 0) -> dict[str, Any]:
-    """Score a single player's board and return the formats.md object."""
+    """Score a single player's board and return the docs/formats.md object."""
     final = score_game(lay, [PlayerBoard("Ana", shells, board(*b))])
     return final.players[0].to_json()
 

@@ -1,4 +1,4 @@
-"""Tile meanings, edges and turning (formats.md, "Edges and rotation" and "A tile's meaning")."""
+"""Tile meanings, edges and turning (docs/formats.md, "Edges and rotation", "A tile's meaning")."""
 
 from __future__ import annotations
 

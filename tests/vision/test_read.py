@@ -1,4 +1,4 @@
-"""Reading a whole frame: the formats.md object, what is unseen reported, bad frames refused."""
+"""Reading a whole frame: the docs/formats.md object, the unseen reported, bad frames refused."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`companion read`: the formats.md JSON on stdout, or exit 2 and one line for bad input."""
+"""`companion read`: the docs/formats.md JSON on stdout, or exit 2 and one line for bad input."""
 
 from __future__ import annotations
 

@@ -173,7 +173,7 @@ def hand_beside(area: NDArray[np.float32], geo: kit.DisplayGeometry, position: i
     """A hand lying in the lane `along_mm` along it from a position's centre (palm, fingers
     towards the grid), its arm running out over the mat's edge."""
     cx, cy = geo.ship_centre(position)
-    # Positions 0-3 and 8-11 run along x (table-kit.md: north and south sides).
+    # Positions 0-3 and 8-11 run along x (docs/table-kit.md: north and south sides).
     along = np.array((1.0, 0.0) if (position // 4) % 2 == 0 else (0.0, 1.0))
     out = np.sign(np.array((cx, cy)) * (1 - along))
     palm = np.array((cx, cy)) + along * along_mm

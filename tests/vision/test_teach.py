@@ -59,7 +59,7 @@ def _display(tiles: Mapping[tuple[int, int], PlacedTile]) -> TableScene:
 
 
 def _lying(tile_id: str, col: int, rotation: int = 0) -> PlacedTile:
-    # Off centre and off square as table-kit.md allows; neighbours turn opposite ways so
+    # Off centre and off square as docs/table-kit.md allows; neighbours turn opposite ways so
     # they never touch.
     return PlacedTile(tile_id, rotation, (2.5, -2.0), 3.0 if col % 2 else -3.0)
 

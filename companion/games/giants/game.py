@@ -116,7 +116,7 @@ class GiantsGame:
 
     @classmethod
     def loads(cls, text: str, source: str = "game file") -> Self:
-        """A game from its file (docs/formats-giants.md); bad files raise DataError."""
+        """A game from its file (docs/formats.md, "Giants game file"); bad files raise DataError."""
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:

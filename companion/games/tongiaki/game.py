@@ -145,7 +145,8 @@ class Tongiaki:
         """A game for `names` (the first is the youngest, who starts); the stack shuffled by `seed`.
 
         `first` puts those tiles on top of the stack in that order; `position` starts from a map
-        already laid (formats.md, "Tongiaki") instead of the opening placements on Tonga."""
+        already laid (docs/formats.md, "Tongiaki game file") instead of the opening placements
+        on Tonga."""
         tiles = default_tiles()
         laid = position.get("map") if isinstance(position, dict) else None
         on_map = (
@@ -328,8 +329,8 @@ class Tongiaki:
 
     @classmethod
     def score_file(cls, data: Any, source: str) -> ScoreTable:
-        """The score of a Tongiaki game file (formats.md, "Tongiaki"): its event log replayed,
-        or the islands counted at the end of a game played on the table."""
+        """The score of a Tongiaki game file (docs/formats.md, "Tongiaki game file"): its event
+        log replayed, or the islands counted at the end of a game played on the table."""
         if not isinstance(data, dict):
             raise DataError(source, "a Tongiaki game file is a JSON object")
         if "events" in data:
@@ -940,7 +941,8 @@ def _tally(data: dict[str, Any], source: str) -> ScoreTable:
 
 
 def _lay_out(state: State, tiles: TileSet, position: Any) -> None:
-    """Lay a position's map and boats on `state` (formats.md, "Tongiaki", `position`)."""
+    """Lay a position's map and boats on `state` (docs/formats.md, "Tongiaki game file",
+    `position`)."""
     if not isinstance(position, dict) or not isinstance(position.get("map"), list):
         raise MalformedMove("A position needs a `map` list of laid tiles.")
     on_board: Counter[str] = Counter()

@@ -1,4 +1,4 @@
-"""Every worked example of the Giants rulebook (../shared/rules/giants-rules-it.txt) as a test.
+"""Every worked example of the Giants rulebook (the Italian text, giants-rules-it.txt) as a test.
 
 The rulebook's figures are not in the text, so each example runs on a small island built here
 that has the hexes the text names (A, B, C, D) with the pieces the text puts on them.
