@@ -1,5 +1,5 @@
 """Picture files that people hand the companion: pack pictures, photos of the table, teaching
-frames. Only PNG and JPEG are read (formats.md); a file's declared size and its end are checked
+frames. Only PNG and JPEG are read (docs/formats.md); a file's declared size and its end are checked
 before anything is decoded, so a small file declaring a huge picture never reaches a decoder.
 
 `check_picture` reads nothing but the header and the last bytes; `decode` runs OpenCV with the
