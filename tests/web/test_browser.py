@@ -24,6 +24,7 @@ from tests.companion.conftest import PLAIN_DISPLAY
 from tests.hardware.test_live import CountingGate, FakeCamera
 from tests.web.conftest import PIN, served, table_after, web_settings
 from web.app import create_app
+from web.games_api import GameDesk
 
 try:
     from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -209,3 +210,38 @@ def test_the_final_breakdown_is_laid_out_like_the_rulebook(
     assert page.locator("#scores-card").is_hidden()
     shoot(page, "web-final-phone.png")
     assert problems == []
+
+
+def test_the_host_plays_a_tongiaki_turn_by_taps(browser: Browser) -> None:
+    app = create_app(
+        three_players(), web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
+    )
+    desk: GameDesk = app.extensions["companion_games"]["desk"]
+    with served(app) as server:
+        problems: list[str] = []
+        page = host_phone(browser, server.local_url, problems)
+        page.wait_for_selector("#host-tools:not([hidden])")
+        page.select_option("#other-game-pick", "tongiaki")
+        page.click("#other-game button[type=submit]")
+        page.wait_for_selector("#newgame-form:not([hidden])")
+        assert "camera is not needed" in (page.locator(".no-camera").text_content() or "")
+        page.fill("#ng-names", "Ana\nBen")
+        page.fill("#ng-seed", "5")
+        page.click("#newgame-form button[type=submit]")
+        expect(page.locator("#whose-turn")).to_have_text("Ana’s turn")
+        expect(page.locator("#phase")).to_contain_text("place a boat on Tonga")
+        page.click(".hex[data-tile=tonga]")
+        expect(page.locator("#moves-filter")).to_contain_text("Moves on tonga")
+        labels = page.locator("#action-list button.action").all_text_contents()
+        assert labels and all("tonga" in label for label in labels)
+        page.click("#action-list button.action >> nth=2")
+        expect(page.locator("#whose-turn")).to_have_text("Ben’s turn")
+        assert desk.game is not None
+        assert desk.game.events[-1] == {
+            "type": "action",
+            "action": {"type": "place", "island": "tonga", "beach": 2},
+        }
+        assert page.locator(".hex[data-tile=tonga] .boat").count() == 1
+        page.locator("#board-card").scroll_into_view_if_needed()
+        shoot(page, "web-tongiaki-phone.png", full_page=False)  # as the phone shows it
+        assert problems == []
