@@ -266,6 +266,7 @@
     hexes.forEach(function (hx) { svg.appendChild(hexNode(hx, false)); });
     ghosts.forEach(function (hx) { svg.appendChild(hexNode(hx, true)); });
     svg.style.maxWidth = Math.max(260, w * 1.4) + 'px';
+    svg.style.minWidth = Math.round(w * 0.65) + 'px';  // a hex stays a thumb wide: the card scrolls
     board.appendChild(svg);
     if (view.revealed) {
       board.appendChild(el('p', { class: 'hint', text: 'Revealed: ' + view.revealed.kind + ' ' + view.revealed.tile
@@ -289,11 +290,20 @@
     byId('board-title').textContent = 'Ahus';
     byId('board-facts').textContent = 'round ' + view.round + ' · first player ' + view.first_player
       + (view.quarry.dice.length ? ' · dice ' + view.quarry.dice.join(' ') : '');
-    board.appendChild(simpleTable(['Ahu', 'Hex', 'Value', 'Headdress value', 'Base', 'Moai', 'Headdress'],
-      view.island.ahus.map(function (a) {
-        return [a.id, a.hex, a.value, a.headdress_value, a.base || (a.reserved ? 'reserved' : '–'),
-          a.moai ? a.moai + ' (size ' + a.size + ')' : '–', a.headdress || '–'];
-      })));
+    // The Ahus in play (a base, a reservation or a Moai) first; the empty ones folded away.
+    var head = ['Ahu', 'Hex', 'Value', 'Hat value', 'Base', 'Moai', 'Hat'];
+    function row(a) {
+      return [a.id, a.hex, a.value, a.headdress_value, a.base || (a.reserved ? 'reserved' : '–'),
+        a.moai ? a.moai + ' (size ' + a.size + ')' : '–', a.headdress || '–'];
+    }
+    var used = view.island.ahus.filter(function (a) { return a.base || a.reserved || a.moai; });
+    var empty = view.island.ahus.filter(function (a) { return used.indexOf(a) < 0; });
+    if (used.length) board.appendChild(simpleTable(head, used.map(row)));
+    else board.appendChild(el('p', { class: 'hint', text: 'No Ahu holds a base or a Moai yet.' }));
+    if (empty.length) {
+      board.appendChild(el('details', { class: 'more' }, [
+        el('summary', { text: empty.length + ' empty Ahus' }), simpleTable(head, empty.map(row))]));
+    }
     if (view.quarry.moai.length) {
       board.appendChild(el('p', { class: 'hint', text: 'In the quarry: Moai of size ' + view.quarry.moai.join(', ') }));
     }
