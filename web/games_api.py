@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, render_template
+from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request
 
 from companion.errors import CompanionError, IllegalMove, MalformedMove
 from companion.games import GAMES, game_class
@@ -98,7 +98,8 @@ class GameDesk:
     def __init__(self, directory: Path | None) -> None:
         self.path = None if directory is None else Path(directory) / GAME_FILE
         self.game: BoardGame | None = None
-        self.version = 0
+        # Counted from a random start, so a page from before a restart sees a new number.
+        self.version = secrets.randbelow(2**31)
         self._lock = threading.Lock()
         if self.path is not None and self.path.exists():
             self._load(self.path)
@@ -266,6 +267,11 @@ def games_page() -> str:
 
 @bp.get("/api/games/state")
 def api_state() -> Response:
+    """The desk; with `?since=VERSION` of the page's own state, only `unchanged` when it is."""
+    desk = _desk()
+    if request.args.get("since") == str(desk.version):
+        host = bool(_ext()["is_host"]())
+        return jsonify({"version": desk.version, "unchanged": True, "you": {"host": host}})
     return jsonify(_state())
 
 

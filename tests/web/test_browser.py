@@ -230,6 +230,10 @@ def test_the_host_plays_a_tongiaki_turn_by_taps(browser: Browser) -> None:
         page.click("#newgame-form button[type=submit]")
         expect(page.locator("#whose-turn")).to_have_text("Ana’s turn")
         expect(page.locator("#phase")).to_contain_text("place a boat on Tonga")
+        guest = phone(browser, problems)  # another phone, following the game
+        guest.goto(server.local_url + "games")
+        expect(guest.locator("#whose-turn")).to_have_text("Ana’s turn")
+        assert guest.locator("#moves").is_hidden() and guest.locator("#newgame").is_hidden()
         page.click(".hex[data-tile=tonga]")
         expect(page.locator("#moves-filter")).to_contain_text("Moves on tonga")
         labels = page.locator("#action-list button.action").all_text_contents()
@@ -242,6 +246,23 @@ def test_the_host_plays_a_tongiaki_turn_by_taps(browser: Browser) -> None:
             "action": {"type": "place", "island": "tonga", "beach": 2},
         }
         assert page.locator(".hex[data-tile=tonga] .boat").count() == 1
+        expect(guest.locator("#whose-turn")).to_have_text("Ben’s turn")
+        expect(guest.locator(".hex[data-tile=tonga] .boat")).to_have_count(1)
+        # Later, when the moves name several islands, tapping one keeps only its moves.
+        for _ in range(60):
+            named = {a.to_json().get("island") for a in desk.game.legal_actions()} - {None}
+            if len(named) >= 2:
+                break
+            desk.play(lambda game: game.legal_actions()[0])
+        else:
+            pytest.fail("no position with moves on two islands")
+        island = sorted(named - {"tonga"})[0]
+        expect(page.locator("#phase")).to_contain_text(desk.game.phase())
+        every = page.locator("#action-list button.action").count()
+        page.click(f".hex[data-tile={island}]")
+        expect(page.locator("#moves-filter")).to_contain_text(f"Moves on {island}")
+        labels = page.locator("#action-list button.action").all_text_contents()
+        assert 0 < len(labels) < every and all(island in label for label in labels)
         page.locator("#board-card").scroll_into_view_if_needed()
         shoot(page, "web-tongiaki-phone.png", full_page=False)  # as the phone shows it
         assert problems == []

@@ -231,3 +231,13 @@ def test_the_host_page_offers_the_other_games(host: Host) -> None:
     assert 'action="/games"' in html
     assert '<option value="tongiaki">Tongiaki</option>' in html
     assert '<option value="giants">Giants</option>' in html
+
+
+def test_a_page_that_shows_the_latest_version_gets_a_short_answer(host: Host) -> None:
+    host.post("/api/games/new", TONGIAKI)
+    version = host.client.get("/api/games/state").get_json()["version"]
+    same = host.client.get(f"/api/games/state?since={version}").get_json()
+    assert same == {"version": version, "unchanged": True, "you": {"host": True}}
+    host.post("/api/games/action", {"index": 0})
+    changed = host.client.get(f"/api/games/state?since={version}").get_json()
+    assert changed["version"] == version + 1 and changed["game"]["key"] == "tongiaki"

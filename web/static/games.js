@@ -14,7 +14,7 @@
 
   var current = JSON.parse(document.getElementById('initial-state').textContent);
   var csrf = current.you.csrf || '';
-  var ui = { hex: null, search: '', busy: false, drawn: null };
+  var ui = { hex: null, search: '', busy: false };
 
   function byId(id) { return document.getElementById(id); }
   function build(ns, tag, attrs, children) {
@@ -74,20 +74,24 @@
       .then(function () { ui.busy = false; return refresh(); });
   }
 
-  var fetching = false;
-  function refresh() {
-    if (fetching) return Promise.resolve();
+  // Asks with the version shown: the answer is the whole state only when something changed.
+  var fetching = false, again = false;
+  function refresh(whole) {
+    if (fetching) { again = true; return Promise.resolve(); }
     fetching = true;
-    return fetch('/api/games/state', { cache: 'no-store', credentials: 'same-origin' })
+    var url = '/api/games/state' + (whole ? '' : '?since=' + encodeURIComponent(current.version));
+    return fetch(url, { cache: 'no-store', credentials: 'same-origin' })
       .then(function (response) { return response.json(); })
       .then(function (state) {
         setLive('live');
-        var changed = state.version !== current.version || state.you.host !== current.you.host;
-        current = state;
-        if (changed || !ui.drawn) render();
-      })
-      .catch(function () { setLive('offline'); })
-      .then(function () { fetching = false; });
+        if (!state.unchanged) { current = state; render(); }
+        return state.unchanged && state.you.host !== current.you.host;
+      }, function () { setLive('offline'); return false; })
+      .then(function (needWhole) {
+        fetching = false;
+        if (needWhole || again) { again = false; return refresh(needWhole); }
+        return null;
+      }, function (error) { fetching = false; throw error; });
   }
 
   function setLive(mode) {
@@ -223,8 +227,9 @@
     }
     g.appendChild(sv('circle', { cx: x, cy: y, r: HEX * 0.42, class: 'island' }));
     if (h.royal) g.appendChild(sv('circle', { cx: x, cy: y, r: HEX * 0.42, class: 'royal', stroke: BOATS[h.royal] || '#333' }));
-    g.appendChild(sv('text', { x: x, y: y + 5, class: 'hex-value', 'text-anchor': 'middle',
+    g.appendChild(sv('text', { x: x, y: y + 3, class: 'hex-value', 'text-anchor': 'middle',
       text: h.kind === 'start' ? 'T' : h.value }));
+    g.appendChild(sv('text', { x: x, y: y + 11, class: 'hex-name', 'text-anchor': 'middle', text: h.tile }));
     // Each beach by its (first) pier: its number, then a berth per boat along the edge.
     (h.beaches || []).forEach(function (beach, i) {
       var edge = beach.piers.length ? beach.piers[0] : i;
@@ -361,7 +366,6 @@
   // ------------------------------------------------------------------ render
 
   function render() {
-    ui.drawn = true;
     var game = current.game;
     var host = current.you.host;
     if (current.you.csrf) csrf = current.you.csrf;
@@ -402,6 +406,6 @@
   if (wanted) byId('ng-game').value = wanted;
   if (current.you.host && (wanted || !current.game)) showForm(true);
   render();
-  setInterval(refresh, current.poll_ms || 2000);
-  refresh();
+  setInterval(function () { refresh(false); }, current.poll_ms || 2000);
+  refresh(false);
 })();
