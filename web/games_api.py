@@ -111,7 +111,14 @@ class GameDesk:
                 raise MalformedMove(f"{path}: a game file is an object with `events`.")
             self.game = game_class(str(data.get("game"))).replay(data["events"], str(path))
         except CompanionError as exc:
-            log.warning("the board game kept in %s cannot be taken up: %s", path, exc)
+            aside = path.with_name(path.name + ".damaged")
+            try:  # kept for a person to look at; the next new game starts a fresh file
+                path.replace(aside)
+            except OSError:
+                aside = path
+            log.warning(
+                "the board game kept in %s cannot be taken up (%s); it is in %s", path, exc, aside
+            )
 
     def _keep(self, game: BoardGame) -> None:
         """Write `game` to the state directory; StorageError (one sentence) when it cannot."""

@@ -220,10 +220,18 @@ def test_a_change_that_cannot_be_kept_is_not_made(
     assert json.dumps(game_file(desk.game), ensure_ascii=False) + "\n" == kept
 
 
-def test_a_damaged_game_file_is_left_aside(tmp_path: Path) -> None:
-    (tmp_path / games_api.GAME_FILE).write_text('{"game": "tongiaki", "events": [1]}')
+def test_a_damaged_game_file_is_kept_aside(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    damaged = '{"game": "tongiaki", "events": [1]}'
+    (tmp_path / games_api.GAME_FILE).write_text(damaged)
     host = log_in(journaled_app(tmp_path).test_client())
     assert host.client.get("/api/games/state").get_json()["game"] is None
+    aside = tmp_path / (games_api.GAME_FILE + ".damaged")
+    assert aside.read_text() == damaged and str(aside) in caplog.text
+    host.post("/api/games/new", TONGIAKI)
+    assert aside.read_text() == damaged
+    assert json.loads((tmp_path / games_api.GAME_FILE).read_text())["game"] == "tongiaki"
 
 
 def test_the_host_page_offers_the_other_games(host: Host) -> None:
