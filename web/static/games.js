@@ -69,6 +69,7 @@
     post(url, body).then(function (data) {
       toast(data.text || 'Done.', 'ok');
       ui.hex = null;
+      ui.search = byId('moves-search').value = '';
       if (after) after();
     }, function (error) { toast(error.message, 'error'); })
       .then(function () { ui.busy = false; return refresh(); });
