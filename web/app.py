@@ -26,7 +26,7 @@ from werkzeug.exceptions import HTTPException
 from companion.errors import CompanionError, IllegalMove, MalformedMove
 from companion.journal import StorageError
 from companion.session import Session
-from web import auth, forms, teach
+from web import auth, forms, games_api, teach
 from web.settings import WebSettings
 from web.sse import StreamSlots
 
@@ -323,6 +323,13 @@ def create_app(
         frames=teach_frames,
         root=teach_root,
         why_not=teach_unavailable,
+    )
+    games_api.register(
+        app,
+        require_host=require_host,
+        is_host=host,
+        read_body=_body,
+        directory=session.journal.directory if session.journal is not None else None,
     )
 
     # ----------------------------------------------------------------- errors

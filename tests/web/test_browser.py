@@ -25,6 +25,7 @@ from tests.hardware.test_live import CountingGate, FakeCamera
 from tests.web.conftest import PIN, served, table_after, web_settings
 from web.app import create_app
 from web.forms import PLAYER_COLOURS
+from web.games_api import GameDesk
 
 try:
     from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -287,3 +288,57 @@ def test_no_name_breaks_inside_a_word_in_the_final_score(browser: Browser) -> No
     assert {name for name, _ in lines} >= set(LONG_NAMES) | set(winners)
     assert [name for name, rows in lines if rows != 1] == []
     assert problems == []
+def test_the_host_plays_a_tongiaki_turn_by_taps(browser: Browser) -> None:
+    app = create_app(
+        three_players(), web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
+    )
+    desk: GameDesk = app.extensions["companion_games"]["desk"]
+    with served(app) as server:
+        problems: list[str] = []
+        page = host_phone(browser, server.local_url, problems)
+        page.wait_for_selector("#host-tools:not([hidden])")
+        page.select_option("#other-game-pick", "tongiaki")
+        page.click("#other-game button[type=submit]")
+        page.wait_for_selector("#newgame-form:not([hidden])")
+        assert "camera is not needed" in (page.locator(".no-camera").text_content() or "")
+        page.fill("#ng-names", "Ana\nBen")
+        page.fill("#ng-seed", "5")
+        page.click("#newgame-form button[type=submit]")
+        expect(page.locator("#whose-turn")).to_have_text("Ana’s turn")
+        expect(page.locator("#phase")).to_contain_text("place a boat on Tonga")
+        guest = phone(browser, problems)  # another phone, following the game
+        guest.goto(server.local_url + "games")
+        expect(guest.locator("#whose-turn")).to_have_text("Ana’s turn")
+        assert guest.locator("#moves").is_hidden() and guest.locator("#newgame").is_hidden()
+        page.click(".hex[data-tile=tonga]")
+        expect(page.locator("#moves-filter")).to_contain_text("Moves on tonga")
+        labels = page.locator("#action-list button.action").all_text_contents()
+        assert labels and all("tonga" in label for label in labels)
+        page.click("#action-list button.action >> nth=2")
+        expect(page.locator("#whose-turn")).to_have_text("Ben’s turn")
+        assert desk.game is not None
+        assert desk.game.events[-1] == {
+            "type": "action",
+            "action": {"type": "place", "island": "tonga", "beach": 2},
+        }
+        assert page.locator(".hex[data-tile=tonga] .boat").count() == 1
+        expect(guest.locator("#whose-turn")).to_have_text("Ben’s turn")
+        expect(guest.locator(".hex[data-tile=tonga] .boat")).to_have_count(1)
+        # Later, when the moves name several islands, tapping one keeps only its moves.
+        for _ in range(60):
+            named = {a.to_json().get("island") for a in desk.game.legal_actions()} - {None}
+            if len(named) >= 2:
+                break
+            desk.play(lambda game: game.legal_actions()[0])
+        else:
+            pytest.fail("no position with moves on two islands")
+        island = sorted(named - {"tonga"})[0]
+        expect(page.locator("#phase")).to_contain_text(desk.game.phase())
+        every = page.locator("#action-list button.action").count()
+        page.click(f".hex[data-tile={island}]")
+        expect(page.locator("#moves-filter")).to_contain_text(f"Moves on {island}")
+        labels = page.locator("#action-list button.action").all_text_contents()
+        assert 0 < len(labels) < every and all(island in label for label in labels)
+        page.locator("#board-card").scroll_into_view_if_needed()
+        shoot(page, "web-tongiaki-phone.png", full_page=False)  # as the phone shows it
+        assert problems == []

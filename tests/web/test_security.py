@@ -38,6 +38,8 @@ GOOD_BODIES: dict[str, dict[str, Any]] = {
 
 #: The host's teach-a-box changes (web.teach); {} is refused before it is read.
 TEACH_CHANGES = {f"/api/teach/{a}" for a in ("start", "look", "accept", "skip", "finish", "cancel")}
+#: The board games' changes (web.games_api): a new game, an action, an undo.
+GAMES_CHANGES = {f"/api/games/{a}" for a in ("new", "action", "undo")}
 
 
 def post_routes(app: Flask) -> list[str]:
@@ -86,6 +88,7 @@ def test_the_only_routes_that_take_changes_are_known(app: Flask) -> None:
             "/api/login",
             "/api/logout",
             *TEACH_CHANGES,
+            *GAMES_CHANGES,
         }
     )
     for rule in app.url_map.iter_rules():

@@ -1,0 +1,412 @@
+/* The board games beside Māori (Tongiaki, Giants): whose turn, the map or the Ahus, the scores,
+ * and for the host the legal moves as buttons. Draws everything from /api/games/state, asked
+ * again every few seconds. Vanilla JS, nothing from the internet. */
+(function () {
+  'use strict';
+
+  var SVGNS = 'http://www.w3.org/2000/svg';
+  var HEX = 40;              // a hex's corner radius in map units
+  var SHOWN = 40;            // buttons shown before "find a move" is needed
+  var BOATS = {
+    red: '#d63a2f', blue: '#2f63c9', yellow: '#f2c230', orange: '#ee8a2a', green: '#2f9a4a',
+    purple: '#8a4fc2'
+  };
+
+  var current = JSON.parse(document.getElementById('initial-state').textContent);
+  var csrf = current.you.csrf || '';
+  var ui = { hex: null, search: '', busy: false };
+
+  function byId(id) { return document.getElementById(id); }
+  function build(ns, tag, attrs, children) {
+    var node = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (key) {
+      var value = attrs[key];
+      if (value === null || value === undefined || value === false) return;
+      if (key === 'text') node.textContent = value;
+      else if (key.slice(0, 2) === 'on' && typeof value === 'function') {
+        node.addEventListener(key.slice(2), value);
+      } else node.setAttribute(key, value === true ? '' : String(value));
+    });
+    (children || []).forEach(function (child) {
+      if (child === null || child === undefined || child === false) return;
+      node.appendChild(typeof child === 'string' || typeof child === 'number'
+        ? document.createTextNode(String(child)) : child);
+    });
+    return node;
+  }
+  function el(tag, attrs, children) { return build(null, tag, attrs, children); }
+  function sv(tag, attrs, children) { return build(SVGNS, tag, attrs, children); }
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  function words(key) { return key.replace(/_/g, ' ').replace(/^./, function (c) { return c.toUpperCase(); }); }
+
+  function toast(message, kind) {
+    var box = byId('toast');
+    box.textContent = message;
+    box.className = 'toast ' + (kind || 'error');
+    box.hidden = false;
+    clearTimeout(toast.timer);
+    toast.timer = setTimeout(function () { box.hidden = true; }, kind === 'ok' ? 3000 : 7000);
+  }
+
+  // ------------------------------------------------------------------ API
+
+  function post(url, body) {
+    return fetch(url, {
+      method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify(body || {})
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        if (!response.ok) throw new Error(data.error || ('The companion answered ' + response.status + '.'));
+        return data;
+      });
+    });
+  }
+
+  function act(url, body, after) {
+    if (ui.busy) return;
+    ui.busy = true;
+    post(url, body).then(function (data) {
+      toast(data.text || 'Done.', 'ok');
+      ui.hex = null;
+      ui.search = byId('moves-search').value = '';
+      if (after) after();
+    }, function (error) { toast(error.message, 'error'); })
+      .then(function () { ui.busy = false; return refresh(); });
+  }
+
+  // Asks with the version shown: the answer is the whole state only when something changed.
+  var fetching = false, again = false;
+  function refresh(whole) {
+    if (fetching) { again = true; return Promise.resolve(); }
+    fetching = true;
+    var url = '/api/games/state' + (whole ? '' : '?since=' + encodeURIComponent(current.version));
+    return fetch(url, { cache: 'no-store', credentials: 'same-origin' })
+      .then(function (response) { return response.json(); })
+      .then(function (state) {
+        setLive('live');
+        if (!state.unchanged) { current = state; render(); }
+        return state.unchanged && state.you.host !== current.you.host;
+      }, function () { setLive('offline'); return false; })
+      .then(function (needWhole) {
+        fetching = false;
+        if (needWhole || again) { again = false; return refresh(needWhole); }
+        return null;
+      }, function (error) { fetching = false; throw error; });
+  }
+
+  function setLive(mode) {
+    var live = byId('live');
+    live.className = 'live ' + mode;
+    live.textContent = { live: 'live', offline: 'reconnecting…' }[mode];
+  }
+
+  // ------------------------------------------------------------------ banner & scores
+
+  function renderBanner(game) {
+    var title = byId('whose-turn'), sub = byId('phase');
+    var banner = byId('banner');
+    banner.className = 'banner' + (game && game.over ? ' over' : '');
+    if (!game) { title.textContent = 'No game yet'; sub.textContent = 'The host starts one.'; return; }
+    if (game.over) {
+      title.textContent = '★ ' + game.score.winners.join(' and ') + (game.score.winners.length > 1 ? ' win' : ' wins');
+    } else {
+      title.textContent = (game.to_move || '…') + '’s turn';
+    }
+    sub.textContent = game.title + ' · ' + game.phase;
+  }
+
+  function scoreTable(score, final) {
+    var players = score.players;
+    var top = Math.max.apply(null, players.map(function (p) { return p.total; }));
+    function lead(p) { return final ? score.winners.indexOf(p.name) >= 0 : p.total === top; }
+    var rows = [];
+    players.forEach(function (p) {
+      Object.keys(p).forEach(function (key) {
+        if (key !== 'name' && key !== 'total' && rows.indexOf(key) < 0) rows.push(key);
+      });
+    });
+    var table = el('table', { class: 'scores' + (final ? ' final-table' : '') });
+    table.appendChild(el('thead', {}, [el('tr', {}, [el('th', { scope: 'col', text: '' })].concat(
+      players.map(function (p) {
+        return el('th', { scope: 'col', class: lead(p) ? 'lead' : '',
+          text: (final && lead(p) ? '★ ' : '') + p.name });
+      })))]));
+    var body = el('tbody');
+    rows.forEach(function (key) {
+      body.appendChild(el('tr', {}, [el('th', { scope: 'row', text: words(key) })].concat(
+        players.map(function (p) {
+          return el('td', { class: lead(p) ? 'lead' : '', text: String(p[key] === undefined ? '' : p[key]) });
+        }))));
+    });
+    body.appendChild(el('tr', { class: 'total' }, [el('th', { scope: 'row', text: 'Total' })].concat(
+      players.map(function (p) { return el('td', { class: lead(p) ? 'lead' : '', text: String(p.total) }); }))));
+    table.appendChild(body);
+    return table;
+  }
+
+  function renderScores(game) {
+    var final = clear(byId('final'));
+    clear(byId('scores'));
+    byId('scores-card').hidden = !game || game.over;
+    final.hidden = !game || !game.over;
+    if (!game) return;
+    if (game.over) {
+      final.appendChild(el('h2', { text: 'Final score' }));
+      if (game.score.winners.length > 1) {
+        final.appendChild(el('p', { class: 'winners', text: '★ ' + game.score.winners.join(' and ') + ' share the win' }));
+      }
+      final.appendChild(el('div', { class: 'scroll-x' }, [scoreTable(game.score, true)]));
+    } else {
+      byId('scores').appendChild(scoreTable(game.score, false));
+    }
+  }
+
+  function simpleTable(head, rows) {
+    return el('table', { class: 'scores facts-table' }, [
+      el('thead', {}, [el('tr', {}, head.map(function (h) { return el('th', { scope: 'col', text: h }); }))]),
+      el('tbody', {}, rows.map(function (row) {
+        return el('tr', {}, row.map(function (cell, i) {
+          return i === 0 ? el('th', { scope: 'row', text: String(cell) }) : el('td', { text: String(cell) });
+        }));
+      }))
+    ]);
+  }
+
+  // ------------------------------------------------------------------ Tongiaki's map
+
+  function centre(q, r) { return [HEX * Math.sqrt(3) * (q + r / 2), HEX * 1.5 * r]; }
+  function corners(x, y, size) {
+    var points = [];
+    for (var i = 0; i < 6; i++) {
+      var a = Math.PI / 180 * (60 * i - 30);
+      points.push((x + size * Math.cos(a)).toFixed(1) + ',' + (y + size * Math.sin(a)).toFixed(1));
+    }
+    return points.join(' ');
+  }
+  function edgePoint(x, y, edge, reach) {
+    var a = Math.PI / 180 * (60 * edge);
+    return [x + reach * Math.cos(a), y + reach * Math.sin(a)];
+  }
+
+  function involves(action, hex, fleet) {
+    if (!hex) return true;
+    if (action.q === hex.q && action.r === hex.r) return true;
+    if (!hex.tile) return false;
+    if (action.island === hex.tile) return true;
+    if (action.take && action.take[0] === hex.tile) return true;
+    return action.type === 'land' && fleet && fleet.island === hex.tile;
+  }
+
+  function tapHex(q, r, tile) {
+    var same = ui.hex && ui.hex.q === q && ui.hex.r === r;
+    ui.hex = same ? null : { q: q, r: r, tile: tile };
+    render();
+  }
+
+  function hexNode(h, ghost) {
+    var c = centre(h.q, h.r), x = c[0], y = c[1];
+    var chosen = ui.hex && ui.hex.q === h.q && ui.hex.r === h.r;
+    var kind = ghost ? 'ghost' : h.kind;
+    var g = sv('g', {
+      class: 'hex hex-' + kind + (chosen ? ' chosen' : ''), 'data-q': h.q, 'data-r': h.r,
+      'data-tile': ghost ? null : h.tile, role: 'button', tabindex: 0,
+      'aria-label': ghost ? 'empty sea at ' + h.q + ', ' + h.r : h.tile + ' at ' + h.q + ', ' + h.r,
+      onclick: function () { tapHex(h.q, h.r, ghost ? null : h.tile); },
+      onkeydown: function (event) { if (event.key === 'Enter') tapHex(h.q, h.r, ghost ? null : h.tile); }
+    });
+    g.appendChild(sv('polygon', { points: corners(x, y, HEX - 1), class: 'hex-shape' }));
+    if (ghost) return g;
+    if (h.kind === 'water') {
+      (h.routes || []).forEach(function (route) {
+        var a = edgePoint(x, y, route[0], HEX * 0.86), b = edgePoint(x, y, route[1], HEX * 0.86);
+        g.appendChild(sv('path', { class: 'route', d: 'M' + a[0].toFixed(1) + ' ' + a[1].toFixed(1)
+          + ' Q' + x.toFixed(1) + ' ' + y.toFixed(1) + ' ' + b[0].toFixed(1) + ' ' + b[1].toFixed(1) }));
+      });
+      if (h.value) g.appendChild(sv('text', { x: x, y: y + 5, class: 'hex-value', 'text-anchor': 'middle', text: h.value }));
+      return g;
+    }
+    g.appendChild(sv('circle', { cx: x, cy: y, r: HEX * 0.42, class: 'island' }));
+    if (h.royal) g.appendChild(sv('circle', { cx: x, cy: y, r: HEX * 0.42, class: 'royal', stroke: BOATS[h.royal] || '#333' }));
+    g.appendChild(sv('text', { x: x, y: y + 3, class: 'hex-value', 'text-anchor': 'middle',
+      text: h.kind === 'start' ? 'T' : h.value }));
+    g.appendChild(sv('text', { x: x, y: y + 11, class: 'hex-name', 'text-anchor': 'middle', text: h.tile }));
+    // Each beach by its (first) pier: its number, then a berth per boat along the edge.
+    (h.beaches || []).forEach(function (beach, i) {
+      var edge = beach.piers.length ? beach.piers[0] : i;
+      var p = edgePoint(x, y, edge, HEX * 0.56);
+      var n = edgePoint(x, y, edge, HEX * 0.75);
+      var along = edgePoint(0, 0, edge + 1.5, 6.5);  // across the pier's direction
+      g.appendChild(sv('text', { x: n[0].toFixed(1), y: (n[1] + 2.5).toFixed(1), class: 'beach-number',
+        'text-anchor': 'middle', text: i + 1 }));
+      for (var k = 0; k < beach.berths; k++) {
+        var colour = beach.boats && beach.boats[k];
+        var t = k - (beach.berths - 1) / 2;
+        g.appendChild(sv('circle', { cx: (p[0] + t * along[0]).toFixed(1), cy: (p[1] + t * along[1]).toFixed(1),
+          r: 3, class: colour ? 'boat' : 'berth', fill: colour ? (BOATS[colour] || colour) : null }));
+      }
+    });
+    return g;
+  }
+
+  function renderTongiaki(view, actions) {
+    var board = clear(byId('board'));
+    byId('board-title').textContent = 'Map';
+    byId('board-facts').textContent = 'tiles left: ' + view.stack.islands + ' islands, ' + view.stack.water + ' water';
+    var hexes = view.map.slice();
+    var seen = {};
+    hexes.forEach(function (h) { seen[h.q + ',' + h.r] = true; });
+    var ghosts = [];
+    (actions || []).forEach(function (a) {
+      var key = a.action.q + ',' + a.action.r;
+      if (a.action.type === 'lay' && !seen[key]) { seen[key] = true; ghosts.push({ q: a.action.q, r: a.action.r }); }
+    });
+    var xs = [], ys = [];
+    hexes.concat(ghosts).forEach(function (h) { var c = centre(h.q, h.r); xs.push(c[0]); ys.push(c[1]); });
+    if (!xs.length) return;
+    var pad = HEX + 4;
+    var minX = Math.min.apply(null, xs) - pad, minY = Math.min.apply(null, ys) - pad;
+    var w = Math.max.apply(null, xs) + pad - minX, h = Math.max.apply(null, ys) + pad - minY;
+    var svg = sv('svg', { class: 'hexmap', viewBox: [minX, minY, w, h].map(function (n) { return n.toFixed(1); }).join(' '),
+      role: 'group', 'aria-label': 'The map: tap a hex to see its moves' });
+    hexes.forEach(function (hx) { svg.appendChild(hexNode(hx, false)); });
+    ghosts.forEach(function (hx) { svg.appendChild(hexNode(hx, true)); });
+    svg.style.maxWidth = Math.max(260, w * 1.4) + 'px';
+    svg.style.minWidth = Math.round(w * 0.65) + 'px';  // a hex stays a thumb wide: the card scrolls
+    board.appendChild(svg);
+    if (view.revealed) {
+      board.appendChild(el('p', { class: 'hint', text: 'Revealed: ' + view.revealed.kind + ' ' + view.revealed.tile
+        + (view.revealed.value ? ' (' + view.revealed.value + ')' : '') + ': tap a dashed hex to lay it.' }));
+    }
+    if (view.fleet) {
+      board.appendChild(el('p', { class: 'hint', text: 'Landing at ' + view.fleet.island + ': ' + view.fleet.boats.join(', ') }));
+    }
+    (view.news || []).forEach(function (line) { board.appendChild(el('p', { class: 'hint', text: line })); });
+    var players = clear(byId('players'));
+    players.appendChild(simpleTable(['Player', 'Boats left', 'On beaches', 'Royal islands'],
+      view.players.map(function (p) {
+        return [(p.to_move ? '▶ ' : '') + p.name + ' (' + p.colour + ')', p.supply, p.on_beaches, p.royal_islands];
+      })));
+  }
+
+  // ------------------------------------------------------------------ Giants' ahus and track
+
+  function renderGiants(view) {
+    var board = clear(byId('board'));
+    byId('board-title').textContent = 'Ahus';
+    byId('board-facts').textContent = 'round ' + view.round + ' · first player ' + view.first_player
+      + (view.quarry.dice.length ? ' · dice ' + view.quarry.dice.join(' ') : '');
+    // The Ahus in play (a base, a reservation or a Moai) first; the empty ones folded away.
+    var head = ['Ahu', 'Hex', 'Value', 'Hat value', 'Base', 'Moai', 'Hat'];
+    function row(a) {
+      return [a.id, a.hex, a.value, a.headdress_value, a.base || (a.reserved ? 'reserved' : '–'),
+        a.moai ? a.moai + ' (size ' + a.size + ')' : '–', a.headdress || '–'];
+    }
+    var used = view.island.ahus.filter(function (a) { return a.base || a.reserved || a.moai; });
+    var empty = view.island.ahus.filter(function (a) { return used.indexOf(a) < 0; });
+    if (used.length) board.appendChild(simpleTable(head, used.map(row)));
+    else board.appendChild(el('p', { class: 'hint', text: 'No Ahu holds a base or a Moai yet.' }));
+    if (empty.length) {
+      board.appendChild(el('details', { class: 'more' }, [
+        el('summary', { text: empty.length + ' empty Ahus' }), simpleTable(head, empty.map(row))]));
+    }
+    if (view.quarry.moai.length) {
+      board.appendChild(el('p', { class: 'hint', text: 'In the quarry: Moai of size ' + view.quarry.moai.join(', ') }));
+    }
+    var players = clear(byId('players'));
+    var track = view.players.slice().sort(function (a, b) { return b.prestige - a.prestige; });
+    players.appendChild(simpleTable(['Prestige track', 'Prestige', 'Rongo halves', 'Bid in', 'Passed'],
+      track.map(function (p) {
+        return [(p.name === view.to_move ? '▶ ' : '') + p.name, p.prestige, p.rongo_halves,
+          p.bid_in ? 'yes' : '–', p.passed ? 'yes' : '–'];
+      })));
+  }
+
+  // ------------------------------------------------------------------ the host's moves
+
+  function renderActions(game) {
+    var card = byId('moves');
+    card.hidden = !game || !current.you.host;
+    if (card.hidden) return;
+    byId('btn-undo').disabled = !game.can_undo;
+    var list = clear(byId('action-list'));
+    var fleet = game.view.fleet;
+    var search = ui.search.toLowerCase();
+    var matching = (game.actions || []).filter(function (a) {
+      return involves(a.action, ui.hex, fleet) && a.label.toLowerCase().indexOf(search) >= 0;
+    });
+    var filter = byId('moves-filter');
+    if (ui.hex) {
+      filter.textContent = 'Moves on ' + (ui.hex.tile || 'the hex ' + ui.hex.q + ', ' + ui.hex.r)
+        + ': tap the hex again to see all.';
+    } else {
+      filter.textContent = game.key === 'tongiaki' ? 'Tap a hex on the map to see its moves.' : '';
+    }
+    if (game.over) { list.appendChild(el('p', { class: 'hint', text: 'The game is over.' })); return; }
+    var groups = {};
+    var order = [];
+    matching.forEach(function (a) {
+      var kind = a.action.type;
+      if (!groups[kind]) { groups[kind] = []; order.push(kind); }
+      groups[kind].push(a);
+    });
+    order.forEach(function (kind) {
+      var box = el('div', { class: 'action-group' }, [el('h3', { text: words(kind) + ' (' + groups[kind].length + ')' })]);
+      groups[kind].slice(0, SHOWN).forEach(function (a) {
+        box.appendChild(el('button', { type: 'button', class: 'action', 'data-index': a.index, text: a.label,
+          onclick: function () { act('/api/games/action', { action: a.action, version: current.version }); } }));
+      });
+      if (groups[kind].length > SHOWN) {
+        box.appendChild(el('p', { class: 'hint', text: (groups[kind].length - SHOWN) + ' more: narrow them with the search box.' }));
+      }
+      list.appendChild(box);
+    });
+    if (!matching.length) list.appendChild(el('p', { class: 'hint', text: 'No move matches.' }));
+  }
+
+  // ------------------------------------------------------------------ render
+
+  function render() {
+    var game = current.game;
+    var host = current.you.host;
+    if (current.you.csrf) csrf = current.you.csrf;
+    byId('host-note').hidden = host;
+    byId('newgame').hidden = !host;
+    renderBanner(game);
+    renderScores(game);
+    byId('board-card').hidden = !game;
+    byId('players-card').hidden = !game;
+    if (game && game.key === 'tongiaki') renderTongiaki(game.view, game.actions);
+    else if (game && game.key === 'giants') renderGiants(game.view);
+    renderActions(game);
+  }
+
+  function showForm(open) {
+    var toggle = byId('new-toggle');
+    byId('newgame-form').hidden = !open;
+    toggle.textContent = open ? 'Close' : 'Open';
+    toggle.setAttribute('aria-expanded', String(open));
+  }
+  byId('new-toggle').addEventListener('click', function () { showForm(byId('newgame-form').hidden); });
+  byId('newgame-form').addEventListener('submit', function (event) {
+    event.preventDefault();
+    var names = byId('ng-names').value.split('\n').map(function (n) { return n.trim(); })
+      .filter(function (n) { return n; });
+    var body = { game: byId('ng-game').value, names: names };
+    var seed = byId('ng-seed').value;
+    if (seed !== '') body.seed = parseInt(seed, 10);
+    act('/api/games/new', body, function () { showForm(false); });
+  });
+  byId('btn-undo').addEventListener('click', function () { act('/api/games/undo', {}); });
+  byId('moves-search').addEventListener('input', function (event) {
+    ui.search = event.target.value;
+    renderActions(current.game);
+  });
+
+  var wanted = new URLSearchParams(window.location.search).get('new');
+  if (wanted) byId('ng-game').value = wanted;
+  if (current.you.host && (wanted || !current.game)) showForm(true);
+  render();
+  setInterval(function () { refresh(false); }, current.poll_ms || 2000);
+  refresh(false);
+})();
