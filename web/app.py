@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from flask import Flask, Response, abort, jsonify, render_template, request
 from markupsafe import Markup
@@ -53,6 +53,19 @@ ERROR_SENTENCES = {
     500: "Something went wrong inside the companion: reload the page and check the moves.",
     503: "Too many pages are open right now: this one will retry shortly.",
 }
+
+
+class CameraSetting(Protocol):
+    """What the host page may do with a camera set for the table (hardware.camera.TableCamera)."""
+
+    def request_settle(self) -> None: ...
+
+    def refocus(self) -> None: ...
+
+    def describe(self) -> str: ...
+
+
+SETTLE_SENTENCE = "Exposure and white balance settle again at the next still moment between turns."
 
 
 class ApiError(Exception):
@@ -110,11 +123,14 @@ def create_app(
     teach_frames: teach.FrameSource | None = None,
     teach_root: Path | None = None,
     ended_logins: Path | None = None,
+    camera: CameraSetting | None = None,
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
     camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach).
-    `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins)."""
+    `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins).
+    `camera`: a camera set for the table, whose setting the host page shows and settles again
+    (and which refocuses when teaching starts)."""
     settings = settings or WebSettings()
     generated = settings.pin is None
     settings = settings.with_pin()
@@ -164,6 +180,7 @@ def create_app(
             "colours": forms.PLAYER_COLOURS,
             "snapshot_interval_s": settings.snapshot_interval_s,
             "camera_read": session.last_read is not None,
+            "camera_setting": camera.describe() if camera is not None else None,
             "url": public_url(),
         }
 
@@ -299,8 +316,24 @@ def create_app(
         verdict = session.correct(area, row, col, cell)
         return jsonify({"ok": True, **forms.verdict_json(verdict)})
 
-    teach.register(app, catalogue=lambda: session.catalogue, require_host=require_host,
-                   is_host=host, read_body=_body, frames=teach_frames, root=teach_root)
+    @app.post("/api/camera/settle")
+    def api_camera_settle() -> Response:
+        require_host()
+        if camera is None:
+            raise IllegalMove("This camera's exposure is not set by the companion.")
+        camera.request_settle()
+        return jsonify({"ok": True, "text": SETTLE_SENTENCE})
+
+    teach.register(
+        app,
+        catalogue=lambda: session.catalogue,
+        require_host=require_host,
+        is_host=host,
+        read_body=_body,
+        frames=teach_frames,
+        root=teach_root,
+        prepare=camera.refocus if camera is not None else None,
+    )
 
     # ----------------------------------------------------------------- errors
 

@@ -87,7 +87,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hardware.buttons import TableButtons
-    from hardware.camera import open_camera
+    from hardware.camera import TableCamera, open_camera
     from hardware.config import GpioUnavailable, HardwareConfig
     from hardware.indicators import Indicators, NullIndicators
     from hardware.live import LiveTable
@@ -183,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(
         session, web_settings, teach_frames=teach_frame, teach_root=table.state_dir / "packs",
         ended_logins=table.state_dir / ENDED_LOGINS_FILE,
+        camera=camera if isinstance(camera, TableCamera) else None,
     )
     server = Server(app, app.config["WEB_SETTINGS"])
     stop = threading.Event()

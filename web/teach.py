@@ -61,6 +61,8 @@ class TeachStore:
     require_host: Callable[[], None]
     is_host: Callable[[], bool]
     read_body: Callable[[], dict[str, Any]]
+    # Called when teaching starts: the camera's one autofocus cycle for the mat.
+    prepare: Callable[[], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     session: TeachSession | None = None
     view: BatchView | PictureView | None = None
@@ -94,9 +96,10 @@ def register(
     read_body: Callable[[], dict[str, Any]],
     frames: FrameSource | None,
     root: Path | None,
+    prepare: Callable[[], None] | None = None,
 ) -> TeachStore:
     """Add the teach routes to `app` around a new store (kept in app.extensions)."""
-    store = TeachStore(catalogue, frames, root, require_host, is_host, read_body)
+    store = TeachStore(catalogue, frames, root, require_host, is_host, read_body, prepare)
     app.extensions[EXTENSION] = store
     app.register_blueprint(bp)
     return store
@@ -320,6 +323,8 @@ def start() -> Response:
         except CompanionError as exc:  # e.g. a box without an atoll side
             raise IllegalMove(_sentence(exc.message)) from None
         store.drop_view()
+        if store.prepare is not None:
+            store.prepare()
         return jsonify({"ok": True, "text": store.session.step.instructions})
 
 

@@ -78,7 +78,15 @@ def try_pin(client: FlaskClient, pin: str, address: str = "10.1.2.3") -> Any:
 def test_the_only_routes_that_take_changes_are_known(app: Flask) -> None:
     """A new POST route must be added here on purpose (and is then covered below)."""
     assert post_routes(app) == sorted(
-        {*GOOD_BODIES, "/api/undo", "/api/dismiss", "/api/login", "/api/logout", *TEACH_CHANGES}
+        {
+            *GOOD_BODIES,
+            "/api/undo",
+            "/api/dismiss",
+            "/api/login",
+            "/api/logout",
+            "/api/camera/settle",
+            *TEACH_CHANGES,
+        }
     )
     for rule in app.url_map.iter_rules():
         assert not {"PUT", "PATCH", "DELETE"} & set(rule.methods or ()), rule.rule
