@@ -8,6 +8,10 @@ vision.lens). At run time a source never raises: a failed frame is None and `sta
 `CameraConfig.reopen_backoff_s`. Only configuration mistakes found by `open()` (a folder that
 does not exist, picamera2 not installed) raise `DataError`.
 
+The Pi camera is also set for the table (`TableCamera`): focus found once and locked,
+exposure and white balance settled on a still table and locked for reads, settled again when
+the host asks or the light changes for good, never while a turn is being read.
+
 Sources: `PiCamera2Source` (the Pi camera, one continuous two-stream configuration),
 `WebcamSource` (OpenCV), `FolderSource` (recorded images or a video), `SyntheticSource`
 (frames drawn by a callable) and `NoCamera`; `open_camera` picks one from the config.
@@ -16,13 +20,14 @@ Sources: `PiCamera2Source` (the Pi camera, one continuous two-stream configurati
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import cv2
 import numpy as np
@@ -33,8 +38,15 @@ from hardware.config import CameraConfig
 from vision.lens import Lens
 from vision.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
 
+log = logging.getLogger(__name__)
+
 Image = NDArray[np.uint8]
 CameraState = Literal["ok", "lost", "closed", "none"]
+ExposureState = Literal["settling", "locked"]
+
+#: libcamera's AfMode values (libcamera.controls.AfModeEnum).
+AF_MANUAL = 0
+AF_AUTO = 1
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
 # Every n-th pixel in both directions is enough to tell a black frame.
@@ -76,6 +88,33 @@ class CameraSource(Protocol):
 
     @property
     def status(self) -> CameraStatus: ...
+
+
+@runtime_checkable
+class TableCamera(Protocol):
+    """A camera whose focus, exposure and white balance the companion sets for the table."""
+
+    def tend(self, *, still: bool, busy: bool) -> None:
+        """After each preview: `still`, the table is still; `busy`, a turn is being read."""
+        ...
+
+    def request_settle(self) -> None:
+        """Let exposure and white balance settle again at the next still moment between
+        turns."""
+        ...
+
+    def refocus(self) -> None:
+        """One autofocus cycle, then the focus is locked again (when a box is taught)."""
+        ...
+
+    @property
+    def settled(self) -> bool:
+        """Exposure and white balance are locked: a read may be taken."""
+        ...
+
+    def describe(self) -> str:
+        """Focus, exposure and white balance as they are set, in one or two sentences."""
+        ...
 
 
 class _Lost(Exception):
@@ -265,6 +304,13 @@ class PiCamera2Source(_Source):
     One video configuration with two streams is made and started once in open(): "main" at
     `size` (RGB888, which picamera2 lays out as BGR) for capture(), "lores" at
     `preview_size` (YUV420, its Y plane is the grey preview) for preview().
+
+    Set for the table (`TableCamera`): a camera with a focus motor runs one autofocus cycle at
+    start (or takes `lens_position` from the config) and the focus is then locked
+    (AfMode manual at that LensPosition). Exposure and white balance run automatic until
+    `settle_frames` previews of a still table agree, then the values they reached are locked
+    (AeEnable and AwbEnable off, ExposureTime, AnalogueGain and ColourGains set). Reopened
+    after a loss, the camera gets back the focus and the locked values it had.
     """
 
     def __init__(
@@ -272,6 +318,17 @@ class PiCamera2Source(_Source):
     ) -> None:
         super().__init__(config or CameraConfig(kind="picamera2"), clock, "the Pi camera")
         self._camera: Any = None
+        self._lens_position: float | None = None
+        self._focus_found: bool | None = None  # did the last autofocus cycle find a focus
+        self._exposure: ExposureState = "settling"
+        self._locked: dict[str, Any] = {}
+        self._last_values: tuple[float, ...] | None = None
+        self._agreeing = 0  # previews in a row whose values agree with the one before
+        self._settling_frames = 0  # still previews since settling started
+        self._brightness: float | None = None  # mean of the last preview
+        self._baseline: float | None = None  # mean of the preview when the values were locked
+        self._changed = 0  # still previews in a row far from the baseline
+        self._resettle = False  # asked for; done at the next still moment between turns
 
     def _connect(self) -> None:
         try:
@@ -299,11 +356,18 @@ class PiCamera2Source(_Source):
             )
             camera.configure(configuration)
             camera.start()
+            self._camera = camera
+            self._set_for_table()
+        except _Lost:
+            self._camera = None
+            with contextlib.suppress(Exception):
+                camera.close()
+            raise
         except Exception as error:
+            self._camera = None
             with contextlib.suppress(Exception):
                 camera.close()
             raise _Lost(_sentence("starting the Pi camera", error)) from None
-        self._camera = camera
 
     def _disconnect(self) -> None:
         camera, self._camera = self._camera, None
@@ -313,27 +377,228 @@ class PiCamera2Source(_Source):
             finally:
                 camera.close()
 
-    def _array(self, stream: str) -> np.ndarray:
+    def _wait(self, job: Any) -> Any:
         try:
-            job = self._camera.capture_array(stream, wait=False)
-            array = self._camera.wait(job, timeout=self.config.frame_timeout_s)
+            return self._camera.wait(job, timeout=self.config.frame_timeout_s)
         except TimeoutError:
             raise _Lost(
                 f"the Pi camera sent no frame for {self.config.frame_timeout_s:g} s "
                 "(cable loose, or the camera hung)."
             ) from None
+
+    def _array(self, stream: str) -> np.ndarray:
+        array = self._wait(self._camera.capture_array(stream, wait=False))
         if array is None:
             raise _Lost("the Pi camera returned an empty frame.")
         return np.asarray(array)
+
+    def _metadata(self) -> dict[str, Any]:
+        metadata = self._wait(self._camera.capture_metadata(wait=False))
+        return dict(metadata or {})
 
     def _read_preview(self) -> Image:
         width, height = self.config.preview_size
         yuv = self._array("lores")
         # YUV420 arrives as (height * 3/2, stride): the first `height` rows are the Y plane.
-        return np.ascontiguousarray(yuv[:height, :width], dtype=np.uint8)
+        grey = np.ascontiguousarray(yuv[:height, :width], dtype=np.uint8)
+        self._brightness = float(grey[::_BLACK_SAMPLE_STEP, ::_BLACK_SAMPLE_STEP].mean())
+        return grey
 
     def _read_capture(self) -> Image:
         return as_bgr(self._array("main"))
+
+    # -- set for the table -----------------------------------------------------------------
+
+    @property
+    def _has_focus_motor(self) -> bool:
+        return "AfMode" in getattr(self._camera, "camera_controls", {})
+
+    def _set_for_table(self) -> None:
+        """Focus and exposure after (re)opening: as they were, or found anew."""
+        if self._has_focus_motor:
+            position = self.config.lens_position
+            if position is None:
+                position = self._lens_position
+            if position is None:
+                self._autofocus()
+            else:
+                self._lock_focus(position)
+        if self._locked:
+            self._camera.set_controls(dict(self._locked))
+        else:
+            self._start_settling()
+
+    def _autofocus(self) -> None:
+        self._focus_found = bool(self._camera.autofocus_cycle())
+        position = self._metadata().get("LensPosition")
+        if position is None:
+            raise _Lost("the Pi camera's autofocus reported no lens position.")
+        if not self._focus_found:
+            log.warning("autofocus found no sharp picture; the focus stays at %.2f", position)
+        self._lock_focus(float(position))
+
+    def _lock_focus(self, position: float) -> None:
+        self._camera.set_controls({"AfMode": AF_MANUAL, "LensPosition": position})
+        self._lens_position = position
+
+    def _start_settling(self) -> None:
+        self._camera.set_controls({"AeEnable": True, "AwbEnable": True})
+        self._exposure = "settling"
+        self._locked = {}
+        self._last_values = None
+        self._agreeing = self._settling_frames = self._changed = 0
+        self._resettle = False
+
+    def _settle_step(self) -> None:
+        metadata = self._metadata()
+        gains = metadata.get("ColourGains") or ()
+        values = tuple(
+            float(v)
+            for v in (metadata.get("ExposureTime"), metadata.get("AnalogueGain"), *gains)
+            if v is not None
+        )
+        last = self._last_values
+        tolerance = self.config.settle_tolerance
+        agree = (
+            last is not None
+            and len(last) == len(values)
+            and all(
+                abs(v - w) <= tolerance * max(abs(w), 1e-9)
+                for v, w in zip(values, last, strict=True)
+            )
+        )
+        self._agreeing = self._agreeing + 1 if agree else 0
+        self._last_values = values
+        self._settling_frames += 1
+        if (
+            self._agreeing + 1 >= self.config.settle_frames
+            or self._settling_frames >= self.config.settle_max_frames
+        ):
+            self._lock_exposure(metadata)
+
+    def _lock_exposure(self, metadata: dict[str, Any]) -> None:
+        controls: dict[str, Any] = {"AeEnable": False, "AwbEnable": False}
+        if metadata.get("ExposureTime") is not None:
+            controls["ExposureTime"] = int(metadata["ExposureTime"])
+        if metadata.get("AnalogueGain") is not None:
+            controls["AnalogueGain"] = float(metadata["AnalogueGain"])
+        if metadata.get("ColourGains"):
+            red, blue = metadata["ColourGains"]
+            controls["ColourGains"] = (float(red), float(blue))
+        self._camera.set_controls(controls)
+        self._locked = controls
+        self._exposure = "locked"
+        self._baseline = self._brightness
+        self._changed = 0
+
+    def tend(self, *, still: bool, busy: bool) -> None:
+        """Settle or keep exposure and white balance, after each preview of the live loop.
+
+        Settling counts only previews of a still table; a locked camera starts settling
+        again only on a still table with no turn being read: when the host asked, or when the
+        table's brightness has stayed `light_change` away from that at the lock for
+        `light_change_frames` previews (a lamp switched on, the sun gone).
+        """
+        with self._lock:
+            if not self._connected or self._camera is None:
+                return
+            try:
+                self._tend(still, busy)
+            except _Lost as lost:
+                self._lose(lost)
+            except Exception as error:
+                self._lose(_Lost(_sentence(self.name, error)))
+
+    def _tend(self, still: bool, busy: bool) -> None:
+        if self._exposure == "settling":
+            if still:
+                self._settle_step()
+            else:  # hands over the table: what they do to the light is not the table's
+                self._last_values, self._agreeing = None, 0
+            return
+        if busy or not still:
+            self._changed = 0
+            return
+        if self._resettle:
+            log.info("the host asked: exposure and white balance settle again")
+            self._start_settling()
+            return
+        if self._brightness is None or self._baseline is None:
+            return
+        if abs(self._brightness - self._baseline) > self.config.light_change * max(
+            self._baseline, 1.0
+        ):
+            self._changed += 1
+        else:
+            self._changed = 0
+        if self._changed >= self.config.light_change_frames:
+            log.info(
+                "the table's light changed (brightness %.0f, was %.0f): "
+                "exposure and white balance settle again",
+                self._brightness,
+                self._baseline,
+            )
+            self._start_settling()
+
+    def request_settle(self) -> None:
+        """Settle exposure and white balance again at the next still moment between turns."""
+        with self._lock:
+            if self._exposure == "locked":
+                self._resettle = True
+
+    def refocus(self) -> None:
+        """One autofocus cycle, then the focus is locked there (unless the config fixes it)."""
+        with self._lock:
+            if (
+                not self._connected
+                or self._camera is None
+                or not self._has_focus_motor
+                or self.config.lens_position is not None
+            ):
+                return
+            try:
+                self._autofocus()
+            except _Lost as lost:
+                self._lose(lost)
+            except Exception as error:
+                self._lose(_Lost(_sentence(self.name, error)))
+
+    @property
+    def settled(self) -> bool:
+        """Exposure and white balance are locked (or there is no camera to settle)."""
+        return self._exposure == "locked" or not self._connected
+
+    def describe(self) -> str:
+        """Focus, exposure and white balance as they are set, for the host page."""
+        if self._lens_position is None:
+            focus = "Fixed focus." if self._connected else "Focus: not known yet."
+        elif self.config.lens_position is not None:
+            focus = f"Focus locked at lens position {self._lens_position:.2f} (from the config)."
+        else:
+            found = "" if self._focus_found is not False else ", where autofocus gave up"
+            focus = (
+                f"Focus locked at lens position {self._lens_position:.2f}{found} "
+                f"(camera.lens_position = {self._lens_position:.2f} keeps it)."
+            )
+        if self._exposure == "settling":
+            exposure = "Exposure and white balance are settling on the still table."
+        else:
+            parts = []
+            if "ExposureTime" in self._locked:
+                parts.append(f"{self._locked['ExposureTime'] / 1000:.1f} ms")
+            if "AnalogueGain" in self._locked:
+                parts.append(f"gain {self._locked['AnalogueGain']:.2f}")
+            if "ColourGains" in self._locked:
+                red, blue = self._locked["ColourGains"]
+                parts.append(f"colour gains {red:.2f}/{blue:.2f}")
+            values = f" ({', '.join(parts)})" if parts else ""
+            waiting = (
+                " They settle again at the next still moment between turns."
+                if self._resettle
+                else ""
+            )
+            exposure = f"Exposure and white balance locked{values}.{waiting}"
+        return f"{focus} {exposure}"
 
 
 class WebcamSource(_Source):

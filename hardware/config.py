@@ -236,6 +236,21 @@ class CameraConfig:
     # photo): every frame is straightened by it before anything looks at it. 0: a lens
     # straight enough as it is.
     lens_k: float = 0.0
+    # picamera2 with a focus motor (Camera Module 3): where the focus is locked, as the
+    # camera's LensPosition (dioptres, 1 / distance in metres). None: one autofocus cycle at
+    # start and when a box is taught finds it.
+    lens_position: float | None = None
+    # picamera2: exposure and white balance adapt until this many previews of a still table
+    # in a row agree within `settle_tolerance` (a fraction), then they are locked for reads;
+    # after `settle_max_frames` still previews they are locked as they are.
+    settle_frames: int = 5
+    settle_tolerance: float = 0.05
+    settle_max_frames: int = 50
+    # picamera2: a still table whose mean brightness stays more than this fraction away from
+    # that at the lock for `light_change_frames` previews in a row has new light (a lamp
+    # switched on): exposure and white balance settle again, between turns.
+    light_change: float = 0.25
+    light_change_frames: int = 30
 
     def __post_init__(self) -> None:
         if self.kind not in CAMERA_KINDS:
@@ -275,6 +290,21 @@ class CameraConfig:
             "camera.reopen_backoff_s", self.reopen_backoff_s, minimum=0, maximum=MAX_SECONDS
         )
         _check_number("camera.black_level", self.black_level, minimum=0, maximum=255)
+        if self.lens_position is not None:
+            _check_number("camera.lens_position", self.lens_position, minimum=0, maximum=100)
+        for key in ("settle_frames", "settle_max_frames", "light_change_frames"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
+                raise _problem(
+                    f"camera.{key}",
+                    f"expected a whole number of frames from 1 to 100000, got {value!r}.",
+                )
+        _check_number(
+            "camera.settle_tolerance", self.settle_tolerance, minimum=0, maximum=1, strict=True
+        )
+        _check_number(
+            "camera.light_change", self.light_change, minimum=0, maximum=10, strict=True
+        )
         if isinstance(self.lens_k, bool) or not isinstance(self.lens_k, int | float):
             raise _problem("camera.lens_k", f"expected a number, got {self.lens_k!r}.")
         from vision.lens import Lens  # the one place that says what a lens may bend

@@ -7,7 +7,9 @@ done" it waits until the table has been still long enough (hands gone), takes a 
 reads it and hands the read to the Session, which records the turn, refuses it or asks the
 host. Buttons pressed at the wrong time (during a read, twice, during setup or while a
 question is open) get one sentence in the move log and a beep, never a crash; a change the
-disk cannot take (a full disk) is not made, beeps and is logged, and the loop goes on.
+disk cannot take (a full disk) is not made, beeps and is logged, and the loop goes on. A
+camera set for the table (`TableCamera`) is told after each preview whether the table is
+still and a turn is under way, and a read waits until its exposure is locked.
 
 The loop also judges the pictures themselves: a preview that stays bit-identical for
 `LiveSettings.frozen_after_s` (a stuck pipeline: real sensors always have noise) and, when
@@ -35,7 +37,14 @@ from companion.reading import TableRead
 from companion.session import Phase, Session
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable
 from hardware.buttons import ButtonHeld, TurnDone, UndoPressed
-from hardware.camera import _BLACK_SAMPLE_STEP, CameraSource, FolderSource, Frame, SyntheticSource
+from hardware.camera import (
+    _BLACK_SAMPLE_STEP,
+    CameraSource,
+    FolderSource,
+    Frame,
+    SyntheticSource,
+    TableCamera,
+)
 from hardware.indicators import NullIndicators, StatusIndicators
 from hardware.systemd import Notifier
 
@@ -166,6 +175,8 @@ class LiveTable:
         snapshot = None
         if frame is not None and self.problem is None:
             self.still = bool(self.gate.feed(frame.image, frame.at))
+            if isinstance(self.camera, TableCamera):
+                self.camera.tend(still=self.still, busy=self._in_turn())
             if now - self._last_snapshot >= self.settings.snapshot_interval_s:
                 self._last_snapshot = now
                 snapshot = self._jpeg(frame.image)
@@ -174,6 +185,14 @@ class LiveTable:
             state = "lost" if camera[0] in ("lost", "closed") else camera[0]
             message = "Camera ready." if state == "ok" else camera[1]
             self.session.set_camera(state, message, snapshot=snapshot)
+
+    def _in_turn(self) -> bool:
+        """A turn is being read or judged: the camera's exposure must not change now."""
+        session = self.session
+        return self.waiting_since is not None or session.reading or session.phase is Phase.CONFIRM
+
+    def _settled(self) -> bool:
+        return not isinstance(self.camera, TableCamera) or self.camera.settled
 
     def _is_black(self, image: np.ndarray) -> bool:
         level = self.settings.black_level
@@ -275,12 +294,15 @@ class LiveTable:
 
     def _maybe_read(self, now: float) -> None:
         assert self.waiting_since is not None
-        if not self.still:
+        if not self.still or not self._settled():
             if now - self.waiting_since > self.settings.settle_timeout_s:
                 self.waiting_since = None
                 self.session.set_reading(False)
                 self.session.note(
-                    "refused", "The table did not keep still: press again when hands are away."
+                    "refused",
+                    "The table did not keep still: press again when hands are away."
+                    if not self.still
+                    else "The camera's exposure did not settle: press again.",
                 )
                 self.indicators.refused()
             return

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from flask import Flask, Response, abort, jsonify, render_template, request
 from markupsafe import Markup
@@ -55,6 +55,19 @@ ERROR_SENTENCES = {
     500: "Something went wrong inside the companion: reload the page and check the moves.",
     503: "Too many pages are open right now: this one will retry shortly.",
 }
+
+
+class CameraSetting(Protocol):
+    """What the host page may do with a camera set for the table (hardware.camera.TableCamera)."""
+
+    def request_settle(self) -> None: ...
+
+    def refocus(self) -> None: ...
+
+    def describe(self) -> str: ...
+
+
+SETTLE_SENTENCE = "Exposure and white balance settle again at the next still moment between turns."
 
 
 class ApiError(Exception):
@@ -113,12 +126,15 @@ def create_app(
     teach_root: Path | None = None,
     teach_unavailable: str | None = None,
     ended_logins: Path | None = None,
+    camera: CameraSetting | None = None,
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
     camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach);
     without frames, `teach_unavailable` is the sentence the host page says instead.
-    `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins)."""
+    `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins).
+    `camera`: a camera set for the table, whose setting the host page shows and settles again
+    (and which refocuses when teaching starts)."""
     settings = settings or WebSettings()
     generated = settings.pin is None
     settings = settings.with_pin()
@@ -168,6 +184,7 @@ def create_app(
             "colours": forms.PLAYER_COLOURS,
             "snapshot_interval_s": settings.snapshot_interval_s,
             "camera_read": session.last_read is not None,
+            "camera_setting": camera.describe() if camera is not None else None,
             "url": public_url(),
         }
 
@@ -314,6 +331,14 @@ def create_app(
         verdict = session.correct(area, row, col, cell)
         return jsonify({"ok": True, **forms.verdict_json(verdict)})
 
+    @app.post("/api/camera/settle")
+    def api_camera_settle() -> Response:
+        require_host()
+        if camera is None:
+            raise IllegalMove("This camera's exposure is not set by the companion.")
+        camera.request_settle()
+        return jsonify({"ok": True, "text": SETTLE_SENTENCE})
+
     teach.register(
         app,
         catalogue=lambda: session.catalogue,
@@ -323,6 +348,7 @@ def create_app(
         frames=teach_frames,
         root=teach_root,
         why_not=teach_unavailable,
+        prepare=camera.refocus if camera is not None else None,
     )
     games_api.register(
         app,

@@ -90,7 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from hardware.buttons import TableButtons
-    from hardware.camera import open_camera
+    from hardware.camera import TableCamera, open_camera
     from hardware.config import GpioUnavailable, HardwareConfig
     from hardware.indicators import Indicators, NullIndicators
     from hardware.live import LiveTable
@@ -195,6 +195,7 @@ def run(args: argparse.Namespace) -> int:
         teach_frames=None if hardware.camera.kind == "none" else teach_frame,
         teach_root=table.state_dir / "packs",
         ended_logins=table.state_dir / ENDED_LOGINS_FILE,
+        camera=camera if isinstance(camera, TableCamera) else None,
     )
     server = Server(app, app.config["WEB_SETTINGS"])
     stop = threading.Event()

@@ -61,6 +61,8 @@ class TeachStore:
     require_host: Callable[[], None]
     is_host: Callable[[], bool]
     read_body: Callable[[], dict[str, Any]]
+    # Called when teaching starts: the camera's one autofocus cycle for the mat.
+    prepare: Callable[[], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     session: TeachSession | None = None
     view: BatchView | PictureView | None = None
@@ -105,10 +107,11 @@ def register(
     frames: FrameSource | None,
     root: Path | None,
     why_not: str | None = None,
+    prepare: Callable[[], None] | None = None,
 ) -> TeachStore:
     """Add the teach routes to `app` around a new store (kept in app.extensions); `why_not`
     says why an app without `frames` cannot teach."""
-    store = TeachStore(catalogue, frames, root, require_host, is_host, read_body)
+    store = TeachStore(catalogue, frames, root, require_host, is_host, read_body, prepare)
     store.why_not = why_not
     app.extensions[EXTENSION] = store
     app.register_blueprint(bp)
@@ -337,6 +340,8 @@ def start() -> Response:
         except CompanionError as exc:  # e.g. a box without an atoll side
             raise IllegalMove(_sentence(exc.message)) from None
         store.drop_view()
+        if store.prepare is not None:
+            store.prepare()
         return jsonify({"ok": True, "text": store.session.step.instructions})
 
 

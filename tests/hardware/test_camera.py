@@ -22,6 +22,7 @@ from hardware.camera import (
     open_camera,
 )
 from hardware.config import CameraConfig
+from tests.hardware.fakes import FakePicamera2
 from tests.vision.bombs import rle_bmp
 from vision.lens import Lens
 
@@ -85,8 +86,9 @@ def test_a_bending_lens_is_straightened_in_every_frame(tmp_path: Path) -> None:
     cv2.imwrite(str(tmp_path / "0.png"), Lens(k).bend(straight))
     size = {"size": (width, height), "preview_size": (64, 36)}
     plain = FolderSource(tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path), **size))
-    fixed = FolderSource(tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path),
-                                                       lens_k=k, **size))
+    fixed = FolderSource(
+        tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path), lens_k=k, **size)
+    )
 
     def line_columns(source: FolderSource) -> np.ndarray:
         """Where the line lies along each row (its darkness's centroid)."""
@@ -263,56 +265,11 @@ def test_webcam_missing_at_start_is_lost_not_an_error(fake_webcam: type[FakeCapt
 # -- PiCamera2Source ------------------------------------------------------------------------
 
 
-class FakePicamera2:
-    """Records the calls picamera2's Picamera2 would get; frames until `fail_after`."""
-
-    made: ClassVar[list[FakePicamera2]] = []
-    fail_after: ClassVar[int | None] = None
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-        self.configuration: dict[str, Any] = {}
-        self.frames = 0
-        self.made.append(self)
-
-    def create_video_configuration(self, **kw: Any) -> dict[str, Any]:
-        self.calls.append("create_video_configuration")
-        return dict(kw)
-
-    def configure(self, configuration: dict[str, Any]) -> None:
-        self.calls.append("configure")
-        self.configuration = configuration
-
-    def start(self) -> None:
-        self.calls.append("start")
-
-    def stop(self) -> None:
-        self.calls.append("stop")
-
-    def close(self) -> None:
-        self.calls.append("close")
-
-    def capture_array(self, name: str = "main", wait: Any = None) -> str:
-        self.calls.append(f"capture_array:{name}")
-        return name
-
-    def wait(self, job: str, timeout: float | None = None) -> np.ndarray:
-        if self.fail_after is not None and self.frames >= self.fail_after:
-            raise TimeoutError
-        self.frames += 1
-        stream = self.configuration[job]
-        width, height = stream["size"]
-        if stream["format"] == "YUV420":
-            yuv = np.full((height * 3 // 2, width + 16), 128, np.uint8)  # padded stride
-            yuv[:height, :width] = 90
-            return yuv
-        return picture(100, width, height)
-
-
 @pytest.fixture
 def fake_picamera2(monkeypatch: pytest.MonkeyPatch) -> type[FakePicamera2]:
     FakePicamera2.made = []
     FakePicamera2.fail_after = None
+    FakePicamera2.focus_motor = True
     module = types.ModuleType("picamera2")
     module.Picamera2 = FakePicamera2  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "picamera2", module)
@@ -340,9 +297,9 @@ def test_picamera2_is_configured_once_for_all_frames(fake_picamera2: type[FakePi
 
 
 def test_picamera2_hang_is_lost_then_reopened(fake_picamera2: type[FakePicamera2]) -> None:
-    fake_picamera2.fail_after = 2
     clock = Clock()
     source = open_camera(CameraConfig(kind="picamera2", **SMALL), clock=clock)
+    fake_picamera2.fail_after = fake_picamera2.made[0].frames + 2
     assert source.capture() is not None and source.preview() is not None
     assert source.capture() is None
     assert "sent no frame for 3 s" in source.status.message
@@ -358,6 +315,168 @@ def test_picamera2_missing_module_is_one_sentence(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "picamera2", None)
     with pytest.raises(DataError, match="python3-picamera2"):
         PiCamera2Source().open()
+
+
+# -- the Pi camera set for the table --------------------------------------------------------
+
+TUNED: dict[str, Any] = {**SMALL, "settle_frames": 3, "light_change_frames": 5}
+LOCK_KEYS = {"AeEnable", "AwbEnable", "ExposureTime", "AnalogueGain", "ColourGains"}
+
+
+def watch(source: PiCamera2Source, previews: int, *, still: bool, busy: bool = False) -> None:
+    """What the live loop does: a preview, then tend() with what the gate and the turn say."""
+    for _ in range(previews):
+        assert source.preview() is not None
+        source.tend(still=still, busy=busy)
+
+
+def settled_source(config: dict[str, Any] = TUNED) -> tuple[PiCamera2Source, FakePicamera2]:
+    source = PiCamera2Source(CameraConfig(kind="picamera2", **config))
+    source.open()
+    camera = FakePicamera2.made[-1]
+    watch(source, 20, still=True)
+    assert source.settled
+    return source, camera
+
+
+def test_focus_is_found_once_at_start_then_locked(fake_picamera2: type[FakePicamera2]) -> None:
+    source, camera = settled_source()
+    assert camera.calls.count("autofocus_cycle") == 1
+    focus = [c for c in camera.controls if "AfMode" in c]
+    assert focus == [{"AfMode": 0, "LensPosition": 2.5}]  # manual, where autofocus ended
+    assert camera.calls.index("autofocus_cycle") > camera.calls.index("start")
+    watch(source, 30, still=True)
+    source.capture()
+    assert camera.calls.count("autofocus_cycle") == 1 and camera.af_mode == 0
+    assert "lens position 2.50" in source.describe()
+    assert "camera.lens_position = 2.50" in source.describe()
+
+
+def test_focus_from_the_config_needs_no_autofocus(fake_picamera2: type[FakePicamera2]) -> None:
+    source, camera = settled_source({**TUNED, "lens_position": 1.25})
+    assert "autofocus_cycle" not in camera.calls
+    assert [c for c in camera.controls if "AfMode" in c] == [{"AfMode": 0, "LensPosition": 1.25}]
+    source.refocus()  # teaching keeps a focus the config fixes
+    assert "autofocus_cycle" not in camera.calls
+    assert "from the config" in source.describe()
+
+
+def test_a_camera_without_focus_motor_gets_no_focus_controls(
+    fake_picamera2: type[FakePicamera2],
+) -> None:
+    fake_picamera2.focus_motor = False
+    source, camera = settled_source()
+    source.refocus()
+    assert "autofocus_cycle" not in camera.calls
+    assert all("AfMode" not in c and "LensPosition" not in c for c in camera.controls)
+    assert source.describe().startswith("Fixed focus.")
+
+
+def test_teaching_refocuses_once_and_locks_again(fake_picamera2: type[FakePicamera2]) -> None:
+    source, camera = settled_source()
+    fake_picamera2.focus_at = 3.0
+    try:
+        source.refocus()
+    finally:
+        fake_picamera2.focus_at = 2.5
+    assert camera.calls.count("autofocus_cycle") == 2
+    assert camera.controls[-1] == {"AfMode": 0, "LensPosition": 3.0}
+    assert "lens position 3.00" in source.describe()
+
+
+def test_exposure_settles_on_the_still_table_then_is_locked(
+    fake_picamera2: type[FakePicamera2],
+) -> None:
+    source = PiCamera2Source(CameraConfig(kind="picamera2", **TUNED))
+    source.open()
+    camera = fake_picamera2.made[0]
+    camera.light = 30.0  # dimmer than the start values expect: the automatics have work to do
+    assert {"AeEnable": True, "AwbEnable": True} in camera.controls
+    assert not source.settled and "settling" in source.describe()
+    watch(source, 10, still=False)  # hands over the table: nothing is locked on them
+    for _ in range(8):  # and agreement counts only previews of a still table in a row
+        watch(source, 2, still=True)
+        watch(source, 1, still=False)
+    assert not source.settled
+    assert not any(c.get("AeEnable") is False for c in camera.controls)
+    watch(source, 20, still=True)
+    assert source.settled
+    lock = camera.controls[-1]
+    assert set(lock) == LOCK_KEYS and lock["AeEnable"] is False and lock["AwbEnable"] is False
+    assert lock["ExposureTime"] == pytest.approx(30_000, rel=0.05)  # 90 bright at light 30
+    assert lock["ColourGains"] == pytest.approx((2.0, 1.6), rel=0.05)
+    sets = len(camera.controls)
+    camera.light = 33.0  # a little brighter: the locked exposure does not follow
+    watch(source, 20, still=True)
+    source.capture()
+    assert len(camera.controls) == sets and camera.exposure_time == lock["ExposureTime"]
+    assert "Exposure and white balance locked (30.0 ms" in source.describe()
+
+
+def test_a_lamp_switched_on_resettles_only_between_turns(
+    fake_picamera2: type[FakePicamera2],
+) -> None:
+    source, camera = settled_source()
+    sets = len(camera.controls)
+    camera.light = 90.0  # twice the light: the locked picture is twice as bright
+    watch(source, 20, still=True, busy=True)  # a turn is being read: never now
+    watch(source, 20, still=False)  # hands over the table
+    watch(source, 4, still=True)
+    watch(source, 1, still=False)  # the count starts again after movement
+    watch(source, 4, still=True)
+    assert len(camera.controls) == sets
+    watch(source, 1, still=True)
+    assert camera.controls[sets] == {"AeEnable": True, "AwbEnable": True}
+    watch(source, 20, still=True)
+    assert source.settled
+    assert camera.controls[-1]["ExposureTime"] == pytest.approx(10_000, rel=0.05)
+
+
+def test_a_passing_shadow_does_not_resettle(fake_picamera2: type[FakePicamera2]) -> None:
+    source, camera = settled_source()
+    sets = len(camera.controls)
+    for _ in range(5):
+        camera.light = 20.0
+        watch(source, 4, still=True)
+        camera.light = 45.0
+        watch(source, 1, still=True)
+    assert len(camera.controls) == sets
+
+
+def test_the_host_asks_and_the_camera_settles_at_the_next_quiet_moment(
+    fake_picamera2: type[FakePicamera2],
+) -> None:
+    source, camera = settled_source()
+    sets = len(camera.controls)
+    source.request_settle()
+    assert "settle again at the next still moment" in source.describe()
+    watch(source, 5, still=True, busy=True)
+    watch(source, 5, still=False)
+    assert len(camera.controls) == sets and source.settled
+    watch(source, 1, still=True)
+    assert camera.controls[sets] == {"AeEnable": True, "AwbEnable": True}
+    assert not source.settled
+    watch(source, 20, still=True)
+    assert source.settled and camera.controls[-1]["AeEnable"] is False
+
+
+def test_a_reopened_camera_gets_its_focus_and_exposure_back(
+    fake_picamera2: type[FakePicamera2],
+) -> None:
+    clock = Clock()
+    source = PiCamera2Source(CameraConfig(kind="picamera2", **TUNED), clock=clock)
+    source.open()
+    watch(source, 20, still=True)
+    lock = fake_picamera2.made[0].controls[-1]
+    fake_picamera2.fail_after = fake_picamera2.made[0].frames
+    assert source.preview() is None
+    fake_picamera2.fail_after = None
+    clock.now += 5
+    assert source.preview() is not None
+    again = fake_picamera2.made[1]
+    assert "autofocus_cycle" not in again.calls
+    assert again.controls == [{"AfMode": 0, "LensPosition": 2.5}, lock]
+    assert source.settled
 
 
 # -- SyntheticSource and the rest -----------------------------------------------------------

@@ -212,3 +212,78 @@ def test_a_press_while_a_question_is_open_asks_for_the_answer(rig: Rig) -> None:
     live.events.put(TurnDone(None, 0.0))
     run(live, 2)
     assert live.session.view()["log"][-1]["text"] == "Answer the question on the host page first."
+
+
+class TunedCamera(FakeCamera):
+    """A camera set for the table: records what the loop tells it after each preview."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tended: list[tuple[bool, bool]] = []
+        self.locked = True
+
+    def tend(self, *, still: bool, busy: bool) -> None:
+        self.tended.append((still, busy))
+
+    def request_settle(self) -> None: ...
+
+    def refocus(self) -> None: ...
+
+    @property
+    def settled(self) -> bool:
+        return self.locked
+
+    def describe(self) -> str:
+        return "Exposure and white balance locked."
+
+
+def tuned(rig: Rig) -> TunedCamera:
+    """The rig's live loop with a camera set for the table (its previews never change)."""
+    camera = TunedCamera()
+    rig.live.camera = camera
+    rig.live.settings = replace(rig.live.settings, frozen_after_s=None)
+    return camera
+
+
+def test_the_camera_hears_of_a_turn_from_the_press_to_the_read(rig: Rig) -> None:
+    live = rig.live
+    camera = tuned(rig)
+    run(live, 4)
+    assert camera.tended and not any(busy for _, busy in camera.tended)
+    assert camera.tended[-1] == (True, False)  # a still table between turns
+    play_on_table(live, rig.table, Turn(1, TakeToBoard((0, 0), (1, 1))))
+    live.events.put(TurnDone(None, 0.0))
+    run(live, 1)
+    assert live.session.reading
+    camera.tended.clear()
+    while live.session.reading:
+        live.step()
+    assert live.reads == 1
+    assert len(camera.tended) >= 3 and all(busy for _, busy in camera.tended)
+    run(live, 1)
+    assert camera.tended[-1] == (True, False)
+
+
+def test_a_read_waits_for_the_exposure_to_settle(rig: Rig) -> None:
+    live = rig.live
+    camera = tuned(rig)
+    camera.locked = False
+    play_on_table(live, rig.table, Turn(1, TakeToBoard((0, 0), (1, 1))))
+    live.events.put(TurnDone(None, 0.0))
+    run(live, 10)
+    assert live.reads == 0 and camera.captures == 0 and live.session.reading
+    camera.locked = True
+    run(live, 2)
+    assert live.reads == 1
+
+
+def test_an_exposure_that_never_settles_times_out(rig: Rig) -> None:
+    live = rig.live
+    camera = tuned(rig)
+    camera.locked = False
+    live.events.put(TurnDone(None, 0.0))
+    run(live, 80)
+    assert live.session.view()["log"][-1]["text"] == (
+        "The camera's exposure did not settle: press again."
+    )
+    assert live.reads == 0 and not live.session.reading

@@ -36,6 +36,7 @@ CHANGE_ROUTES: list[tuple[str, dict[str, Any]]] = [
         {"players": [{"name": "A", "seat": 1}, {"name": "B", "seat": 2}]},
     ),
     ("/api/logout", {}),
+    ("/api/camera/settle", {}),
 ]
 
 
@@ -536,3 +537,58 @@ def test_after_damage_the_host_may_start_a_new_game_instead(tmp_path: Path) -> N
     new = {"players": [{"name": "A", "seat": 1}, {"name": "B", "seat": 2}]}
     assert host.post("/api/game", new).status_code == 200
     assert host.state()["damage"] is None and host.state()["game"] is not None
+
+
+# ---------------------------------------------------------------------- the camera's setting
+
+
+class SetCamera:
+    """A camera set for the table, as the app sees it: counts what it is asked."""
+
+    def __init__(self) -> None:
+        self.settles = 0
+        self.refocuses = 0
+
+    def request_settle(self) -> None:
+        self.settles += 1
+
+    def refocus(self) -> None:
+        self.refocuses += 1
+
+    def describe(self) -> str:
+        return "Focus locked at lens position 2.50. Exposure and white balance locked."
+
+
+def test_the_host_page_shows_the_camera_setting_and_settles_it_again(
+    session: Session, tmp_path: Path
+) -> None:
+    camera = SetCamera()
+    app = create_app(
+        session,
+        web_settings(),
+        camera=camera,
+        teach_frames=lambda: None,
+        teach_root=tmp_path,
+    )
+    client = app.test_client()
+    page = client.get("/host").get_data(as_text=True)
+    assert "Focus locked at lens position 2.50." in page
+    assert 'id="camera-settle"' in page
+    assert client.post("/api/camera/settle", json={}).status_code == 401
+    assert camera.settles == 0
+    host = log_in(client)
+    assert host.state()["web"]["camera_setting"] == camera.describe()
+    response = host.post("/api/camera/settle")
+    assert response.status_code == 200
+    assert "next still moment between turns" in response.get_json()["text"]
+    assert camera.settles == 1
+    assert camera.refocuses == 0
+    assert host.post("/api/teach/start", {"name": "my box"}).status_code == 200
+    assert camera.refocuses == 1  # one autofocus cycle when teaching starts
+
+
+def test_without_a_camera_set_for_the_table_there_is_nothing_to_settle(host: Host) -> None:
+    assert host.state()["web"]["camera_setting"] is None
+    response = host.post("/api/camera/settle")
+    assert response.status_code == 409
+    assert response.get_json() == {"error": "This camera's exposure is not set by the companion."}

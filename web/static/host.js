@@ -715,6 +715,10 @@
     if (window.confirm('Cancel teaching? Nothing taught so far is kept.')) teachAct('cancel', {});
   });
 
+  byId('camera-settle').addEventListener('click', function () {
+    act('/api/camera/settle', {}).catch(function () {});
+  });
+
   // ------------------------------------------------------------------ after each render
 
   C.hooks.afterRender.push(function (state) {
@@ -723,6 +727,9 @@
     byId('login').hidden = host;
     byId('host-tools').hidden = !host;
     byId('teach').hidden = !host;
+    var setting = state.web && state.web.camera_setting;
+    byId('camera-setting').hidden = !host || !setting;
+    if (setting) byId('camera-setting-text').textContent = setting;
     if (host && !teach.loaded) { teach.loaded = true; teachLoad(); }
     if (!host) { teach.loaded = false; teach.state = null; setTeachOpen(false); }
     byId('btn-undo').disabled = !(state.game && state.game.can_undo);
