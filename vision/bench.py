@@ -228,7 +228,7 @@ def read_with_true_poses(
     """Read the frame's cells and ship through the renderer's exact homographies (the
     board cells read empty weighed against the whole table and the storage slots against
     the table round them, as vision.read does)."""
-    from vision.read import storage_against_table, table_reads
+    from vision.read import storage_against_table, table_reads, weighed
     from vision.recognise import match_cells
     from vision.ship import read_ship_in_frame
     from vision.tilemodel import learn_pack
@@ -262,7 +262,8 @@ def read_with_true_poses(
         refs.append(None)
         matches += match_cells(crops, model, refs)
         slots += [(seat.seat, r, c) for r, c in [*where, (STORAGE_ROW, 0)]]
-    reads = dict(zip(slots, table_reads(matches, slots, config.cells), strict=True))
+    matches = weighed(matches, slots, config.cells)
+    reads = dict(zip(slots, table_reads(matches, slots, pack, config), strict=True))
     if scene.seats:
         reads.update(storage_against_table(rendered.image, poses, reads,
                                            pack.catalogue.board(scene.seats[0].side), tile_mm,

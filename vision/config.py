@@ -275,6 +275,30 @@ class VisionConfig:
     cells: CellConfig = field(default_factory=lambda: CellConfig())
     ships: ShipConfig = field(default_factory=lambda: ShipConfig())
     storage: StorageConfig = field(default_factory=StorageConfig)
+    judge: JudgeConfig = field(default_factory=lambda: JudgeConfig())
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeConfig:
+    """How the judge is learnt (vision.judge)."""
+
+    # Use the learned judge at all (False: the matcher's own cascade answers).
+    enabled: bool = True
+    # Rendered tables learnt from, and the share of them held apart for calibration and for
+    # choosing the threshold (each).
+    tables: int = 60
+    held_share: float = 0.2
+    # The threshold keeps wrong answers (a tile misnamed, a tile read empty, an empty cell
+    # named) under this share of all cells of the held-apart tables.
+    wrong_rate: float = 0.001
+    # Never answer below this probability, whatever the held-apart tables allow.
+    least_threshold: float = 0.5
+    # The network: hidden units, training steps, step size, weight decay.
+    hidden: int = 32
+    steps: int = 1500
+    learning_rate: float = 0.01
+    decay: float = 1e-4
+    seed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
