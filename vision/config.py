@@ -284,12 +284,12 @@ class JudgeConfig:
 
     # Use the learned judge at all (False: the matcher's own cascade answers).
     enabled: bool = True
-    # Rendered tables learnt from, and the share of them held apart for calibration and for
-    # choosing the threshold (each).
+    # Rendered tables learnt from, dealt into this many folds: each fold's cells are weighed
+    # by a network trained on the others' (calibration and thresholds use those weighings).
     tables: int = 60
-    held_share: float = 0.2
-    # The threshold keeps wrong answers (a tile misnamed, a tile read empty, an empty cell
-    # named) under this share of all cells of the held-apart tables.
+    folds: int = 5
+    # The thresholds keep wrong answers (a tile misnamed, a tile read empty, an empty cell
+    # named) within this share of all cells learnt from, each weighed out of fold.
     wrong_rate: float = 0.001
     # Never answer below this probability, whatever the held-apart tables allow.
     least_threshold: float = 0.5

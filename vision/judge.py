@@ -58,7 +58,7 @@ _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
 #: Bumped whenever the features or the learning change: cached judges of another version
 #: are learnt again.
-VERSION = 2
+VERSION = 3
 
 
 @dataclass
@@ -101,20 +101,10 @@ class CellJudge:
         return out
 
     def _answers(self, x: Float) -> tuple[NDArray[np.intp], Float, Float]:
-        """Per cell the answer weighed (TILE or EMPTY_CLASS), its probability and the
-        threshold it must reach: the matcher's own answer where it gave one (the judge may
-        only withdraw it), else the judge's likelier of tile and empty."""
-        p = self.probabilities(x)
-        first_tile = x[:, FEATURES.index("first_tile")] > 0.5
-        first_empty = x[:, FEATURES.index("first_empty")] > 0.5
-        proposed = x[:, FEATURES.index("proposed")] > 0.5
-        tile_p = np.where(proposed, p[:, TILE], -1.0)
-        free = np.where(tile_p >= p[:, EMPTY_CLASS], TILE, EMPTY_CLASS)
-        answer = np.where(first_tile, TILE, np.where(first_empty, EMPTY_CLASS, free))
-        confidence = np.where(answer == TILE, tile_p, p[:, EMPTY_CLASS])
-        answered = first_tile | first_empty
+        """Per cell the answer weighed, its probability and the threshold it must reach."""
+        answer, confidence, answered = _choose(self.probabilities(x), x)
         threshold = np.where(answered, self.threshold, self.threshold_unknown)
-        return answer.astype(np.intp), confidence, threshold
+        return answer, confidence, threshold
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -259,9 +249,8 @@ def _train(x: Float, y: NDArray[np.intp], cfg: JudgeConfig) -> CellJudge:
                      temperature=1.0, threshold=1.0, threshold_unknown=1.0)
 
 
-def _fit_temperature(judge: CellJudge, x: Float, y: NDArray[np.intp]) -> float:
-    """The temperature that minimises the held-apart cells' negative log-likelihood."""
-    logits = _logits(judge, x)
+def _fit_temperature(logits: Float, y: NDArray[np.intp]) -> float:
+    """The temperature that minimises the negative log-likelihood of these logits."""
     best, best_t = math.inf, 1.0
     for t in np.exp(np.linspace(math.log(0.25), math.log(8.0), 61)):
         p = _softmax(logits / t)
@@ -269,6 +258,20 @@ def _fit_temperature(judge: CellJudge, x: Float, y: NDArray[np.intp]) -> float:
         if nll < best:
             best, best_t = nll, float(t)
     return best_t
+
+
+def _choose(p: Float, x: Float) -> tuple[NDArray[np.intp], Float, NDArray[np.bool_]]:
+    """Per cell the answer weighed (TILE or EMPTY_CLASS) given the probabilities `p`, its
+    probability, and whether the matcher answered the cell: the matcher's own answer where
+    it gave one (the judge may only withdraw it), else the likelier of tile and empty."""
+    first_tile = x[:, FEATURES.index("first_tile")] > 0.5
+    first_empty = x[:, FEATURES.index("first_empty")] > 0.5
+    proposed = x[:, FEATURES.index("proposed")] > 0.5
+    tile_p = np.where(proposed, p[:, TILE], -1.0)
+    free = np.where(tile_p >= p[:, EMPTY_CLASS], TILE, EMPTY_CLASS)
+    answer = np.where(first_tile, TILE, np.where(first_empty, EMPTY_CLASS, free))
+    confidence = np.where(answer == TILE, tile_p, p[:, EMPTY_CLASS])
+    return answer.astype(np.intp), confidence, first_tile | first_empty
 
 
 def calibration_error(confidence: Float, right: NDArray[np.bool_], bins: int = 10) -> float:
@@ -288,8 +291,9 @@ def calibration_error(confidence: Float, right: NDArray[np.bool_], bins: int = 1
 
 def _threshold(confidence: Float, right: NDArray[np.bool_], cells: int, cfg: JudgeConfig
                ) -> float:
-    """The least threshold that answers no more wrong cells than wrong_rate of `cells` (the
-    held-apart cells of both kinds): just above the surest wrong answer beyond that share."""
+    """The least threshold that answers no more wrong cells than wrong_rate of `cells` (every
+    cell weighed out of fold, of both kinds): just above the surest wrong answer beyond that
+    share."""
     allowed = math.floor(cfg.wrong_rate * cells)
     wrong = np.sort(confidence[~right])[::-1]
     if wrong.size <= allowed:
@@ -326,35 +330,41 @@ def label(match: CellMatch, truth: CellRead, model: TileModel, catalogue: Catalo
 
 
 def fit_judge(examples: Examples, cfg: JudgeConfig) -> CellJudge:
-    """Train on most tables, calibrate on some held apart, choose the threshold on others."""
+    """Learn the judge from labelled cells, weighing every cell out of fold.
+
+    The tables are dealt into `cfg.folds` folds; each fold's cells are weighed by a network
+    trained on the other folds' tables. On those out-of-fold logits one temperature is
+    fitted (calibration) and the two thresholds are chosen (every cell counts, so one rare
+    mistake does not decide). The judge itself is then trained on every table."""
     x, y, tables = examples.arrays()
     ids = np.unique(tables)
     rng = np.random.default_rng(cfg.seed)
     rng.shuffle(ids)
-    held = max(1, round(cfg.held_share * ids.size))
-    calib_ids, thresh_ids = ids[:held], ids[held : 2 * held]
-    calib = np.isin(tables, calib_ids)
-    thresh = np.isin(tables, thresh_ids)
-    train = ~(calib | thresh)
-    judge = _train(x[train], y[train], cfg)
-    judge.temperature = _fit_temperature(judge, x[calib], y[calib])
+    fold_of = {int(t): i % cfg.folds for i, t in enumerate(ids)}
+    fold = np.array([fold_of[int(t)] for t in tables])
+    logits = np.zeros((len(y), 3))
+    for k in range(cfg.folds):
+        inside = fold == k
+        if inside.all() or not inside.any():
+            continue
+        logits[inside] = _logits(_train(x[~inside], y[~inside], cfg), x[inside])
+    judge = _train(x, y, cfg)
+    judge.temperature = _fit_temperature(logits, y)
+    p = _softmax(logits / judge.temperature)
+    answer, confidence, answered = _choose(p, x)
+    right = answer == y
     # Half the wrong answers allowed go to each kind of cell (answered by the matcher or not).
     half = replace(cfg, wrong_rate=cfg.wrong_rate / 2)
-    answer, confidence, _t = judge._answers(x[thresh])
-    right = answer == y[thresh]
-    answered = x[thresh, FEATURES.index("first_unknown")] < 0.5
-    cells = int(thresh.sum())
-    judge.threshold = _threshold(confidence[answered], right[answered], cells, half)
-    judge.threshold_unknown = _threshold(confidence[~answered], right[~answered], cells, half)
-    a_cal, c_cal, _t = judge._answers(x[calib])
+    judge.threshold = _threshold(confidence[answered], right[answered], len(y), half)
+    judge.threshold_unknown = _threshold(confidence[~answered], right[~answered], len(y), half)
     kept = confidence >= np.where(answered, judge.threshold, judge.threshold_unknown)
     judge.report = {
         "cells": float(len(y)),
-        "ece": calibration_error(c_cal, a_cal == y[calib]),
+        "ece": calibration_error(confidence, right),
         "threshold": judge.threshold,
         "threshold_unknown": judge.threshold_unknown,
-        "held_answered": float(kept.mean()),
-        "held_wrong": float((kept & ~right).mean()),
+        "answered": float(kept.mean()),
+        "wrong": float((kept & ~right).mean()),
     }
     return judge
 
