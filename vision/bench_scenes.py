@@ -431,16 +431,19 @@ def scenes_row(source: str, pack: str, name: str, tally: SetTally) -> Row:
 
 
 def rows_table(rows: list[Row]) -> str:
-    """The rows side by side, one line each."""
+    """The rows side by side, one line each (the names' columns as wide as the longest)."""
+    src = max([len("source"), *(len(r.source) for r in rows)])
+    pack = max([len("pack"), *(len(r.pack) for r in rows)])
+    name = max([len("set"), *(len(r.set) for r in rows)])
     head = (
-        f"{'source':<16} {'pack':<14} {'set':<6} {'scenes':>6} {'cells':>6} "
+        f"{'source':<{src}} {'pack':<{pack}} {'set':<{name}} {'scenes':>6} {'cells':>6} "
         f"{'wrong %':>8} {'abst. %':>8} {'cov.wrong':>9} {'ship %':>7} {'ECE':>6} "
         f"{'read/decode':>11}"
     )
     lines = [head]
     for r in rows:
         lines.append(
-            f"{r.source:<16} {r.pack:<14} {r.set:<6} {r.scenes:>6} {r.cells:>6} "
+            f"{r.source:<{src}} {r.pack:<{pack}} {r.set:<{name}} {r.scenes:>6} {r.cells:>6} "
             f"{r.wrong_pct:>8.2f} {r.abstained_pct:>8.2f} {r.covered_wrong:>9} "
             f"{r.ship_pct:>7.1f} {r.ece:>6.3f} {r.read_over_decode:>10.1f}x"
         )

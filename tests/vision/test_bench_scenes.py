@@ -339,3 +339,14 @@ def test_the_bench_refuses_no_render_without_scenes_and_a_folder_that_is_not_one
     assert "--no-render" in capsys.readouterr().err
     assert main(["bench", "vision", "--scenes-dir", str(tmp_path)]) == 2
     assert "not a scenes folder" in capsys.readouterr().err
+
+
+def test_the_side_by_side_table_keeps_its_columns_under_long_pack_names() -> None:
+    tally = Tally(scenes=1, visible=4, confidences=[0.9], answered_right=[True])
+    rows = [
+        rendered_row("synthetic random art (seed 1300)", "easy", tally),
+        rendered_row("ink", "hard", tally),
+    ]
+    lines = bench_scenes.rows_table(rows).splitlines()
+    assert len(lines) == 3
+    assert len({len(line) for line in lines}) == 1
