@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import warnings
 from pathlib import Path
 
@@ -42,7 +43,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the read as one JSON object (formats.md)"
     )
     parser.add_argument(
-        "--lens", type=float, default=0.0, metavar="K",
+        "--lens",
+        type=float,
+        default=0.0,
+        metavar="K",
         help="straighten the photo first: the camera's lens bends straight lines by K "
         "(`companion lens` measures it; default 0, none)",
     )
@@ -53,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from vision.lens import Lens
     from vision.pack import load_pack
     from vision.read import TableNotFound, read_table
+    from vision.ship import ship_model
 
     try:
         lens = Lens(args.lens)
@@ -64,10 +69,15 @@ def run(args: argparse.Namespace) -> int:
     image = read_frame(Path(args.image), config.read.max_pixels)
     width, height = lens.canvas(image.shape[1], image.shape[0])
     if width * height > config.read.max_pixels:
-        raise FrameError(args.image, f"straightened it would be {width} x {height} pixels; a "
-                         f"photo may have at most {config.read.max_pixels // 1_000_000} "
-                         "megapixels")
+        raise FrameError(
+            args.image,
+            f"straightened it would be {width} x {height} pixels; a "
+            f"photo may have at most {config.read.max_pixels // 1_000_000} "
+            "megapixels",
+        )
     image = lens.straighten(image)
+    # The ship's finder is learned from the pack once and kept for later reads.
+    ship_model(pack, config, cache_dir())
     try:
         table = read_table(image, pack, side=args.side, config=config)
     except TableNotFound:
@@ -77,6 +87,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(summary(table))
     return 0
+
+
+def cache_dir() -> Path:
+    """Where what is learned from a pack is kept between reads: $COMPANION_CACHE, else the
+    user's cache directory."""
+    chosen = os.environ.get("COMPANION_CACHE")
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "maori-companion"
 
 
 def read_frame(path: Path, max_pixels: int) -> NDArray[np.uint8]:
@@ -94,8 +114,10 @@ def read_frame(path: Path, max_pixels: int) -> NDArray[np.uint8]:
         if size == 0:
             raise FrameError(source, "is empty")
         if size > MAX_FILE_BYTES:
-            raise FrameError(source, f"is {size // 1_000_000} MB; a photo has at most "
-                             f"{MAX_FILE_BYTES // 1_000_000} MB")
+            raise FrameError(
+                source,
+                f"is {size // 1_000_000} MB; a photo has at most {MAX_FILE_BYTES // 1_000_000} MB",
+            )
         data = path.read_bytes()
     except FileNotFoundError:
         raise FrameError(source, "no such file") from None

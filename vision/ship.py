@@ -20,14 +20,18 @@ object (and per ship picture) in memory; a caller may keep its JSON per pack.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+import os
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -51,6 +55,7 @@ __all__ = [
     "locate_ship",
     "read_ship",
     "read_ship_in_frame",
+    "ship_model",
 ]
 
 #: What is measured at each position (the model adds match² and match × margin).
@@ -478,16 +483,63 @@ _MODELS_LOCK = threading.Lock()
 
 def _pack_model(pack: Pack, cfg: ShipConfig) -> ShipModel:
     """The model learned from this pack object (learned once, then kept)."""
+    return ship_model(pack, VisionConfig(ships=cfg))
+
+
+def ship_model(
+    pack: Pack, config: VisionConfig | None = None, cache: Path | None = None
+) -> ShipModel:
+    """The pack's ship model, learned on first use and kept for this pack object (which
+    read_ship_in_frame then uses). With `cache`, a directory, the model is also kept there
+    as JSON under a name made from the pack's pictures and the ship config, and read back
+    from there by any later process (a file that cannot be read or written is passed over)."""
+    cfg = (config or VisionConfig()).ships
     key = (id(pack), cfg)
     with _MODELS_LOCK:
         hit = _MODELS.get(key)
         if hit is not None and hit[0] is pack:
             return hit[1]
-        model = learn_ship(pack, VisionConfig(ships=cfg))
+        model = None
+        path = cache / f"ship-{_pack_key(pack, cfg)}.json" if cache is not None else None
+        if path is not None:
+            try:
+                model = ShipModel.from_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, UnicodeDecodeError):
+                model = None
+        if model is None:
+            model = learn_ship(pack, VisionConfig(ships=cfg))
+            if path is not None:
+                _write_quietly(path, model.to_json())
         if len(_MODELS) > 8:
             _MODELS.clear()
         _MODELS[key] = (pack, model)
     return model
+
+
+def _pack_key(pack: Pack, cfg: ShipConfig) -> str:
+    """A name for what the model is learned from: the pictures, the tile size, the config."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{MODEL_VERSION} {pack.tile_mm!r} {cfg!r}".encode())
+    for picture in [pack.ship, *(pack.tiles[k] for k in sorted(pack.tiles))]:
+        digest.update(str(picture.shape).encode())
+        digest.update(np.ascontiguousarray(picture).tobytes())
+    return digest.hexdigest()
+
+
+def _write_quietly(path: Path, text: str) -> None:
+    """Write a file whole (through a temporary beside it) or not at all."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".ship-", suffix=".json")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
 
 
 @lru_cache(maxsize=8)

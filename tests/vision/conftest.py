@@ -7,6 +7,7 @@ The recogniser is tuned on none of them: `pack_random` stands for a box never se
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,15 @@ class _PackDirs(dict[str, Path]):
         path = write_art_pack(self.root / style, style, seed=seed)
         self[style] = path
         return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def learned_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """What `companion read` learns from a pack is kept in a directory of the test session's."""
+    root = tmp_path_factory.mktemp("companion-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COMPANION_CACHE", str(root))
+        yield root
 
 
 @pytest.fixture(scope="session")

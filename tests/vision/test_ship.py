@@ -13,13 +13,14 @@ import pytest
 from numpy.typing import NDArray
 
 from vision import kit
+from vision import ship as ship_module
 from vision.areas import AreaPose
 from vision.artpacks import write_art_pack
 from vision.config import ShipConfig, VisionConfig
 from vision.pack import Pack, load_pack
 from vision.render import CameraSpec, Effects, render_table
 from vision.scene import DISPLAY, Clutter, area_to_table, random_scene
-from vision.ship import ShipModel, _pack_model, learn_ship, locate_ship, read_ship_in_frame
+from vision.ship import ShipModel, learn_ship, locate_ship, read_ship_in_frame, ship_model
 
 #: A random-style pack nothing was tuned on.
 FRESH_SEED = 4729
@@ -99,8 +100,8 @@ def test_learning_is_deterministic(pack_ink: Pack) -> None:
 
 
 def test_the_model_round_trips_through_json(pack_ink: Pack) -> None:
-    model = _pack_model(pack_ink, QUICK.ships)
-    assert _pack_model(pack_ink, QUICK.ships) is model  # learned once per pack object
+    model = ship_model(pack_ink, QUICK)
+    assert ship_model(pack_ink, QUICK) is model  # learned once per pack object
     again = ShipModel.from_json(model.to_json())
     assert again == model
     features = np.random.default_rng(0).uniform(-1, 1, (kit.SHIP_POSITIONS, 7))
@@ -121,10 +122,29 @@ def test_a_garbled_model_is_refused(text: str, complaint: str) -> None:
 
 
 def test_a_model_with_too_few_weights_is_refused(pack_ink: Pack) -> None:
-    doc = json.loads(_pack_model(pack_ink, QUICK.ships).to_json())
+    doc = json.loads(ship_model(pack_ink, QUICK).to_json())
     doc["weights"] = doc["weights"][:-1]
     with pytest.raises(ValueError, match="weights"):
         ShipModel.from_json(json.dumps(doc))
+
+
+def test_the_model_is_kept_in_a_cache_and_read_back_from_it(
+    pack_dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = ship_model(load_pack(pack_dirs["ink"]), QUICK, tmp_path)
+    kept = list(tmp_path.glob("ship-*.json"))
+    assert len(kept) == 1
+
+    def no_learning(*args: object, **kwargs: object) -> ShipModel:
+        raise AssertionError("learned again")
+
+    monkeypatch.setattr(ship_module, "learn_ship", no_learning)
+    assert ship_model(load_pack(pack_dirs["ink"]), QUICK, tmp_path) == model
+    # Another config is another model; a garbled file is learned again and rewritten.
+    monkeypatch.undo()
+    kept[0].write_text("{", encoding="utf-8")
+    assert ship_model(load_pack(pack_dirs["ink"]), QUICK, tmp_path) == model
+    assert ShipModel.from_json(kept[0].read_text(encoding="utf-8")) == model
 
 
 def mat(geo: kit.DisplayGeometry) -> NDArray[np.float32]:
