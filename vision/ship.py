@@ -3,19 +3,21 @@
 The ship is known only by the pack's picture of it seen from above (formats.md): any size,
 any colours, its length on the table not given. The decision is learned from that picture
 (`learn_ship`): display areas are drawn with the ship pasted at random lane positions (off its
-place by up to 6 mm, along the lane either way, a few degrees askew, at a random length),
+place by up to 6 mm, along the lane either way, a few degrees askew, 25 to 60 mm long),
 beside tiles of the pack lying over the lane's inner line, shells, hands and arms, shadows,
-glare, colour casts, blur, noise and JPEG, and as often with no ship at all. At each of the 16
-positions a few features are measured (`_sight`): the best normalised cross-correlation of the
-ship's picture over lengths and headings near the position, its margin over the best at any
-other position, how much of the lane there is not paper, how much of that lies beyond the
-matched ship, and how far the matched colours are from the ship's. A logistic regression
-turns them into P(ship here); the threshold on the best position's probability is chosen on
-drawn areas kept back from the fit, so that a wrong position stays rare. A hand over the
-ship, no ship, or two alike: None.
+glare, colour casts, blur, noise and JPEG; a quarter of them with no ship at all. At each of
+the 16 positions a few features are measured (`_sight`): the best normalised
+cross-correlation of the ship's picture over lengths and both headings along the lane near
+the position, its margin over the best at any other position, how much of the lane there is
+not paper, how much of that lies beyond the matched ship, and how far the matched colours
+are from the ship's. A logistic regression turns them into P(ship here); as a table has one
+ship, the belief that it is at a position and nowhere else is that position's odds over one
+plus the sum of all positions' odds (two positions alike share it). The threshold on the best
+position's belief is chosen on drawn areas kept back from the fit, so that a wrong position
+stays rare. A hand over the ship, no ship, or two alike: None.
 
-The learned `ShipModel` is small (a few numbers), serialises to JSON, and is kept per pack
-object (and per ship picture) in memory; a caller may keep its JSON per pack.
+The learned `ShipModel` is small (a few numbers) and serialises to JSON; `ship_model` keeps
+it per pack object, and as a file in a cache directory when asked.
 """
 
 from __future__ import annotations
@@ -163,7 +165,7 @@ def read_ship(
     area: Image, model: TileModel, geometry: kit.DisplayGeometry, config: ShipConfig | None = None
 ) -> tuple[int | None, float]:
     """The ship's lane position in a picture of the display area (None when not seen or
-    ambiguous) and its probability.
+    ambiguous) and the belief that it is there (0..1).
 
     `area`: the display mat's active area, north up, square, side 2 * half_extent mm, centred
     on the display's centre (vision.areas.display_area), at any scale. For a whole camera
