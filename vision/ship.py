@@ -711,6 +711,10 @@ def _threshold(
 # Drawing display areas to learn from
 
 
+#: The ship is drawn this long (its picture's longer side, mm), at most DRAWN_WIDTH_MM wide
+#: (it stands in the 35 mm lane).
+DRAWN_LENGTH_MM = (25.0, 60.0)
+DRAWN_WIDTH_MM = 33.0
 #: Pictures are drawn at this many times the finder's scale, then reduced.
 _DRAWN_SCALE = 1.5
 SKIN_HSV = ((5.0, 28.0), (0.2, 0.65), (0.25, 0.95))  # hue (degrees), saturation, value
@@ -843,9 +847,9 @@ class _Artist:
     def _ship(self, canvas: Float, rng: np.random.Generator, position: int) -> NDArray[np.bool_]:
         geo = self.geometry
         h, w = self.ship_alpha.shape
-        widest = 33.0 * w / h
-        top = min(60.0, max(26.0, widest))
-        length = float(np.exp(rng.uniform(math.log(25.0), math.log(top))))
+        shortest, longest = DRAWN_LENGTH_MM
+        top = min(longest, max(shortest + 1.0, DRAWN_WIDTH_MM * w / h))
+        length = float(np.exp(rng.uniform(math.log(shortest), math.log(top))))
         cx, cy = geo.ship_centre(position)
         cx += rng.uniform(-6, 6)
         cy += rng.uniform(-6, 6)
