@@ -84,7 +84,8 @@ class ShipSighting:
 class ShipModel:
     """P(ship at a position) from its features: a logistic regression over standardised
     features, and the threshold on the best position's belief (`posterior`) for naming it. The
-    validation figures are those of the areas kept back from the fit."""
+    figures are those of the areas kept back from the fit: expected calibration error of
+    P(ship here) over every position, and of the belief in each area's best position."""
 
     ship_digest: str
     tile_mm: float
@@ -95,6 +96,7 @@ class ShipModel:
     bias: float
     threshold: float
     calibration_error: float
+    belief_calibration_error: float
     found_rate: float
     wrong_rate: float
     validation_areas: int
@@ -139,6 +141,7 @@ class ShipModel:
                 bias=float(doc["bias"]),
                 threshold=float(doc["threshold"]),
                 calibration_error=float(doc["calibration_error"]),
+                belief_calibration_error=float(doc["belief_calibration_error"]),
                 found_rate=float(doc["found_rate"]),
                 wrong_rate=float(doc["wrong_rate"]),
                 validation_areas=int(doc["validation_areas"]),
@@ -252,8 +255,13 @@ def _ship_layers(ship: Image) -> tuple[Float, Float]:
     colour = ship.reshape(*ship.shape[:2], -1)[:, :, :3].astype(np.float32) / 255.0
     if colour.shape[2] == 1:
         colour = np.repeat(colour, 3, axis=2)
-    rows = np.flatnonzero(alpha.max(axis=1) > 0.2)
-    cols = np.flatnonzero(alpha.max(axis=0) > 0.2)
+    # Cut to what is opaque and not white (a picture may come with opaque white round it).
+    laid = colour * alpha[:, :, None] + (1.0 - alpha[:, :, None])
+    shown = (alpha > 0.2) & (laid.min(axis=2) < 0.96)
+    if not shown.any():
+        shown = alpha > 0.2
+    rows = np.flatnonzero(shown.any(axis=1))
+    cols = np.flatnonzero(shown.any(axis=0))
     if len(rows) == 0:
         raise ValueError("the ship's picture is wholly transparent")
     alpha = alpha[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
@@ -616,6 +624,7 @@ def _learn(
         bias=float(bias),
         threshold=1.0,
         calibration_error=0.0,
+        belief_calibration_error=0.0,
         found_rate=0.0,
         wrong_rate=0.0,
         validation_areas=len(held),
@@ -627,11 +636,25 @@ def _learn(
     threshold, found, wrong = _threshold(best, held, cfg)
     x_held, y_held = _samples(held)
     ece = calibration_error(model.probabilities(x_held), y_held)
+    # The belief in each kept-back area's best position against whether the ship is there.
+    beliefs = np.array([prob for _, prob in best])
+    there = np.array(
+        [p == d.position and d.state == "seen" for (p, _), d in zip(best, held, strict=True)],
+        np.float64,
+    )
+    kept = np.array(
+        [
+            not (p == d.position and d.state == "partly")
+            for (p, _), d in zip(best, held, strict=True)
+        ]
+    )
+    belief_ece = calibration_error(beliefs[kept], there[kept])
     return ShipModel(
         **{
             **asdict(model),
             "threshold": threshold,
             "calibration_error": ece,
+            "belief_calibration_error": belief_ece,
             "found_rate": found,
             "wrong_rate": wrong,
         }
@@ -1077,6 +1100,7 @@ def model_summary(model: ShipModel) -> Mapping[str, Any]:
     return {
         "threshold": model.threshold,
         "calibration_error": model.calibration_error,
+        "belief_calibration_error": model.belief_calibration_error,
         "found_rate": model.found_rate,
         "wrong_rate": model.wrong_rate,
         "validation_areas": model.validation_areas,

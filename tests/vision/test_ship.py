@@ -91,6 +91,7 @@ def test_the_model_found_the_ships_kept_back_from_learning(fresh_model: ShipMode
     assert fresh_model.found_rate >= 0.95
     assert fresh_model.wrong_rate <= ShipConfig().wrong_rate
     assert 0.0 <= fresh_model.calibration_error < 0.05
+    assert 0.0 <= fresh_model.belief_calibration_error < 0.05
     assert ShipConfig().least_threshold <= fresh_model.threshold <= 1.0
 
 
@@ -145,6 +146,20 @@ def test_the_model_is_kept_in_a_cache_and_read_back_from_it(
     kept[0].write_text("{", encoding="utf-8")
     assert ship_model(load_pack(pack_dirs["ink"]), QUICK, tmp_path) == model
     assert ShipModel.from_json(kept[0].read_text(encoding="utf-8")) == model
+
+
+def test_opaque_white_round_the_ship_picture_is_not_ship(pack_ink: Pack) -> None:
+    """A ship picture on an opaque white square reads as the ship alone, its longer side
+    across."""
+    ship = pack_ink.ship
+    h, w = ship.shape[:2]
+    square = np.full((2 * h, 2 * h, 4), 255, np.uint8)
+    square[h // 2 : h // 2 + h, h : h + w] = ship
+    square[h // 2 : h // 2 + h, h : h + w, 3] = 255  # white where the ship is transparent
+    alone = ship_module._ship_layers(ship)[1].shape
+    padded = ship_module._ship_layers(square)[1].shape
+    assert padded[1] > padded[0]
+    assert abs(padded[0] - alone[0]) <= 2 and abs(padded[1] - alone[1]) <= 2
 
 
 def mat(geo: kit.DisplayGeometry) -> NDArray[np.float32]:
