@@ -6,15 +6,15 @@ any colours, its length on the table not given. The decision is learned from tha
 place by up to 6 mm, along the lane either way, a few degrees askew, 25 to 60 mm long),
 beside tiles of the pack lying over the lane's inner line, shells, hands and arms, shadows,
 glare, colour casts, blur, noise and JPEG; a quarter of them with no ship at all. At each of
-the 16 positions a few features are measured (`_sight`): the best normalised
-cross-correlation of the ship's picture over lengths and both headings along the lane near
-the position, its margin over the best at any other position, how much of the lane there is
-not paper, how much of that lies beyond the matched ship, and how far the matched colours
-are from the ship's. A logistic regression turns them into P(ship here); as a table has one
-ship, the belief that it is at a position and nowhere else is that position's odds over one
-plus the sum of all positions' odds (two positions alike share it). The threshold on the best
-position's belief is chosen on drawn areas kept back from the fit, so that a wrong position
-stays rare. A hand over the ship, no ship, or two alike: None.
+the 16 positions a few features are measured (`_sight`): the best normalised cross-correlation of
+the ship's picture over lengths and both headings along the lane near the position, its
+margin over the best at any other position, how much of the lane there is not paper, how much
+of that lies beyond the matched ship and right round it (a finger runs on into its hand), and
+how far the matched colours are from the ship's. A logistic regression turns them into
+P(ship here); as a table has one ship, the belief that it is at a position and nowhere else is
+that position's odds over one plus the sum of all positions' odds (two positions alike share
+it). The threshold on the best position's belief is chosen on drawn areas kept back from the
+fit, so that a wrong position stays rare. A hand over the ship, no ship, or two alike: None.
 
 The learned `ShipModel` is small (a few numbers) and serialises to JSON; `ship_model` keeps
 it per pack object, and as a file in a cache directory when asked.
@@ -61,8 +61,10 @@ __all__ = [
 ]
 
 #: What is measured at each position (the model adds match² and match × margin).
-FEATURES = ("match", "margin", "ink", "spread", "beyond", "hue", "tone")
+FEATURES = ("match", "margin", "ink", "spread", "beyond", "colour", "tone", "ring")
 MODEL_VERSION = 1
+#: The ring round the matched ship (mm from its outline) where a finger runs on into a hand.
+RING_MM = (2.5, 8.0)
 #: The ship's picture counts as seen when less than this share of it is hidden, and as
 #: hidden from this share on (in between, naming it or None are both right).
 SEEN_HIDDEN = 0.15
@@ -428,6 +430,8 @@ def _sight(area: Image, ship: Image, geometry: kit.DisplayGeometry, cfg: ShipCon
                 best[p] = score
                 where[p] = (t, r0 + i0 + at // window.shape[1], j0 + at % window.shape[1])
     features = np.zeros((kit.SHIP_POSITIONS, len(FEATURES)))
+    near_kernel = _disc(RING_MM[1] * ppm)
+    touch_kernel = _disc(RING_MM[0] * ppm)
     for p in range(kit.SHIP_POSITIONS):
         side, k = divmod(p, 4)
         s_norm, s_ink = strips[side]
@@ -453,11 +457,34 @@ def _sight(area: Image, ship: Image, geometry: kit.DisplayGeometry, cfg: ShipCon
         patch = s_norm[a:b, c:d]
         seen = patch[solid].mean(axis=0) if solid.any() else np.ones(3)
         want = tpl.means.astype(np.float64)
-        features[p, 5] = float(
-            np.abs(seen / max(seen.mean(), 0.05) - want / max(want.mean(), 0.05)).sum()
-        )
+        # The colours where the ship matched against the ship's, every channel (glare adds
+        # white and the light scales: neither changes the correlation).
+        features[p, 5] = _correlation(patch[solid], tpl.colour[a - i : b - i, : d - c][solid])
         features[p, 6] = abs(math.log(max(seen.mean(), 0.05) / max(want.mean(), 0.05)))
+        # A ship stands apart; a finger or a thumb runs on into its hand.
+        near = cv2.dilate(foot.view(np.uint8), near_kernel) > 0
+        near &= ~(cv2.dilate(foot.view(np.uint8), touch_kernel) > 0)
+        near[:lane0] = False
+        near[lane1:] = False
+        features[p, 7] = float(np.mean(s_ink[near] > 0.5)) if near.any() else 0.0
     return features
+
+
+def _correlation(seen: Float, want: Float) -> float:
+    """The correlation of two sets of colours (pixels x channels), all channels at once."""
+    x = want.astype(np.float64).ravel()
+    y = seen.astype(np.float64).ravel()
+    if x.size < 6:
+        return 0.0
+    x = x - x.mean()
+    y = y - y.mean()
+    scale = math.sqrt(float(x @ x) * float(y @ y))
+    return float(x @ y) / scale if scale > 1e-12 else 0.0
+
+
+def _disc(radius_px: float) -> NDArray[np.uint8]:
+    side = 2 * max(1, round(radius_px)) + 1
+    return np.asarray(cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)), np.uint8)
 
 
 @lru_cache(maxsize=16)
@@ -802,7 +829,8 @@ class _Artist:
         if ship_mask is not None:
             hidden = float(np.mean(hand[ship_mask] > 0)) if ship_mask.any() else 1.0
             state = "seen" if hidden < SEEN_HIDDEN else "hidden" if hidden >= HIDDEN else "partly"
-        _light(canvas, rng)
+        focus = None if position is None else _pt(self.px(*geo.ship_centre(position)))
+        _light(canvas, rng, focus)
         return _camera(canvas, rng, self.n), position, state
 
     def _lines(self, canvas: Float, rng: np.random.Generator) -> None:
@@ -936,8 +964,8 @@ class _Artist:
         side = target // 4
         inward = np.array([(0.0, 1.0), (-1.0, 0.0), (0.0, -1.0), (1.0, 0.0)][side])
         along = np.array((inward[1], -inward[0]))
-        palm = np.array((cx, cy)) + along * rng.normal(0, 30) + inward * rng.uniform(-15, 20)
-        turn = math.radians(rng.uniform(-40, 40))
+        palm = np.array((cx, cy)) + along * rng.normal(0, 30) + inward * rng.uniform(-15, 45)
+        turn = math.radians(rng.uniform(-60, 60))
         reach = inward * math.cos(turn) + along * math.sin(turn)  # the fingers' way
         shape = np.zeros(canvas.shape[:2], np.uint8)
         width = rng.uniform(40, 55)
@@ -963,6 +991,18 @@ class _Artist:
                 _pt(self.px(*tip)),
                 255,
                 max(2, round(rng.uniform(12, 18) * q)),
+            )
+        if rng.random() < 0.7:  # the thumb, out to one side
+            way = math.radians(rng.uniform(50, 100) * (1 if rng.random() < 0.5 else -1))
+            out = reach * math.cos(way) + np.array((reach[1], -reach[0])) * math.sin(way)
+            base = palm + out * width / 2 - reach * 5
+            tip = base + out * rng.uniform(20, 40)
+            cv2.line(
+                shape,
+                _pt(self.px(*base)),
+                _pt(self.px(*tip)),
+                255,
+                max(2, round(rng.uniform(14, 20) * q)),
             )
         arm_end = palm - reach * 400
         arm = np.zeros_like(shape)
@@ -1060,8 +1100,9 @@ def _random_tile(rng: np.random.Generator, px: int) -> Float:
     return np.asarray(cv2.resize(colours, (px, px), interpolation=cv2.INTER_CUBIC), np.float32)
 
 
-def _light(canvas: Float, rng: np.random.Generator) -> None:
-    """Light level, colour cast, a gradient, perhaps a soft shadow and a glare spot."""
+def _light(canvas: Float, rng: np.random.Generator, focus: tuple[int, int] | None = None) -> None:
+    """Light level, colour cast, a gradient, perhaps a soft shadow and a glare spot (near
+    `focus`, a pixel, half the time)."""
     m = canvas.shape[0]
     t = np.linspace(-1.0, 1.0, m, dtype=np.float32)
     angle = rng.uniform(0, 2 * math.pi)
@@ -1076,9 +1117,14 @@ def _light(canvas: Float, rng: np.random.Generator) -> None:
         gain = gain * (1.0 - rng.uniform(0.15, 0.45) * blob)
     cast = rng.uniform(0.82, 1.15, 3).astype(np.float32)
     canvas *= gain[:, :, None] * cast
-    if rng.random() < 0.3:
+    if rng.random() < 0.4:
         glare = np.zeros((m, m), np.float32)
         centre = (int(rng.integers(0, m)), int(rng.integers(0, m)))
+        if focus is not None and rng.random() < 0.5:  # over the ship, give or take
+            centre = (
+                focus[0] + int(rng.integers(-m // 12, m // 12 + 1)),
+                focus[1] + int(rng.integers(-m // 12, m // 12 + 1)),
+            )
         cv2.circle(glare, centre, int(rng.integers(m // 30, m // 8)), 1.0, -1)
         glare = np.asarray(cv2.GaussianBlur(glare, (0, 0), rng.uniform(0.01, 0.04) * m), np.float32)
         canvas += rng.uniform(40, 130) * glare[:, :, None]

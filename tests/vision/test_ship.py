@@ -20,7 +20,7 @@ from vision.config import ShipConfig, VisionConfig
 from vision.pack import Pack, load_pack
 from vision.render import CameraSpec, Effects, render_table
 from vision.scene import DISPLAY, Clutter, area_to_table, random_scene
-from vision.ship import ShipModel, learn_ship, locate_ship, read_ship_in_frame, ship_model
+from vision.ship import FEATURES, ShipModel, learn_ship, locate_ship, read_ship_in_frame, ship_model
 
 #: A random-style pack nothing was tuned on.
 FRESH_SEED = 4729
@@ -105,7 +105,7 @@ def test_the_model_round_trips_through_json(pack_ink: Pack) -> None:
     assert ship_model(pack_ink, QUICK) is model  # learned once per pack object
     again = ShipModel.from_json(model.to_json())
     assert again == model
-    features = np.random.default_rng(0).uniform(-1, 1, (kit.SHIP_POSITIONS, 7))
+    features = np.random.default_rng(0).uniform(-1, 1, (kit.SHIP_POSITIONS, len(FEATURES)))
     assert np.array_equal(again.probabilities(features), model.probabilities(features))
 
 
