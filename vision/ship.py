@@ -29,12 +29,11 @@ import math
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
@@ -1139,15 +1138,3 @@ def _camera(canvas: Float, rng: np.random.Generator, n: int) -> Image:
     if ok:
         pixels = cv2.imdecode(data, cv2.IMREAD_COLOR)
     return np.asarray(cv2.resize(pixels, (n, n), interpolation=cv2.INTER_AREA), np.uint8)
-
-
-def model_summary(model: ShipModel) -> Mapping[str, Any]:
-    """The model's validation figures, for reports."""
-    return {
-        "threshold": model.threshold,
-        "calibration_error": model.calibration_error,
-        "belief_calibration_error": model.belief_calibration_error,
-        "found_rate": model.found_rate,
-        "wrong_rate": model.wrong_rate,
-        "validation_areas": model.validation_areas,
-    }
