@@ -8,10 +8,11 @@ import pytest
 
 
 @pytest.fixture(scope="session", autouse=True)
-def judge_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Learnt judges (vision.judge) are kept for the session only: every run learns its packs
-    as a first read would, and nothing is left in the user's cache."""
+def learned_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What is learnt from packs (vision.cache: ship models, judges) is kept for the session
+    only: every run learns its packs as a first read would, and nothing is left in the
+    user's cache."""
     mp = pytest.MonkeyPatch()
-    mp.setenv("MAORI_CACHE_DIR", str(tmp_path_factory.mktemp("judges")))
+    mp.setenv("MAORI_CACHE_DIR", str(tmp_path_factory.mktemp("learned")))
     yield
     mp.undo()

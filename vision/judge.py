@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from companion.catalogue import Catalogue
 from companion.reading import UNKNOWN, CellRead
 from companion.tiles import Kind
+from vision.cache import cache_dir
 from vision.config import JudgeConfig
 from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
 from vision.tilemodel import TileModel
@@ -392,16 +393,6 @@ def learn_judge(
 
 
 # --- the cache -----------------------------------------------------------------------------
-
-
-def cache_dir() -> Path:
-    """Where learnt judges are kept: $MAORI_CACHE_DIR, else $XDG_CACHE_HOME/maori-companion,
-    else ~/.cache/maori-companion."""
-    explicit = os.environ.get("MAORI_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "maori-companion"
 
 
 def judge_key(pack: Any, config: Any) -> str:

@@ -220,9 +220,9 @@ def test_settings_change_only_what_they_name() -> None:
 
 def test_a_bar_can_be_set_out_of_reach_with_inf() -> None:
     config = with_settings(VisionConfig(), ["cells.cover_edge_evidence=-inf",
-                                            "ships.armed_max_cover=inf"])
+                                            "ships.least_threshold=inf"])
     assert config.cells.cover_edge_evidence == -math.inf
-    assert config.ships.armed_max_cover == math.inf
+    assert config.ships.least_threshold == math.inf
     with pytest.raises(ValueError, match=r"cells\.pose_candidates takes a whole number"):
         with_settings(VisionConfig(), ["cells.pose_candidates=inf"])
 
