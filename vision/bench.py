@@ -12,6 +12,8 @@ ship) and counts, per difficulty:
 - covered cells (hidden by at least 30 %, renderer's truth) answered wrongly: must be 0;
 - scenes read perfectly (every visible cell right, the ship right when it is not covered);
 - the ship: right / not seen / wrong, over scenes where it is not covered;
+- calibration: the expected calibration error (vision.judge.calibration_error, 10 bins) of
+  the confidences of the visible cells answered (tile or empty), against right or wrong;
 - time: the whole read of a 2880 x 1620 frame beside the time to decode that frame's JPEG,
   measured in the same run, in the same process, each the fastest of TIMED_RUNS runs on
   the frame (the machine's other work otherwise swings a read by 10-20 %); the median first
@@ -97,6 +99,16 @@ class Tally:
     # each frame's fastest read's stages (vision.read.TableView.timings), in ms
     stage_ms: dict[str, list[float]] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
+    # the answered visible cells: confidence, and whether the answer was right
+    confidences: list[float] = field(default_factory=list)
+    answered_right: list[bool] = field(default_factory=list)
+
+    def calibration_error(self) -> float:
+        """Expected calibration error of the answered visible cells (10 bins)."""
+        from vision.judge import calibration_error
+
+        return calibration_error(np.asarray(self.confidences, dtype=np.float64),
+                                 np.asarray(self.answered_right, dtype=np.bool_))
 
     def line(self, name: str) -> str:
         """One paragraph of figures for this difficulty."""
@@ -120,6 +132,8 @@ class Tally:
                 f"  storage slots      {self.storage_seen} seen: abstained "
                 f"{self.storage_abstained}, wrong {self.storage_wrong}; "
                 f"{self.storage_covered} covered: wrong {self.storage_covered_wrong}",
+                f"  calibration        ECE {self.calibration_error():.3f} over "
+                f"{len(self.confidences)} answered visible cells",
                 f"  read (median)      {read:.0f} ms; JPEG decode {decode:.1f} ms; "
                 f"ratio {read / decode:.1f}x (a fresh frame's first read {first:.0f} ms)",
                 *([self.stages_line()] if self.stage_ms else []),
@@ -188,7 +202,11 @@ def score_read(
             tally.abstained += 1
             tally.storage_abstained += storage
             perfect = False
-        elif not same_answer(answer, truth, catalogue):
+            continue
+        right = same_answer(answer, truth, catalogue)
+        tally.confidences.append(float(answer.confidence))
+        tally.answered_right.append(right)
+        if not right:
             tally.wrong += 1
             tally.storage_wrong += storage
             perfect = False
@@ -228,7 +246,7 @@ def read_with_true_poses(
     """Read the frame's cells and ship through the renderer's exact homographies (the
     board cells read empty weighed against the whole table and the storage slots against
     the table round them, as vision.read does)."""
-    from vision.read import storage_against_table, table_reads
+    from vision.read import storage_against_table, table_reads, weighed
     from vision.recognise import match_cells
     from vision.ship import read_ship_in_frame
     from vision.tilemodel import learn_pack
@@ -262,7 +280,8 @@ def read_with_true_poses(
         refs.append(None)
         matches += match_cells(crops, model, refs)
         slots += [(seat.seat, r, c) for r, c in [*where, (STORAGE_ROW, 0)]]
-    reads = dict(zip(slots, table_reads(matches, slots, config.cells), strict=True))
+    matches = weighed(matches, slots, config.cells)
+    reads = dict(zip(slots, table_reads(matches, slots, pack, config), strict=True))
     if scene.seats:
         reads.update(storage_against_table(rendered.image, poses, reads,
                                            pack.catalogue.board(scene.seats[0].side), tile_mm,
@@ -434,6 +453,8 @@ def report(results: list[tuple[str, dict[str, Tally]]], command: str) -> str:
             for stage, values in tally.stage_ms.items():
                 merged.stage_ms.setdefault(stage, []).extend(values)
             merged.examples += tally.examples
+            merged.confidences += tally.confidences
+            merged.answered_right += tally.answered_right
     if len(results) > 1:
         lines.append("all packs")
         lines.extend(tally.line(name) for name, tally in total.items())

@@ -1,10 +1,14 @@
 """`companion bench vision [--scenes N] [--seed S] [--pack-style STYLE] [--true-poses]
 [--bare-table] [--hand-on-storage] [--table wood|cloth] [--keep-mistakes DIR]
-[--lens K [--straighten]] [--set SECTION.NAME=VALUE]`.
+[--lens K [--straighten]] [--set SECTION.NAME=VALUE] [--scenes-dir DIR] [--no-render]
+[--csv FILE]`.
 
 Renders easy and hard tables with art packs the recogniser was not tuned on, reads them back
-and prints wrong cells, abstentions, scenes read perfectly, the ship's accuracy and the read
-time beside the frame's JPEG decode (vision.bench). OpenCV is imported only when it runs.
+and prints wrong cells, abstentions, scenes read perfectly, the ship's accuracy, the answered
+cells' calibration and the read time beside the frame's JPEG decode (vision.bench). Each set
+of a `--scenes-dir` (a folder of photos with truth, vision.bench_scenes) is read and judged
+too; every set's figures end the report side by side, one line each (and in `--csv FILE`).
+OpenCV is imported only when it runs.
 """
 
 from __future__ import annotations
@@ -56,6 +60,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="read with one threshold of vision/config.py changed, e.g. cells.min_gain=0.3 "
         "(repeatable): to measure what it does",
     )
+    parser.add_argument(
+        "--scenes-dir", action="append", default=[], dest="scenes_dirs", metavar="DIR",
+        type=Path,
+        help="also read and judge each set of scenes in DIR (pack/ and sets/<name>/NN.jpg "
+        "with NN.json, the development set's format; repeatable)",
+    )
+    parser.add_argument("--no-render", action="store_true",
+                        help="read only the --scenes-dir sets, no rendered tables")
+    parser.add_argument("--csv", metavar="FILE", type=Path,
+                        help="write one row per set (rendered and scenes) with its figures")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +95,15 @@ def run(args: argparse.Namespace) -> int:
     if args.lens and args.true_poses:
         raise CompanionError("--true-poses reads through the renderer's pinhole poses: "
                              "not with --lens")
+    if args.no_render and not args.scenes_dirs:
+        raise CompanionError("--no-render leaves nothing to read without --scenes-dir DIR")
+    csv_path: Path | None = args.csv
+    if csv_path is not None and (csv_path.is_dir() or not csv_path.parent.is_dir()):
+        raise CompanionError(f"--csv: {csv_path} cannot be written (not a file in a folder "
+                             "that exists)")
+    from vision.bench_scenes import open_scenes
+
+    folders = [open_scenes(d) for d in args.scenes_dirs]
     styles = tuple(args.styles or DEFAULT_STYLES)
     keep: Path | None = args.keep_mistakes
     if keep is not None:
@@ -94,10 +117,14 @@ def run(args: argparse.Namespace) -> int:
     def progress(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    results = run_bench(args.scenes, args.seed, styles, true_poses=args.true_poses,
-                        config=config, progress=progress, storage_cards=not args.bare_table,
-                        storage_hands=args.hand_on_storage, table_top=args.table,
-                        keep_mistakes=keep, lens_k=args.lens, straighten=args.straighten)
+    from vision.bench_scenes import bench_scenes, rendered_row, rows_table, scenes_row, write_csv
+
+    results = [] if args.no_render else run_bench(
+        args.scenes, args.seed, styles, true_poses=args.true_poses, config=config,
+        progress=progress, storage_cards=not args.bare_table,
+        storage_hands=args.hand_on_storage, table_top=args.table, keep_mistakes=keep,
+        lens_k=args.lens, straighten=args.straighten)
+    scenes = [(folder, bench_scenes(folder, config, progress)) for folder in folders]
     command = f"companion bench vision --scenes {args.scenes} --seed {args.seed}"
     command += "".join(f" --pack-style {s}" for s in styles)
     if args.true_poses:
@@ -111,5 +138,22 @@ def run(args: argparse.Namespace) -> int:
     if args.lens:
         command += f" --lens {args.lens:g}" + (" --straighten" if args.straighten else "")
     command += "".join(f" --set {s}" for s in args.settings)
-    print(report(results, command))
+    command += "".join(f" --scenes-dir {d}" for d in args.scenes_dirs)
+    if args.no_render:
+        command += " --no-render"
+    if args.csv is not None:
+        command += f" --csv {args.csv}"
+    print(report(results, command) if results else f"$ {command}")
+    rows = [rendered_row(pack, name, tally) for pack, tallies in results
+            for name, tally in tallies.items()]
+    for folder, tallies in scenes:
+        print(f"scenes: {folder.name} (pack {folder.pack_name})")
+        for name, set_tally in tallies.items():
+            print(f"  {set_tally.line(name)}")
+            rows.append(scenes_row(folder.name, folder.pack_name, name, set_tally))
+    print("every set (rendered: wrong and abstained of the visible cells; scenes: of every "
+          "cell judged, as check.py)")
+    print(rows_table(rows))
+    if csv_path is not None:
+        write_csv(rows, csv_path)
     return 0

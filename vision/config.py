@@ -275,6 +275,30 @@ class VisionConfig:
     cells: CellConfig = field(default_factory=lambda: CellConfig())
     ships: ShipConfig = field(default_factory=lambda: ShipConfig())
     storage: StorageConfig = field(default_factory=StorageConfig)
+    judge: JudgeConfig = field(default_factory=lambda: JudgeConfig())
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeConfig:
+    """How the judge is learnt (vision.judge)."""
+
+    # Use the learned judge at all (False: the matcher's own cascade answers).
+    enabled: bool = True
+    # Rendered tables learnt from, dealt into this many folds: each fold's cells are weighed
+    # by a network trained on the others' (calibration and thresholds use those weighings).
+    tables: int = 60
+    folds: int = 5
+    # The thresholds keep wrong answers (a tile misnamed, a tile read empty, an empty cell
+    # named) within this share of all cells learnt from, each weighed out of fold.
+    wrong_rate: float = 0.001
+    # Never answer below this probability, whatever the held-apart tables allow.
+    least_threshold: float = 0.5
+    # The network: hidden units, training steps, step size, weight decay.
+    hidden: int = 32
+    steps: int = 1500
+    learning_rate: float = 0.01
+    decay: float = 1e-4
+    seed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -638,71 +662,33 @@ class CellConfig:
 
 @dataclass(frozen=True, slots=True)
 class ShipConfig:
-    """Finding the explorer ship in the ship lane (vision.ship)."""
+    """Finding the explorer ship in the ship lane (vision.ship): what is searched, and how the
+    decision is learned from the pack's picture of the ship."""
 
-    # The display is searched at this scale (px per mm).
+    # The display is searched at this scale (px per mm), warped at twice that and reduced.
     px_per_mm: float = 0.8
-    # The paper's brightness is the brightest within this reach (mm); a pixel is "not paper"
-    # as it is darker than that by more than paper_shade (share) up to paper_shade +
-    # ink_shade, or more colourful (max - min channel over max) than paper_chroma up to
-    # paper_chroma + ink_chroma (a warm light tints the paper).
+    # The paper's brightness per channel is the brightest within this reach (mm), smoothed:
+    # each pixel is divided by it (light level, colour cast and gradients cancel).
     paper_reach_mm: float = 30.0
-    paper_shade: float = 0.12
-    ink_shade: float = 0.25
-    paper_chroma: float = 0.25
-    ink_chroma: float = 0.25
-    # Each position's window: a square this wide (mm) around the nominal ship centre; the
-    # fullest `positions_searched` are searched, if at least min_area_mm2 is not paper and
-    # at most max_area_mm2 is more than spread_ink not paper (an arm or a hand, however pale,
-    # spreads over more than a ship).
-    window_mm: float = 64.0
-    # The ship may stand this far (mm) over the lane's lines.
-    over_lines_mm: float = 6.0
-    # Tiles lying off their place reach this far (mm) into the lane: the ship's size and
-    # heading are measured beyond that, and off the corner squares (the markers).
-    tiles_reach_mm: float = 5.0
-    positions_searched: int = 5
-    min_area_mm2: float = 150.0
-    max_area_mm2: float = 1000.0
-    spread_ink: float = 0.25
-    # The ship's length is estimated from how much is not paper, kept within these bounds
-    # (mm), and tried at these factors of the estimate ...
-    min_length_mm: float = 20.0
-    max_length_mm: float = 55.0
-    length_factors: tuple[float, ...] = (0.9, 1.1)
-    # ... with the ship's picture turned in steps of this many degrees, trying headings along
-    # the long axis of what is not paper (either way) and these many degrees off it.
-    angle_step_deg: float = 7.5
-    heading_tries_deg: tuple[float, ...] = (-7.5, 0.0, 7.5)
-    # The ship's picture is matched with this much paper (mm) round it: the ship stands
-    # apart, where a fingertip or an arm's edge runs on beyond a ship-sized blob.
-    paper_around_mm: float = 5.0
-    # The ship is seen when its best match correlates at least this much (on hard tables
-    # ships matched 0.46 and more, most over 0.7; a fingertip or an arm's edge, with the
-    # paper round the picture, at most 0.40) ...
-    min_score: float = 0.42
-    # ... and beats the best match at any other position by this much.
-    min_margin: float = 0.1
-    # When no position is clearly the ship's, the best `positions_again` (matching at least
-    # again_min_score) are searched again at lengths_again lengths from min_length_mm, each
-    # length_ladder_step times the last (something beside the ship, a hand, made the size
-    # guessed from what is not paper too large).
-    positions_again: int = 2
-    again_min_score: float = 0.3
-    lengths_again: int = 8
-    length_ladder_step: float = 1.15
-    # Still no position, or one matching below armed_min_score: the fullest
-    # `positions_searched` windows passed over for an arm are searched at those lengths and
-    # every heading; the ship is there when the best match correlates at least
-    # armed_min_score and beats every other position by min_margin, and a position named
-    # before must beat them by min_margin too. Above 1, never. (Hard tables of seeds 7-28,
-    # 30, 31, 33, 35, 37, 40, 41, 43, 44 and 46, 724 display areas, scratch: ships beside a
-    # hand matched 0.72-0.92 there, arms' edges and fingertips 0.52-0.65.)
-    armed_min_score: float = 0.68
-    # Windows passed over for an arm that the arm covers almost wholly (more than this share
-    # of their lane proper) hide any ship: not searched (the ship beside the arm was the
-    # sixth fullest window on seed 44's table 1, and a weaker match elsewhere named).
-    armed_max_cover: float = 0.9
+    # The ship's picture is matched at lengths (its longer side) from shortest to longest
+    # (mm), each length_step times the last, along the lane either way and turned these
+    # many degrees off it; its centre up to centre_slack_mm from its nominal place.
+    shortest_mm: float = 24.0
+    longest_mm: float = 60.0
+    length_step: float = 1.2
+    turns_deg: tuple[float, ...] = (0.0,)
+    centre_slack_mm: float = 8.0
+    # The lane is read this far (mm) beyond the mat's active area (the ship may stand over
+    # its outer line).
+    beyond_mm: float = 12.0
+    # Learning (vision.ship.learn_ship): this many drawn display areas, this share of them
+    # kept back to calibrate and to choose the threshold; on those the threshold keeps wrong
+    # positions at most at wrong_rate of all areas.
+    learn_areas: int = 360
+    validation_share: float = 0.4
+    wrong_rate: float = 0.01
+    # The threshold on the belief never goes below this (two positions alike share it).
+    least_threshold: float = 0.7
 
 
 @dataclass(frozen=True, slots=True)

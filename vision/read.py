@@ -56,6 +56,7 @@ from vision.areas import (
 )
 from vision.cellpool import Part, cell_workers, deal_out, read_part
 from vision.config import CellConfig, VisionConfig
+from vision.judge import judge_for
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
 from vision.recognise import CellMatch, doubt_odd_light
@@ -97,6 +98,8 @@ class TableView:
     warnings: tuple[str, ...]
     shape: tuple[int, int]
     timings: dict[str, float] = field(default_factory=dict)
+    # Every cell's match (the matcher's figures behind its read), by slot.
+    matches: dict[Slot, CellMatch] = field(default_factory=dict)
 
     @property
     def poses(self) -> dict[Any, AreaPose]:
@@ -251,8 +254,9 @@ def read_table_view(
                 ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
 
         t0 = time.perf_counter()
-        slots, reads, hidden, cutting, waited = _cut_and_read(colour, view, pack, side, config,
-                                                              look_for_ship)
+        slots, matches, hidden, cutting, waited = _cut_and_read(colour, view, pack, side,
+                                                                config, look_for_ship)
+        reads = table_reads(matches, slots, pack, config)
         timings["crops"] = cutting
         timings["cells"] = time.perf_counter() - t0 - cutting
         timings["waiting"] = waited
@@ -299,7 +303,8 @@ def read_table_view(
         seats[seat] = SeatRead(grid, found.get((seat, -1, 0), UNKNOWN))
     table = TableRead(display_grid, ship, seats, tuple(warnings))
     final = TableView(
-        view.markers, view.display, view.seats, tuple(warnings), view.shape, timings
+        view.markers, view.display, view.seats, tuple(warnings), view.shape, timings,
+        dict(zip(slots, matches, strict=True)),
     )
     return table, final
 
@@ -386,7 +391,7 @@ def _board_references(
 def _cut_and_read(
     colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig,
     meanwhile: Callable[[], None] = lambda: None,
-) -> tuple[list[Slot], list[CellRead], dict[Any, list[str]], float, float]:
+) -> tuple[list[Slot], list[CellMatch], dict[Any, list[str]], float, float]:
     """Every cell crop cut (_crops) and read by vision.recognise with the pack's model learnt
     at the crops' scale: shared out with worker processes when there are cores for them
     (vision.cellpool). `meanwhile` is called once the workers have their crops (or at once),
@@ -408,7 +413,7 @@ def _cut_and_read(
         crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
         cutting = time.perf_counter() - start
         matches = read_part(model, (crops, refs, _light_groups(slots)))
-        return slots, table_reads(matches, slots, model.config), hidden, cutting, 0.0
+        return slots, weighed(matches, slots, model.config), hidden, cutting, 0.0
     seats = [area for area in areas if area != DISPLAY]
     crops, refs, slots, hidden = _crops(colour, view, pack, side, config, seats)
     cutting = time.perf_counter() - start
@@ -442,16 +447,29 @@ def _cut_and_read(
                               lambda part: read_part(model, part))
     out_slots = mine + [slots[i] for idx in parts[1:] for i in idx]
     matches = [match for got in part_reads for match in got]
-    return out_slots, table_reads(matches, out_slots, model.config), hidden, cutting, workers.waited
+    return out_slots, weighed(matches, out_slots, model.config), hidden, cutting, workers.waited
+
+
+def weighed(
+    matches: Sequence[CellMatch], slots: Sequence[Slot], config: CellConfig
+) -> list[CellMatch]:
+    """A whole table's cell matches (one per slot: (area, row, col)) once the board cells read
+    empty are weighed against the table's (doubt_odd_light)."""
+    return doubt_odd_light(matches, [slot[0] for slot in slots], config)
 
 
 def table_reads(
-    matches: Sequence[CellMatch], slots: Sequence[Slot], config: CellConfig
+    matches: Sequence[CellMatch], slots: Sequence[Slot], pack: Pack, config: VisionConfig
 ) -> list[CellRead]:
-    """A whole table's cell reads from their matches (one per slot: (area, row, col)), once
-    the board cells read empty are weighed against the table's (doubt_odd_light)."""
-    weighed = doubt_odd_light(matches, [slot[0] for slot in slots], config)
-    return [match.read for match in weighed]
+    """The cells' answers: the pack's learned judge weighs each match (vision.judge), or,
+    with the judge turned off, the matcher's own answers stand."""
+    if not matches:
+        return []
+    model = learn_pack(pack, config.crops.px_per_mm, config.cells)
+    judge = judge_for(pack, model, config)
+    if judge is None:
+        return [match.read for match in matches]
+    return judge.decide(matches, model, pack.catalogue)
 
 
 def storage_against_table(

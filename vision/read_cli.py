@@ -42,7 +42,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the read as one JSON object (docs/formats.md)"
     )
     parser.add_argument(
-        "--lens", type=float, default=0.0, metavar="K",
+        "--lens",
+        type=float,
+        default=0.0,
+        metavar="K",
         help="straighten the photo first: the camera's lens bends straight lines by K "
         "(`companion lens` measures it; default 0, none)",
     )
@@ -64,9 +67,12 @@ def run(args: argparse.Namespace) -> int:
     image = read_frame(Path(args.image), config.read.max_pixels)
     width, height = lens.canvas(image.shape[1], image.shape[0])
     if width * height > config.read.max_pixels:
-        raise FrameError(args.image, f"straightened it would be {width} x {height} pixels; a "
-                         f"photo may have at most {config.read.max_pixels // 1_000_000} "
-                         "megapixels")
+        raise FrameError(
+            args.image,
+            f"straightened it would be {width} x {height} pixels; a "
+            f"photo may have at most {config.read.max_pixels // 1_000_000} "
+            "megapixels",
+        )
     image = lens.straighten(image)
     try:
         table = read_table(image, pack, side=args.side, config=config)
@@ -95,8 +101,10 @@ def read_frame(path: Path, max_pixels: int) -> NDArray[np.uint8]:
         if size == 0:
             raise FrameError(source, "is empty")
         if size > MAX_FILE_BYTES:
-            raise FrameError(source, f"is {size // 1_000_000} MB; a photo has at most "
-                             f"{MAX_FILE_BYTES // 1_000_000} MB")
+            raise FrameError(
+                source,
+                f"is {size // 1_000_000} MB; a photo has at most {MAX_FILE_BYTES // 1_000_000} MB",
+            )
         data = path.read_bytes()
     except FileNotFoundError:
         raise FrameError(source, "no such file") from None

@@ -93,6 +93,30 @@ class CellMatch:
     # Tiles named: the black the fitted light adds at the tile's centre (grey levels per
     # channel; a lamp's glare adds white, a cover taken for the tile's colours may not).
     veil: tuple[float, float, float] | None = None
+    # The figures the learned judge (vision.judge) weighs: the tile candidate weighed last
+    # (`proposal`, a candidate index, also when the read is empty or unknown), what its
+    # fit measured (`tile_stats`, TILE_STATS) and what the empty look measured
+    # (`look_stats`, LOOK_STATS).
+    proposal: int | None = None
+    tile_stats: tuple[float, ...] = ()
+    look_stats: tuple[float, ...] = ()
+
+
+#: The names of CellMatch.tile_stats, in order.
+TILE_STATS = ("fit", "rms", "hidden", "gain", "spread", "evidence", "separation")
+#: The names of CellMatch.look_stats, in order.
+LOOK_STATS = (
+    "rms", "rms_all", "looks", "board", "gain", "washed", "white", "tint", "explained",
+    "explained_kept", "detail", "hidden", "veil",
+)
+
+
+def _look_stats(look: _EmptyLook) -> tuple[float, ...]:
+    """An empty look's figures in LOOK_STATS order (nan where a figure does not apply)."""
+    hidden = 0.0 if look.hidden is None else float(look.hidden.mean())
+    return (look.rms, look.rms_all, float(look.looks), float(look.reference is not None),
+            look.gain, float(look.washed), look.white, look.tint, look.explained,
+            look.explained_kept, look.detail, hidden, look.veil)
 
 
 def doubt_odd_light(
@@ -830,7 +854,8 @@ def _empty(look: _EmptyLook, model: TileModel, sure: bool = False) -> CellMatch:
     confidence = float(np.clip(1.5 - look.rms / cfg.empty_max_rms, 0.5, 1.0))
     hidden = 0.0 if look.hidden is None else float(look.hidden.mean())
     return CellMatch(CellRead(empty=True, confidence=round(confidence, 4)), hidden=hidden,
-                     empty_rms=look.rms, reason="empty", light=look.light, sure=sure)
+                     empty_rms=look.rms, reason="empty", light=look.light, sure=sure,
+                     look_stats=_look_stats(look))
 
 
 # --- step 2: where the tile lies -----------------------------------------------------------
@@ -1317,25 +1342,10 @@ def _verdict(
     i = fits.best()
     best = int(fits.ks[i])
     whole = float(((x - predicted) ** 2).sum())
-
-    def unknown(reason: str, evidence: float = 0.0, rival: int | None = None) -> _Verdict:
-        match = CellMatch(UNKNOWN, best, fits.share, evidence, share_hidden, reason=reason,
-                          rival=rival)
-        return _Verdict(match, predicted, whole, others, x, left_out)
-
-    if share_hidden > max_hidden:
-        return unknown("covered")
     kept = x.shape[1] if keep is None else int(keep.sum())
     rms = float(np.sqrt(fits.rss[i] / (3 * kept)))
-    faint_ok = rms <= cfg.max_fit_rms and keep is None  # a plain tile, nothing covering it
-    if fits.share < cfg.min_fit_floor or (fits.share < cfg.min_fit and not faint_ok):
-        return unknown("poor fit")
-    if share_hidden >= cfg.covered_share and fits.share < cfg.min_fit_covered:
-        return unknown("poor fit, partly covered")
-    if _structure_gain(fits.coef[i], model.energy[best]) < cfg.min_gain:
-        return unknown("washed out")
-    if _gain_spread(fits.coef[i], model.energy[best]) > cfg.max_gain_spread:
-        return unknown("colours")
+    gain = _structure_gain(fits.coef[i], model.energy[best])
+    spread = _gain_spread(fits.coef[i], model.energy[best])
     rivals, misses = rival_misses
     evidence, rival, separation = 1.0, None, float("inf")
     if rivals:
@@ -1347,6 +1357,24 @@ def _verdict(
         j = int(np.argmin(ev))
         evidence, rival = float(ev[j]), int(ks[j])
         separation = float(np.sqrt(apart.min()) / (2 * noise))
+    stats = (fits.share, rms, share_hidden, gain, spread, evidence, separation)
+
+    def unknown(reason: str, evidence: float = 0.0, rival: int | None = None) -> _Verdict:
+        match = CellMatch(UNKNOWN, best, fits.share, evidence, share_hidden, reason=reason,
+                          rival=rival, proposal=best, tile_stats=stats)
+        return _Verdict(match, predicted, whole, others, x, left_out)
+
+    if share_hidden > max_hidden:
+        return unknown("covered")
+    faint_ok = rms <= cfg.max_fit_rms and keep is None  # a plain tile, nothing covering it
+    if fits.share < cfg.min_fit_floor or (fits.share < cfg.min_fit and not faint_ok):
+        return unknown("poor fit")
+    if share_hidden >= cfg.covered_share and fits.share < cfg.min_fit_covered:
+        return unknown("poor fit, partly covered")
+    if gain < cfg.min_gain:
+        return unknown("washed out")
+    if spread > cfg.max_gain_spread:
+        return unknown("colours")
     if separation < cfg.min_separation:
         return unknown("faint", evidence, rival)
     if evidence < min_evidence:
@@ -1365,7 +1393,8 @@ def _verdict(
     # times that mean (at the centre).
     veil = fits.coef[i, :, 3] - fits.coef[i, :, 0] * model.template_means[best]
     match = CellMatch(read, best, fits.share, evidence, share_hidden, reason="tile", rival=rival,
-                      veil=(float(veil[0]), float(veil[1]), float(veil[2])))
+                      veil=(float(veil[0]), float(veil[1]), float(veil[2])), proposal=best,
+                      tile_stats=stats)
     return _Verdict(match, predicted, whole, others, x, left_out)
 
 
@@ -1680,14 +1709,15 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     out = []
     for c, (job, verdict) in enumerate(zip(jobs, verdicts, strict=True)):
         if c in covered:
-            out.append(_settle_covered(verdict, job.look, square(c), model))
+            settled = _settle_covered(verdict, job.look, square(c), model)
         elif c in empty_rss:
             settled = _settle(verdict, job.look, empty_rss[c], apart.get(c), model)
             if settled.read.empty and not _rim_seen(job.crop, job.board, model):
                 settled = replace(settled, read=UNKNOWN, reason="board unseen at the edge")
-            out.append(settled)
         else:
-            out.append(replace(verdict.match, empty_rms=job.look.rms))
+            settled = replace(verdict.match, empty_rms=job.look.rms)
+        out.append(replace(settled, proposal=verdict.match.proposal,
+                           tile_stats=verdict.match.tile_stats, look_stats=_look_stats(job.look)))
     return out
 
 

@@ -4,7 +4,7 @@ One such game at a time sits on the `GameDesk`, beside the Māori session. Guest
 (GET /api/games/state, the /games page); the host starts one (POST /api/games/new), plays one
 of its legal actions (POST /api/games/action) and takes the last one back (POST
 /api/games/undo). With a state directory the desk keeps the game there as its game file
-(formats.md: `{"game": key, "events": [...]}`), replaced atomically after every change, and
+(docs/formats.md: `{"game": key, "events": [...]}`), replaced atomically after every change, and
 takes it up again on start. These games need no camera. The pages poll the state every 2 s.
 """
 

@@ -66,6 +66,27 @@ def test_a_read_is_counted_cell_by_cell() -> None:
     assert (tally.storage_seen, tally.storage_abstained) == (1, 0)
 
 
+def test_the_calibration_weighs_only_the_visible_cells_answered() -> None:
+    cat = default_catalogue()
+    water = CellRead("water", 0, 0.5)
+    truth = _table([[water] * 4 for _ in range(4)], None, EMPTY)
+    read_cells = [[water] * 4 for _ in range(4)]
+    read_cells[0][0] = CellRead("water-boat", 0, 0.5)  # wrong, visible
+    read_cells[0][1] = UNKNOWN  # abstained: no confidence
+    read_cells[1][1] = CellRead("volcano", 0, 0.9)  # covered: not weighed
+    read = _table(read_cells, None, CellRead(empty=True, confidence=0.5))
+    rendered = SimpleNamespace(truth=truth, covered=frozenset({(DISPLAY, 1, 1)}),
+                               ship_covered=False)
+    tally = Tally()
+    score_read(read, cast(Any, rendered), cast(Any, SimpleNamespace(ship=None)), cat, tally)
+    # the display's 14 answered and the storage at 0.5 (one wrong), the seat's 16 at 1
+    assert sorted(tally.confidences) == [0.5] * 15 + [1.0] * 16
+    assert tally.answered_right.count(False) == 1
+    assert tally.calibration_error() == pytest.approx(15 / 31 * (14 / 15 - 0.5))
+    assert "ECE 0.210 over 31 answered visible cells" in report(
+        [("pack", {"easy": tally})], "companion bench vision")
+
+
 def test_storage_slots_are_counted_apart_too() -> None:
     cat = default_catalogue()
     water = CellRead("water", 0)
@@ -199,9 +220,9 @@ def test_settings_change_only_what_they_name() -> None:
 
 def test_a_bar_can_be_set_out_of_reach_with_inf() -> None:
     config = with_settings(VisionConfig(), ["cells.cover_edge_evidence=-inf",
-                                            "ships.armed_max_cover=inf"])
+                                            "ships.least_threshold=inf"])
     assert config.cells.cover_edge_evidence == -math.inf
-    assert config.ships.armed_max_cover == math.inf
+    assert config.ships.least_threshold == math.inf
     with pytest.raises(ValueError, match=r"cells\.pose_candidates takes a whole number"):
         with_settings(VisionConfig(), ["cells.pose_candidates=inf"])
 

@@ -1,0 +1,175 @@
+"""The learned judge: features, calibration, the abstain threshold, the cache."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.reading import CellRead
+from companion.tiles import Kind
+from vision import judge as judge_module
+from vision.config import JudgeConfig, VisionConfig
+from vision.judge import (
+    EMPTY_CLASS,
+    FEATURES,
+    NEITHER,
+    TILE,
+    CellJudge,
+    Examples,
+    calibration_error,
+    cell_features,
+    fit_judge,
+    judge_for,
+)
+from vision.pack import Pack
+from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
+
+
+def _match(**kw: object) -> CellMatch:
+    base = CellMatch(CellRead(), proposal=0, tile_stats=(0.9,) * len(TILE_STATS),
+                     look_stats=(1.0,) * len(LOOK_STATS))
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def test_features_follow_their_names() -> None:
+    assert cell_features(_match(), [Kind.END]).shape == (len(FEATURES),)
+    assert cell_features(CellMatch(CellRead(empty=True)), [Kind.END]).shape == (len(FEATURES),)
+
+
+def test_figures_that_do_not_apply_are_marked_missing_not_invented() -> None:
+    looks = list((1.0,) * len(LOOK_STATS))
+    looks[LOOK_STATS.index("gain")] = float("nan")
+    x = cell_features(_match(look_stats=tuple(looks)), [Kind.WATER])
+    assert x[FEATURES.index("look_gain_missing")] == 1.0
+    assert x[FEATURES.index("look_gain")] == 0.0
+    assert np.isfinite(x).all()
+
+
+def test_the_proposal_kind_is_one_hot() -> None:
+    x = cell_features(_match(proposal=1), [Kind.WATER, Kind.MIDDLE])
+    kinds = [x[FEATURES.index(f"kind_{k.value}")] for k in Kind]
+    assert sorted(kinds) == [0.0] * (len(kinds) - 1) + [1.0]
+    assert x[FEATURES.index("kind_middle")] == 1.0
+
+
+def test_calibration_error_tells_an_overconfident_reader() -> None:
+    rng = np.random.default_rng(0)
+    confidence = rng.uniform(0.5, 1.0, 20_000)
+    honest = rng.random(20_000) < confidence
+    assert calibration_error(confidence, honest) < 0.02
+    overconfident = rng.random(20_000) < confidence - 0.3
+    assert calibration_error(confidence, overconfident) > 0.25
+
+
+def test_the_threshold_keeps_wrong_answers_under_the_rate() -> None:
+    # 2000 cells: the 10 least sure are wrong, one more wrong hides at 0.95.
+    confidence = np.linspace(0.5, 1.0, 2000)
+    right = np.ones(2000, bool)
+    right[:10] = False
+    right[np.searchsorted(confidence, 0.95)] = False
+    cfg = JudgeConfig(wrong_rate=0.0005)  # one wrong answer allowed among 2000 cells
+    threshold = judge_module._threshold(confidence, right, 2000, cfg)
+    answered = confidence >= threshold
+    assert int((answered & ~right).sum()) == 1
+    assert threshold <= 0.95 + 1e-9  # the one wrong at 0.95 is allowed, the ten are not
+    assert not answered[:10].any()
+    strict = judge_module._threshold(confidence, right, 2000, JudgeConfig(wrong_rate=0.0004))
+    assert strict > 0.95  # no room for any wrong answer: above the one at 0.95
+
+
+def test_the_threshold_never_falls_below_the_least() -> None:
+    confidence = np.linspace(0.0, 1.0, 5000)
+    right = np.ones(5000, bool)
+    least = JudgeConfig(least_threshold=0.6)
+    assert judge_module._threshold(confidence, right, 5000, least) == 0.6
+
+
+def _separable(n_tables: int, seed: int) -> Examples:
+    """Cells whose class one figure tells (evidence), the rest noise."""
+    rng = np.random.default_rng(seed)
+    ex = Examples()
+    for table in range(n_tables):
+        for _ in range(60):
+            y = int(rng.choice([TILE, EMPTY_CLASS, NEITHER], p=[0.6, 0.35, 0.05]))
+            x = rng.normal(0, 1, len(FEATURES))
+            x[FEATURES.index("proposed")] = 1.0
+            x[FEATURES.index("tile_evidence")] = {TILE: 3.0, EMPTY_CLASS: -3.0, NEITHER: 0.0}[
+                y] + rng.normal(0, 0.3)
+            x[FEATURES.index("look_rms")] = {TILE: 3.0, EMPTY_CLASS: 0.0, NEITHER: 3.0}[
+                y] + rng.normal(0, 0.3)
+            ex.features.append(x)
+            ex.labels.append(y)
+            ex.tables.append(table)
+    return ex
+
+
+def test_a_judge_learns_a_separable_problem_and_answers_most_cells_right() -> None:
+    judge = fit_judge(_separable(100, 1), JudgeConfig(steps=300))
+    test = _separable(30, 2)
+    x, y, _t = test.arrays()
+    p = judge.probabilities(x)
+    answer = p[:, :2].argmax(axis=1)
+    answered = p[np.arange(len(y)), answer] >= judge.threshold
+    assert answered.mean() > 0.9
+    assert not (answered & (answer != y)).any()
+    assert judge.report["ece"] < 0.05
+
+
+def test_a_judge_round_trips_through_json() -> None:
+    judge = fit_judge(_separable(20, 3), JudgeConfig(steps=50))
+    again = CellJudge.from_json(json.loads(json.dumps(judge.to_json())))
+    x, _y, _t = _separable(2, 4).arrays()
+    assert np.allclose(judge.probabilities(x), again.probabilities(x))
+    assert again.threshold == judge.threshold
+
+
+def test_a_judge_of_another_version_or_shape_is_refused() -> None:
+    data = fit_judge(_separable(20, 3), JudgeConfig(steps=10)).to_json()
+    with pytest.raises(ValueError):
+        CellJudge.from_json({**data, "version": -1})
+    with pytest.raises(ValueError):
+        CellJudge.from_json({**data, "w1": [[0.0]]})
+
+
+def test_a_learnt_judge_is_kept_on_disk_and_read_back(
+    pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAORI_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(judge_module, "_MEMORY", {})
+    learnt = fit_judge(_separable(20, 5), JudgeConfig(steps=20))
+    calls = []
+
+    def learn(*args: object, **kw: object) -> CellJudge:
+        calls.append(1)
+        return learnt
+
+    monkeypatch.setattr(judge_module, "learn_judge", learn)
+    config = VisionConfig()
+    from vision.tilemodel import learn_pack
+
+    model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
+    first = judge_for(pack_random, model, config)
+    assert calls == [1] and first is learnt
+    assert len(list(tmp_path.glob("judge-*.json"))) == 1
+    monkeypatch.setattr(judge_module, "_MEMORY", {})
+    second = judge_for(pack_random, model, config)
+    assert calls == [1]  # read from disk, not learnt again
+    assert second is not None and second.threshold == learnt.threshold
+    # A damaged cache file is learnt again, not trusted.
+    next(tmp_path.glob("judge-*.json")).write_text("{not json")
+    monkeypatch.setattr(judge_module, "_MEMORY", {})
+    judge_for(pack_random, model, config)
+    assert calls == [1, 1]
+
+
+def test_a_judge_turned_off_leaves_the_matchers_answers(pack_random: Pack) -> None:
+    config = VisionConfig()
+    off = replace(config, judge=replace(config.judge, enabled=False))
+    from vision.tilemodel import learn_pack
+
+    model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
+    assert judge_for(pack_random, model, off) is None

@@ -1,0 +1,470 @@
+"""The learned judge: for each cell, tile, empty or unknown, with a calibrated probability.
+
+The cell matcher (vision.recognise) measures each cell: the tile candidate that fits best
+(its fit, contrast, colours, the evidence against its closest rival meaning something else,
+the share of it taken as covered) and how well the empty look explains it; its own cascade
+of rules adds a first answer. The judge weighs all of these at once. It is learnt per tile
+pack, from the pack alone: the pack's pictures are laid out on rendered tables (vision.render)
+under randomised light, glare, shadow, blur, noise, JPEG, camera tilt and scale, hands and
+arms, tiles off their place; every cell of those tables is read by the matcher and labelled
+by the renderer's truth:
+
+- TILE: the candidate weighed last means what lies there;
+- EMPTY: the cell is empty;
+- NEITHER: anything else (another tile, or a tile the candidate misnames).
+
+A small network (one hidden layer, numpy) learns P(TILE), P(EMPTY), P(NEITHER) from the
+figures on most of the tables; a temperature fitted on held-apart tables calibrates it
+(expected calibration error reported); on a third set of tables one threshold is chosen,
+the least that keeps the wrong answers among all cells under `JudgeConfig.wrong_rate`
+(counted with one more mistake than seen, so a small set cannot promise too much). A cell
+is named (tile or empty) when its probability reaches the threshold, and that probability
+is its confidence; otherwise it is unknown.
+
+A judge is cached on disk per pack content and settings (cache_dir), so only the first read
+of a new box pays for learning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.catalogue import Catalogue
+from companion.reading import UNKNOWN, CellRead
+from companion.tiles import Kind
+from vision.cache import cache_dir
+from vision.config import JudgeConfig
+from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
+from vision.tilemodel import TileModel
+
+Float = NDArray[np.float64]
+
+__all__ = ["CellJudge", "JudgeConfig", "cell_features", "judge_for", "learn_judge"]
+
+TILE, EMPTY_CLASS, NEITHER = 0, 1, 2
+_KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
+_FIRST = ("tile", "empty", "unknown")
+#: Bumped whenever the features or the learning change: cached judges of another version
+#: are learnt again.
+VERSION = 3
+
+
+@dataclass
+class CellJudge:
+    """A learnt judge: feature scaling, network weights, temperature and threshold."""
+
+    mean: Float
+    scale: Float
+    w1: Float
+    b1: Float
+    w2: Float
+    b2: Float
+    temperature: float
+    threshold: float  # for a cell the matcher answered
+    threshold_unknown: float  # for a cell the matcher left unknown
+    report: dict[str, float] = field(default_factory=dict)
+
+    def probabilities(self, features: Float) -> Float:
+        """P(TILE), P(EMPTY), P(NEITHER) per row of features (N, F)."""
+        return _softmax(_logits(self, features) / self.temperature)
+
+    def decide(
+        self, matches: Sequence[CellMatch], model: TileModel, catalogue: Catalogue
+    ) -> list[CellRead]:
+        """Each match's answer: its tile or empty when the judge is sure enough, else unknown."""
+        if not matches:
+            return []
+        kinds = candidate_kinds(model, catalogue)
+        x = np.stack([cell_features(m, kinds) for m in matches])
+        answer, confidence, threshold = self._answers(x)
+        out: list[CellRead] = []
+        for match, a, c, t in zip(matches, answer, confidence, threshold, strict=True):
+            if c < t:
+                out.append(UNKNOWN)
+            elif a == TILE and match.proposal is not None:
+                k = match.proposal
+                out.append(CellRead(model.ids[k], model.rotations[k], round(float(c), 4)))
+            else:
+                out.append(CellRead(empty=True, confidence=round(float(c), 4)))
+        return out
+
+    def _answers(self, x: Float) -> tuple[NDArray[np.intp], Float, Float]:
+        """Per cell the answer weighed, its probability and the threshold it must reach."""
+        answer, confidence, answered = _choose(self.probabilities(x), x)
+        threshold = np.where(answered, self.threshold, self.threshold_unknown)
+        return answer, confidence, threshold
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "w1": self.w1.tolist(),
+            "b1": self.b1.tolist(),
+            "w2": self.w2.tolist(),
+            "b2": self.b2.tolist(),
+            "temperature": self.temperature,
+            "threshold": self.threshold,
+            "threshold_unknown": self.threshold_unknown,
+            "report": self.report,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CellJudge:
+        if data.get("version") != VERSION:
+            raise ValueError("a judge of another version")
+        arrays = {k: np.asarray(data[k], np.float64) for k in ("mean", "scale", "w1", "b1",
+                                                                 "w2", "b2")}
+        judge = cls(**arrays, temperature=float(data["temperature"]),
+                    threshold=float(data["threshold"]),
+                    threshold_unknown=float(data["threshold_unknown"]),
+                    report=dict(data.get("report", {})))
+        if judge.w1.shape != (len(FEATURES), judge.b1.size) or judge.w2.shape != (
+                judge.b1.size, 3):
+            raise ValueError("a judge whose weights do not fit its features")
+        return judge
+
+
+# --- features ----------------------------------------------------------------------------
+
+
+def _feature_names() -> tuple[str, ...]:
+    names = [f"first_{a}" for a in _FIRST] + ["proposed"]
+    names += [f"tile_{s}" for s in TILE_STATS] + [f"look_{s}" for s in LOOK_STATS]
+    names += [f"look_{s}_missing" for s in ("gain", "white", "explained", "detail", "veil")]
+    names += ["sure", "covered_share"] + [f"kind_{k.value}" for k in _KINDS]
+    return tuple(names)
+
+
+FEATURES = _feature_names()
+
+
+def _finite(x: float, low: float, high: float) -> float:
+    if math.isnan(x):
+        return 0.0
+    return min(max(x, low), high)
+
+
+def _log(x: float) -> float:
+    return math.log1p(_finite(x, 0.0, 1e6))
+
+
+def candidate_kinds(model: TileModel, catalogue: Catalogue) -> tuple[Kind, ...]:
+    """The kind of tile each of the model's candidates is."""
+    return tuple(catalogue.meaning(tile_id).kind for tile_id in model.ids)
+
+
+def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
+    """The figures the judge weighs for one cell, in FEATURES order (`kinds`: each
+    candidate's kind of tile, candidate_kinds)."""
+    read = match.read
+    first = [float(read.tile is not None), float(read.empty), float(read.unknown)]
+    tile = match.tile_stats or (0.0,) * len(TILE_STATS)
+    fit, rms, hidden, gain, spread, evidence, separation = tile
+    tile_f = [_finite(fit, -1, 1), _log(rms), _finite(hidden, 0, 1), _finite(gain, -2, 3),
+              _log(spread if spread > 0 else 1e6), _finite(evidence, -5, 5),
+              _log(separation)]
+    look = match.look_stats or (math.nan,) * len(LOOK_STATS)
+    (l_rms, l_rms_all, looks, board, l_gain, washed, white, tint, explained, explained_kept,
+     detail, l_hidden, veil) = look
+    look_f = [_log(l_rms), _log(l_rms_all), _finite(looks, 0, 1), _finite(board, 0, 1),
+              _finite(l_gain, -2, 3), _finite(washed, 0, 1), _finite(white, -100, 100) / 50,
+              _finite(tint, 0, 2), _finite(explained, -2, 1), _finite(explained_kept, -2, 1),
+              _log(detail), _finite(l_hidden, 0, 1), _finite(veil, -100, 100) / 50]
+    missing = [float(math.isnan(v)) for v in (l_gain, white, explained, detail, veil)]
+    kind_f = [0.0] * len(_KINDS)
+    if match.proposal is not None:
+        kind_f[_KINDS.index(kinds[match.proposal])] = 1.0
+    flags = [float(match.proposal is not None)]
+    cover = [float(match.sure), _finite(match.hidden, 0, 1)]
+    return np.array([*first, *flags, *tile_f, *look_f, *missing, *cover, *kind_f], np.float64)
+
+
+# --- the network ---------------------------------------------------------------------------
+
+
+def _softmax(z: Float) -> Float:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    out: Float = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def _logits(judge: CellJudge, features: Float) -> Float:
+    x = (features - judge.mean) / judge.scale
+    h = np.maximum(x @ judge.w1 + judge.b1, 0.0)
+    out: Float = h @ judge.w2 + judge.b2
+    return out
+
+
+def _train(x: Float, y: NDArray[np.intp], cfg: JudgeConfig) -> CellJudge:
+    """Softmax network fitted by Adam on the whole set (each cell weighed alike: the
+    probabilities keep the classes' own frequencies)."""
+    rng = np.random.default_rng(cfg.seed)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    xs = (x - mean) / scale
+    n, f = xs.shape
+    h = cfg.hidden
+    params = {
+        "w1": rng.normal(0, math.sqrt(2 / f), (f, h)),
+        "b1": np.zeros(h),
+        "w2": rng.normal(0, math.sqrt(1 / h), (h, 3)),
+        "b2": np.zeros(3),
+    }
+    weights = np.full(n, 1.0 / n)
+    onehot = np.eye(3)[y]
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    v = {k: np.zeros_like(p) for k, p in params.items()}
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    for step in range(1, cfg.steps + 1):
+        pre = xs @ params["w1"] + params["b1"]
+        hid = np.maximum(pre, 0.0)
+        p = _softmax(hid @ params["w2"] + params["b2"])
+        d_out = (p - onehot) * weights[:, None]
+        grads = {"w2": hid.T @ d_out + cfg.decay * params["w2"], "b2": d_out.sum(axis=0)}
+        d_hid = (d_out @ params["w2"].T) * (pre > 0)
+        grads["w1"] = xs.T @ d_hid + cfg.decay * params["w1"]
+        grads["b1"] = d_hid.sum(axis=0)
+        for k in params:
+            m[k] = b1 * m[k] + (1 - b1) * grads[k]
+            v[k] = b2 * v[k] + (1 - b2) * grads[k] ** 2
+            m_hat = m[k] / (1 - b1**step)
+            v_hat = v[k] / (1 - b2**step)
+            params[k] = params[k] - cfg.learning_rate * m_hat / (np.sqrt(v_hat) + eps)
+    return CellJudge(mean, scale, params["w1"], params["b1"], params["w2"], params["b2"],
+                     temperature=1.0, threshold=1.0, threshold_unknown=1.0)
+
+
+def _fit_temperature(logits: Float, y: NDArray[np.intp]) -> float:
+    """The temperature that minimises the negative log-likelihood of these logits."""
+    best, best_t = math.inf, 1.0
+    for t in np.exp(np.linspace(math.log(0.25), math.log(8.0), 61)):
+        p = _softmax(logits / t)
+        nll = float(-np.log(np.maximum(p[np.arange(len(y)), y], 1e-12)).mean())
+        if nll < best:
+            best, best_t = nll, float(t)
+    return best_t
+
+
+def _choose(p: Float, x: Float) -> tuple[NDArray[np.intp], Float, NDArray[np.bool_]]:
+    """Per cell the answer weighed (TILE or EMPTY_CLASS) given the probabilities `p`, its
+    probability, and whether the matcher answered the cell: the matcher's own answer where
+    it gave one (the judge may only withdraw it), else the likelier of tile and empty."""
+    first_tile = x[:, FEATURES.index("first_tile")] > 0.5
+    first_empty = x[:, FEATURES.index("first_empty")] > 0.5
+    proposed = x[:, FEATURES.index("proposed")] > 0.5
+    tile_p = np.where(proposed, p[:, TILE], -1.0)
+    free = np.where(tile_p >= p[:, EMPTY_CLASS], TILE, EMPTY_CLASS)
+    answer = np.where(first_tile, TILE, np.where(first_empty, EMPTY_CLASS, free))
+    confidence = np.where(answer == TILE, tile_p, p[:, EMPTY_CLASS])
+    return answer.astype(np.intp), confidence, first_tile | first_empty
+
+
+def calibration_error(confidence: Float, right: NDArray[np.bool_], bins: int = 10) -> float:
+    """Expected calibration error of answers given with these confidences."""
+    if confidence.size == 0:
+        return 0.0
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.clip(np.digitize(confidence, edges[1:-1]), 0, bins - 1)
+    total = 0.0
+    for b in range(bins):
+        inside = which == b
+        if inside.any():
+            total += inside.mean() * abs(float(right[inside].mean())
+                                         - float(confidence[inside].mean()))
+    return total
+
+
+def _threshold(confidence: Float, right: NDArray[np.bool_], cells: int, cfg: JudgeConfig
+               ) -> float:
+    """The least threshold that answers no more wrong cells than wrong_rate of `cells` (every
+    cell weighed out of fold, of both kinds): just above the surest wrong answer beyond that
+    share."""
+    allowed = math.floor(cfg.wrong_rate * cells)
+    wrong = np.sort(confidence[~right])[::-1]
+    if wrong.size <= allowed:
+        return cfg.least_threshold
+    return max(float(np.nextafter(wrong[allowed], np.inf)), cfg.least_threshold)
+
+
+# --- learning from rendered tables --------------------------------------------------------
+
+
+@dataclass
+class Examples:
+    """Cells read on rendered tables: features, labels, and the table each came from."""
+
+    features: list[Float] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    tables: list[int] = field(default_factory=list)
+
+    def arrays(self) -> tuple[Float, NDArray[np.intp], NDArray[np.intp]]:
+        return (np.stack(self.features), np.asarray(self.labels, np.intp),
+                np.asarray(self.tables, np.intp))
+
+
+def label(match: CellMatch, truth: CellRead, model: TileModel, catalogue: Catalogue) -> int:
+    """TILE, EMPTY_CLASS or NEITHER for a match whose cell truly holds `truth`."""
+    if truth.empty:
+        return EMPTY_CLASS
+    if truth.tile is not None and match.proposal is not None:
+        k = match.proposal
+        got = catalogue.meaning(model.ids[k]).rotated(model.rotations[k])
+        if got == catalogue.meaning(truth.tile).rotated(truth.rotation or 0):
+            return TILE
+    return NEITHER
+
+
+def fit_judge(examples: Examples, cfg: JudgeConfig) -> CellJudge:
+    """Learn the judge from labelled cells, weighing every cell out of fold.
+
+    The tables are dealt into `cfg.folds` folds; each fold's cells are weighed by a network
+    trained on the other folds' tables. On those out-of-fold logits one temperature is
+    fitted (calibration) and the two thresholds are chosen (every cell counts, so one rare
+    mistake does not decide). The judge itself is then trained on every table."""
+    x, y, tables = examples.arrays()
+    ids = np.unique(tables)
+    rng = np.random.default_rng(cfg.seed)
+    rng.shuffle(ids)
+    fold_of = {int(t): i % cfg.folds for i, t in enumerate(ids)}
+    fold = np.array([fold_of[int(t)] for t in tables])
+    logits = np.zeros((len(y), 3))
+    for k in range(cfg.folds):
+        inside = fold == k
+        if inside.all() or not inside.any():
+            continue
+        logits[inside] = _logits(_train(x[~inside], y[~inside], cfg), x[inside])
+    judge = _train(x, y, cfg)
+    judge.temperature = _fit_temperature(logits, y)
+    p = _softmax(logits / judge.temperature)
+    answer, confidence, answered = _choose(p, x)
+    right = answer == y
+    # Half the wrong answers allowed go to each kind of cell (answered by the matcher or not).
+    half = replace(cfg, wrong_rate=cfg.wrong_rate / 2)
+    judge.threshold = _threshold(confidence[answered], right[answered], len(y), half)
+    judge.threshold_unknown = _threshold(confidence[~answered], right[~answered], len(y), half)
+    kept = confidence >= np.where(answered, judge.threshold, judge.threshold_unknown)
+    judge.report = {
+        "cells": float(len(y)),
+        "ece": calibration_error(confidence, right),
+        "threshold": judge.threshold,
+        "threshold_unknown": judge.threshold_unknown,
+        "answered": float(kept.mean()),
+        "wrong": float((kept & ~right).mean()),
+    }
+    return judge
+
+
+def learn_judge(
+    pack: Any,
+    model: TileModel,
+    config: Any,
+    cfg: JudgeConfig,
+    progress: Callable[[int, int], None] | None = None,
+) -> CellJudge:
+    """Render `cfg.tables` random tables with the pack, read their cells with the matcher and
+    learn the judge from them (deterministic for a pack and settings)."""
+    from vision.learning import rendered_tables
+
+    examples = Examples()
+    kinds = candidate_kinds(model, pack.catalogue)
+    for index, (matches, truths) in enumerate(rendered_tables(pack, config, cfg.tables,
+                                                              cfg.seed, progress)):
+        for match, truth in zip(matches, truths, strict=True):
+            examples.features.append(cell_features(match, kinds))
+            examples.labels.append(label(match, truth, model, pack.catalogue))
+            examples.tables.append(index)
+    return fit_judge(examples, cfg)
+
+
+# --- the cache -----------------------------------------------------------------------------
+
+
+def judge_key(pack: Any, config: Any) -> str:
+    """What a judge depends on: the pack's pictures and meanings, and every setting."""
+    from vision.cellpool import pack_digest
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"judge-{VERSION}".encode())
+    h.update(pack_digest(pack).encode())
+    for tile in pack.catalogue:
+        h.update(repr((tile.id, tile.meaning)).encode())
+    h.update(repr(config).encode())
+    return h.hexdigest()
+
+
+_MEMORY: dict[str, CellJudge] = {}
+
+
+def _terminal_progress(what: str) -> Callable[[int, int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+    start = time.monotonic()
+
+    def show(done: int, total: int) -> None:
+        bar = "#" * (24 * done // max(total, 1))
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r{what} [{bar:<24}] {done}/{total} "
+                         f"{time.monotonic() - start:4.0f} s{end}")
+        sys.stderr.flush()
+
+    return show
+
+
+def judge_for(
+    pack: Any, model: TileModel, config: Any,
+    progress: Callable[[int, int], None] | None = None,
+) -> CellJudge | None:
+    """The pack's judge: from memory, from the cache on disk, or learnt now and kept.
+
+    None when the judge is turned off. A cache that cannot be written is passed over (the
+    judge is then learnt again by the next process)."""
+    cfg: JudgeConfig = config.judge
+    if not cfg.enabled:
+        return None
+    key = judge_key(pack, replace(config, judge=replace(cfg, enabled=True)))
+    hit = _MEMORY.get(key)
+    if hit is not None:
+        return hit
+    path = cache_dir() / f"judge-{key}.json"
+    try:
+        judge = CellJudge.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        judge = None
+    if judge is None:
+        judge = learn_judge(pack, model, config, cfg,
+                            progress or _terminal_progress(f"learning {pack.name}"))
+        _store(path, judge)
+    _MEMORY[key] = judge
+    return judge
+
+
+def _store(path: Path, judge: CellJudge) -> None:
+    """Write the judge beside its final name, then rename it there (never half a file)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".judge-", dir=path.parent)
+        with os.fdopen(fd, "w") as out:
+            json.dump(judge.to_json(), out)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def config_json(cfg: JudgeConfig) -> dict[str, Any]:
+    return asdict(cfg)

@@ -1,0 +1,89 @@
+"""Tables to learn a box from: the pack's own pictures laid out and photographed at random.
+
+Each table is a random mid-game scene (vision.scene) drawn with the pack's tiles, board and
+ship, photographed by a random camera the table kit allows (any roll, up to 25° tilt, frames
+of half to whole size, down to 1.5 px/mm) under light and sensor effects drawn far wider than
+a real table needs (domain randomisation: a box under a lamp nobody here has seen should look
+like one of them): uneven and warm light, exposure, glare, shadows, blur, noise, JPEG; half
+of them busy with hands, cups, shells and player ships, tiles off their place, on wood or
+cloth, with or without the storage cards. Every cell is read by the matcher (the judge turned
+off) and paired with what truly lies there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from companion.reading import CellRead
+from vision.config import VisionConfig
+from vision.recognise import CellMatch
+from vision.render import Effects, random_camera, render_table
+from vision.render_config import FRAME_PX
+from vision.scene import STORAGE_ROW, TABLE_TOPS, Difficulty, random_scene
+
+__all__ = ["random_effects", "rendered_tables"]
+
+
+def random_effects(rng: np.random.Generator) -> Effects:
+    """Light and sensor effects drawn from well beyond a good camera to well beyond a bad lamp."""
+    return Effects(
+        light=float(rng.uniform(0.0, 0.7)),
+        warmth=float(rng.uniform(0.0, 0.8)),
+        exposure=float(rng.uniform(0.75, 1.15)),
+        glare_spots=int(rng.integers(0, 3)),
+        glare_strength=float(rng.uniform(0.3, 1.0)),
+        shadows=int(rng.integers(0, 3)),
+        shadow_strength=float(rng.uniform(0.1, 0.5)),
+        blur_px=float(rng.uniform(0.3, 2.5)),
+        noise=float(rng.uniform(1.0, 9.0)),
+        jpeg_quality=int(rng.integers(55, 97)),
+    )
+
+
+def rendered_tables(
+    pack: Any,
+    config: VisionConfig,
+    count: int,
+    seed: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[tuple[list[CellMatch], list[CellRead]]]:
+    """`count` random tables drawn with `pack`, each as its cells' matches and their truths."""
+    from vision.bench import _cells
+    from vision.read import TableNotFound, read_table_view
+
+    plain = replace(config, judge=replace(config.judge, enabled=False))
+    rng = np.random.default_rng([seed, 20261126])
+    if progress:
+        progress(0, count)
+    for index in range(count):
+        difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
+        seats = int(rng.integers(3, 6))
+        scene = random_scene(pack.catalogue, rng, seats, "front", difficulty)
+        scene = replace(scene, table_top=str(rng.choice(TABLE_TOPS)),
+                        storage_cards=bool(rng.random() < 0.7))
+        # Smaller frames push the tables towards the kit's least 1.5 px/mm.
+        shrink = float(rng.uniform(0.55, 1.0))
+        size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))
+        spec = random_camera(rng, scene, pack, size=size)
+        rendered = render_table(scene, pack, spec, random_effects(rng), rng)
+        try:
+            _read, view = read_table_view(rendered.image, pack, config=plain)
+        except TableNotFound:
+            continue
+        matches: list[CellMatch] = []
+        truths: list[CellRead] = []
+        for key, truth in _cells(rendered.truth):
+            match = view.matches.get(key)
+            if truth is None or match is None:
+                continue
+            if key[1] == STORAGE_ROW and not scene.storage_cards:
+                continue  # the bare table's slot is weighed by the table round it, not here
+            matches.append(match)
+            truths.append(truth)
+        if progress:
+            progress(index + 1, count)
+        yield matches, truths
