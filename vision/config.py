@@ -295,8 +295,8 @@ class JudgeConfig:
     least_threshold: float = 0.5
     # The network: hidden units, training steps, step size, weight decay.
     hidden: int = 32
-    steps: int = 1500
-    learning_rate: float = 0.01
+    steps: int = 300
+    learning_rate: float = 0.03
     decay: float = 1e-4
     seed: int = 0
 

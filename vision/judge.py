@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import ThreadpoolController
 
 from companion.catalogue import Catalogue
 from companion.reading import UNKNOWN, CellRead
@@ -52,6 +53,8 @@ from vision.tilemodel import TileModel
 
 Float = NDArray[np.float64]
 
+_BLAS = ThreadpoolController()
+
 __all__ = ["CellJudge", "JudgeConfig", "cell_features", "judge_for", "learn_judge"]
 
 TILE, EMPTY_CLASS, NEITHER = 0, 1, 2
@@ -59,7 +62,7 @@ _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
 #: Bumped whenever the features or the learning change: cached judges of another version
 #: are learnt again.
-VERSION = 3
+VERSION = 5
 
 
 @dataclass
@@ -338,6 +341,12 @@ def fit_judge(examples: Examples, cfg: JudgeConfig) -> CellJudge:
     fitted (calibration) and the two thresholds are chosen (every cell counts, so one rare
     mistake does not decide). The judge itself is then trained on every table."""
     x, y, tables = examples.arrays()
+    with _BLAS.limit(limits=1, user_api="blas"):  # small products: one thread is fastest
+        return _fit(x, y, tables, cfg)
+
+
+def _fit(x: Float, y: NDArray[np.intp], tables: NDArray[np.intp], cfg: JudgeConfig
+         ) -> CellJudge:
     ids = np.unique(tables)
     rng = np.random.default_rng(cfg.seed)
     rng.shuffle(ids)

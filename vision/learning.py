@@ -12,7 +12,10 @@ off) and paired with what truly lies there.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -51,39 +54,76 @@ def rendered_tables(
     seed: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[tuple[list[CellMatch], list[CellRead]]]:
-    """`count` random tables drawn with `pack`, each as its cells' matches and their truths."""
+    """`count` random tables drawn with `pack`, each as its cells' matches and their truths,
+    in table order. Table i is drawn from its own random numbers (seed, i), so the tables
+    are the same however many processes draw them: two worker processes share them out
+    where there are two cores (each draws and reads whole tables), else this one does."""
+    workers = min(2, os.cpu_count() or 1)
+    if progress:
+        progress(0, count)
+    if workers < 2 or count < 2:
+        for index in range(count):
+            yield table_cells(pack, config, seed, index)
+            if progress:
+                progress(index + 1, count)
+        return
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        jobs = [pool.submit(_table_cells_in_worker, str(pack.root), config, seed, index)
+                for index in range(count)]
+        for index, job in enumerate(jobs):
+            yield job.result()
+            if progress:
+                progress(index + 1, count)
+
+
+_PACKS: dict[str, Any] = {}
+
+
+def _table_cells_in_worker(
+    root: str, config: VisionConfig, seed: int, index: int
+) -> tuple[list[CellMatch], list[CellRead]]:
+    from vision.pack import load_pack
+
+    pack = _PACKS.get(root)
+    if pack is None:
+        pack = _PACKS[root] = load_pack(root)
+    return table_cells(pack, config, seed, index)
+
+
+def table_cells(
+    pack: Any, config: VisionConfig, seed: int, index: int
+) -> tuple[list[CellMatch], list[CellRead]]:
+    """Table `index` of the learning set: drawn, photographed, read by the matcher alone (in
+    this process), each cell's match beside its truth (an empty list when the frame shows no
+    marker)."""
     from vision.bench import _cells
     from vision.read import TableNotFound, read_table_view
 
-    plain = replace(config, judge=replace(config.judge, enabled=False))
-    rng = np.random.default_rng([seed, 20261126])
-    if progress:
-        progress(0, count)
-    for index in range(count):
-        difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
-        seats = int(rng.integers(3, 6))
-        scene = random_scene(pack.catalogue, rng, seats, "front", difficulty)
-        scene = replace(scene, table_top=str(rng.choice(TABLE_TOPS)),
-                        storage_cards=bool(rng.random() < 0.7))
-        # Smaller frames push the tables towards the kit's least 1.5 px/mm.
-        shrink = float(rng.uniform(0.55, 1.0))
-        size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))
-        spec = random_camera(rng, scene, pack, size=size)
-        rendered = render_table(scene, pack, spec, random_effects(rng), rng)
-        try:
-            _read, view = read_table_view(rendered.image, pack, config=plain)
-        except TableNotFound:
+    plain = replace(config, judge=replace(config.judge, enabled=False),
+                    read=replace(config.read, cell_workers=0))
+    rng = np.random.default_rng([seed, 20261126, index])
+    difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
+    seats = int(rng.integers(3, 6))
+    scene = random_scene(pack.catalogue, rng, seats, "front", difficulty)
+    scene = replace(scene, table_top=str(rng.choice(TABLE_TOPS)),
+                    storage_cards=bool(rng.random() < 0.7))
+    # Smaller frames push the tables towards the kit's least 1.5 px/mm.
+    shrink = float(rng.uniform(0.55, 1.0))
+    size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))
+    spec = random_camera(rng, scene, pack, size=size)
+    rendered = render_table(scene, pack, spec, random_effects(rng), rng)
+    try:
+        _read, view = read_table_view(rendered.image, pack, config=plain)
+    except TableNotFound:
+        return [], []
+    matches: list[CellMatch] = []
+    truths: list[CellRead] = []
+    for key, truth in _cells(rendered.truth):
+        match = view.matches.get(key)
+        if truth is None or match is None:
             continue
-        matches: list[CellMatch] = []
-        truths: list[CellRead] = []
-        for key, truth in _cells(rendered.truth):
-            match = view.matches.get(key)
-            if truth is None or match is None:
-                continue
-            if key[1] == STORAGE_ROW and not scene.storage_cards:
-                continue  # the bare table's slot is weighed by the table round it, not here
-            matches.append(match)
-            truths.append(truth)
-        if progress:
-            progress(index + 1, count)
-        yield matches, truths
+        if key[1] == STORAGE_ROW and not scene.storage_cards:
+            continue  # the bare table's slot is weighed by the table round it, not here
+        matches.append(match)
+        truths.append(truth)
+    return matches, truths
