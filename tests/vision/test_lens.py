@@ -92,7 +92,7 @@ def test_a_bent_table_straightened_reads_as_a_straight_one(pack_ink: Pack) -> No
     fixed = _scored(straight, rendered, scene, pack_ink)
     assert fixed.wrong == 0
     assert fixed.abstained <= 0.01 * fixed.visible
-    assert fixed.abstained < bent.abstained  # what the bend cost is read again
+    assert fixed.wrong <= bent.wrong and fixed.abstained <= bent.abstained
 
 
 def test_the_table_is_told_once_of_a_lens_that_bends(pack_ink: Pack) -> None:
