@@ -158,3 +158,46 @@ def test_settings_are_read_from_the_web_table() -> None:
     )
     assert (settings.pin, settings.port, settings.name) == ("0427", 9000, "kitchen-table")
     assert settings.with_pin() is settings
+
+
+LONG_PIN = "24681357"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "",
+        " ",
+        "\t\n",
+        LONG_PIN[:4],
+        LONG_PIN[:-1],
+        LONG_PIN[1:],
+        LONG_PIN + "0",
+        "0" + LONG_PIN,
+        LONG_PIN[:4] + "0000",
+        "2468 1357",
+    ],
+)
+def test_only_the_whole_pin_logs_in(session: Session, given: str) -> None:
+    app = create_app(session, web_settings(pin=LONG_PIN))
+    client = app.test_client()
+    response = try_pin(client, given)
+    assert response.status_code == 401
+    assert client.get("/api/state").get_json()["you"] == {"host": False}
+    assert log_in(client, LONG_PIN).state()["you"]["host"] is True
+
+
+@pytest.mark.parametrize("given", ["", "   ", "2", "24", "246", "24680", "12468", "2467"])
+def test_pin_matches_refuses_blank_partial_and_longer_pins(given: str) -> None:
+    assert auth.pin_matches(given, PIN) is False
+
+
+@pytest.mark.parametrize("given", [None, 2468, ["2468"], {"pin": "2468"}, b"2468"])
+def test_a_pin_that_is_not_a_string_is_refused(given: object) -> None:
+    assert auth.pin_matches(given, PIN) is False
+
+
+def test_the_pin_typed_with_a_space_around_it_still_logs_in() -> None:
+    # Phone keyboards add a space after a word; the PIN itself is never blank.
+    assert auth.pin_matches(" 2468 ", PIN) is True
+    assert auth.pin_matches("2468", PIN) is True

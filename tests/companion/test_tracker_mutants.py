@@ -1,0 +1,75 @@
+"""The turn tracker on the changes a player would notice it missing: another seat's storage."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from companion.actions import Pass, TakeToBoard, Turn
+from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead
+from companion.tracker import Accepted, Refused, infer_turn, read_of_state
+from tests.companion.conftest import make_game
+from tests.companion.test_tracker import after
+
+
+def with_storage(read: TableRead, seat: int, value: CellRead) -> TableRead:
+    seats = dict(read.seats)
+    seats[seat] = replace(read.seats[seat], storage=value)
+    return replace(read, seats=seats)
+
+
+def test_a_tile_put_in_another_players_storage_is_refused() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (2, 2)), drawn="middle-boat")
+    read = with_storage(read_of_state(after(game, turn)), 2, CellRead("water", 0, 0.95))
+    assert infer_turn(game.rules, game.state, read) == Refused(
+        "Blue's board changed during Red's turn (the storage): put it back as it was."
+    )
+
+
+def test_a_tile_taken_from_another_players_storage_is_refused() -> None:
+    game = make_game(ship=15)
+    game.state.players[1].storage = "water-shell2"
+    game.state.stack.remove("water-shell2")
+    read = with_storage(read_of_state(after(game, Turn(1, Pass()))), 2, EMPTY)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert verdict == Refused(
+        "Blue's board changed during Red's turn (the storage): put it back as it was."
+    )
+
+
+def test_another_players_storage_swapped_for_another_tile_is_refused() -> None:
+    game = make_game(ship=15)
+    game.state.players[1].storage = "water-shell2"
+    game.state.stack.remove("water-shell2")
+    read = with_storage(
+        read_of_state(after(game, Turn(1, Pass()))), 2, CellRead("water-boat", 0, 0.95)
+    )
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Refused) and "(the storage)" in verdict.reason
+
+
+def test_another_players_storage_unseen_or_unchanged_does_not_block_the_turn() -> None:
+    game = make_game(ship=15)
+    game.state.players[1].storage = "water-shell2"
+    game.state.stack.remove("water-shell2")
+    turn = Turn(1, TakeToBoard((1, 0), (2, 2)), drawn="middle-boat")
+    read = read_of_state(after(game, turn))
+    assert infer_turn(game.rules, game.state, read) == Accepted(turn)
+    unseen = with_storage(read, 2, UNKNOWN)
+    assert infer_turn(game.rules, game.state, unseen) == Accepted(turn)
+
+
+def test_a_board_cell_and_the_storage_of_another_player_are_both_named() -> None:
+    game = make_game(ship=15)
+    read = read_of_state(after(game, Turn(1, Pass())))
+    seats = dict(read.seats)
+    cells = [list(row) for row in read.seats[2].cells]
+    cells[0][1] = CellRead("water", 0, 0.9)
+    seats[2] = replace(
+        read.seats[2], cells=tuple(tuple(r) for r in cells), storage=CellRead("water", 0, 0.9)
+    )
+    verdict = infer_turn(game.rules, game.state, replace(read, seats=seats))
+    assert verdict == Refused(
+        "Blue's board changed during Red's turn (row 1, column 2; the storage): "
+        "put it back as it was."
+    )
