@@ -7,8 +7,8 @@ from dataclasses import replace
 from companion.actions import Pass, TakeToBoard, Turn
 from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead
 from companion.tracker import Accepted, Refused, infer_turn, read_of_state
-from tests.companion.conftest import make_game
-from tests.companion.test_tracker import after
+from tests.companion.conftest import lay, make_game
+from tests.companion.test_tracker import after, with_cell
 
 
 def with_storage(read: TableRead, seat: int, value: CellRead) -> TableRead:
@@ -73,3 +73,57 @@ def test_a_board_cell_and_the_storage_of_another_player_are_both_named() -> None
         "Blue's board changed during Red's turn (row 1, column 2; the storage): "
         "put it back as it was."
     )
+
+
+def test_the_refusal_names_every_change_in_reading_order() -> None:
+    game = make_game(ship=15)
+    lay(game, 0, (0, 0), "water")
+    state = after(game, Turn(1, Pass()))
+    state.players[0].board[0][0] = None
+    read = with_cell(read_of_state(state), 1, (1, 1), CellRead("water-boat", 0, 0.9))
+    read = with_storage(read, 1, CellRead("water-boat2", 0, 0.9))
+    verdict = infer_turn(game.rules, game.state, read)
+    assert verdict == Refused(
+        "The table shows more than one turn's changes: board row 1, column 1 now empty; "
+        "board row 2, column 2 now water-boat; the storage now water-boat2. "
+        "Put back what should not have moved."
+    )
+
+
+def test_a_tile_turned_on_the_movers_board_is_a_change() -> None:
+    game = make_game(ship=15)
+    lay(game, 0, (2, 2), "end-s-palm1")
+    read = read_of_state(after(game, Turn(1, Pass())))
+    turned = with_cell(read, 1, (2, 2), CellRead("end-s-palm1", 90, 0.9))
+    verdict = infer_turn(game.rules, game.state, turned)
+    assert isinstance(verdict, Refused)
+    assert "board row 3, column 3 now end-s-palm1" in verdict.reason
+
+
+def test_a_symmetric_tile_read_at_another_turn_is_no_change() -> None:
+    game = make_game(ship=15)
+    lay(game, 0, (2, 2), "water")
+    read = read_of_state(after(game, Turn(1, Pass())))
+    read = with_cell(read, 1, (2, 2), CellRead("water", 180, 0.9))
+    assert infer_turn(game.rules, game.state, read) == Accepted(Turn(1, Pass()))
+
+
+def test_display_tiles_read_at_any_turn_are_no_change() -> None:
+    # Display tiles lie whichever way they were dealt; only the tile counts there.
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (2, 2)), drawn="middle-boat")
+    read = read_of_state(after(game, turn))
+    display = tuple(
+        tuple(CellRead(cell.tile, 90, 0.9) if cell.tile else cell for cell in row)
+        for row in read.display
+    )
+    assert infer_turn(game.rules, game.state, replace(read, display=display)) == Accepted(turn)
+
+
+def test_a_seat_read_with_rows_missing_takes_them_as_unseen() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (0, 0)), drawn="middle-boat")
+    read = read_of_state(after(game, turn))
+    seats = dict(read.seats)
+    seats[1] = replace(read.seats[1], cells=read.seats[1].cells[:3])
+    assert infer_turn(game.rules, game.state, replace(read, seats=seats)) == Accepted(turn)
