@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from companion.actions import Pass, TakeToBoard, Turn
 from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead
-from companion.tracker import Accepted, Refused, infer_turn, read_of_state
+from companion.tracker import Accepted, Doubtful, Refused, infer_turn, read_of_state
 from tests.companion.conftest import lay, make_game
 from tests.companion.test_tracker import after, with_cell
 
@@ -127,3 +129,16 @@ def test_a_seat_read_with_rows_missing_takes_them_as_unseen() -> None:
     seats = dict(read.seats)
     seats[1] = replace(read.seats[1], cells=read.seats[1].cells[:3])
     assert infer_turn(game.rules, game.state, replace(read, seats=seats)) == Accepted(turn)
+
+
+@pytest.mark.parametrize(("shells", "furthest"), [(5, 7), (0, 2), (20, 16)])
+def test_an_unseen_ship_offers_every_distance_the_player_could_pay_for(
+    shells: int, furthest: int
+) -> None:
+    game = make_game(ship=15)  # 2 boats: 2 steps free, a shell for each one more
+    game.state.players[0].shells = shells
+    read = replace(read_of_state(after(game, Turn(1, Pass()))), ship=None)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Doubtful)
+    assert [t.steps for t in verdict.candidates] == list(range(1, furthest + 1))
+    assert all(t.action == Pass() for t in verdict.candidates)
