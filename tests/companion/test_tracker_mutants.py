@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from companion.actions import Pass, TakeToBoard, Turn
+from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn
 from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead
 from companion.tracker import Accepted, Doubtful, Refused, infer_turn, read_of_state
 from tests.companion.conftest import lay, make_game
@@ -142,3 +142,64 @@ def test_an_unseen_ship_offers_every_distance_the_player_could_pay_for(
     assert isinstance(verdict, Doubtful)
     assert [t.steps for t in verdict.candidates] == list(range(1, furthest + 1))
     assert all(t.action == Pass() for t in verdict.candidates)
+
+
+def _cut(read: TableRead, seat: int, rows: int, cols: int) -> TableRead:
+    seats = dict(read.seats)
+    cells = tuple(row[:cols] for row in read.seats[seat].cells[:rows])
+    seats[seat] = replace(read.seats[seat], cells=cells)
+    return replace(read, seats=seats)
+
+
+def test_another_seat_read_short_is_judged_on_the_cells_it_has() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (0, 0)), drawn="middle-boat")
+    read = read_of_state(after(game, turn))
+    assert infer_turn(game.rules, game.state, _cut(read, 2, 3, 4)) == Accepted(turn)
+    assert infer_turn(game.rules, game.state, _cut(read, 2, 4, 3)) == Accepted(turn)
+    moved = _cut(with_cell(read, 2, (2, 2), CellRead("water", 0, 0.9)), 2, 4, 3)
+    assert infer_turn(game.rules, game.state, moved) == Refused(
+        "Blue's board changed during Red's turn (row 3, column 3): put it back as it was."
+    )
+
+
+def test_a_tile_turned_on_another_board_is_refused_a_symmetric_one_is_not() -> None:
+    game = make_game(ship=15)
+    lay(game, 1, (1, 1), "end-s-palm1")
+    lay(game, 1, (1, 2), "water")
+    read = read_of_state(after(game, Turn(1, Pass())))
+    same = with_cell(read, 2, (1, 2), CellRead("water", 180, 0.9))
+    assert infer_turn(game.rules, game.state, same) == Accepted(Turn(1, Pass()))
+    turned = with_cell(read, 2, (1, 1), CellRead("end-s-palm1", 90, 0.9))
+    assert infer_turn(game.rules, game.state, turned) == Refused(
+        "Blue's board changed during Red's turn (row 2, column 2): put it back as it was."
+    )
+
+
+def test_a_tile_from_nowhere_beside_a_covered_display_slot_is_refused() -> None:
+    game = make_game(ship=15)
+    read = read_of_state(after(game, Turn(1, Pass())))
+    read = with_cell(read, None, (0, 0), UNKNOWN)
+    read = with_cell(read, 1, (2, 2), CellRead("end-bare", 0, 0.9))
+    assert infer_turn(game.rules, game.state, read) == Refused(
+        "The table shows more than one turn's changes: board row 3, column 3 now end-bare. "
+        "Put back what should not have moved."
+    )
+
+
+def test_a_refill_with_a_tile_the_stack_no_longer_holds_is_refused() -> None:
+    game = make_game(ship=15)
+    assert "water-shell" not in game.state.stack
+    turn = Turn(1, TakeToBoard((1, 0), (2, 2)), drawn="middle-boat")
+    read = with_cell(read_of_state(after(game, turn)), None, (1, 0), CellRead("water-shell", 0, 1))
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Refused)
+    assert verdict.reason.startswith("The table shows more than one turn's changes")
+
+
+def test_a_stored_tile_read_at_any_turn_is_the_stored_tile() -> None:
+    game = make_game(ship=15)
+    turn = Turn(2, TakeToStorage((0, 1)), drawn="volcano")
+    read = read_of_state(after(game, turn))
+    read = with_storage(read, 1, CellRead("water-boat", 90, 0.9))
+    assert infer_turn(game.rules, game.state, read) == Accepted(turn)
