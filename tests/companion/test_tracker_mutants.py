@@ -8,7 +8,7 @@ import pytest
 
 from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn
 from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead
-from companion.tracker import Accepted, Doubtful, Refused, infer_turn, read_of_state
+from companion.tracker import Accepted, Doubtful, Refused, Unreadable, infer_turn, read_of_state
 from tests.companion.conftest import lay, make_game
 from tests.companion.test_tracker import after, with_cell
 
@@ -203,3 +203,91 @@ def test_a_stored_tile_read_at_any_turn_is_the_stored_tile() -> None:
     read = read_of_state(after(game, turn))
     read = with_storage(read, 1, CellRead("water-boat", 90, 0.9))
     assert infer_turn(game.rules, game.state, read) == Accepted(turn)
+
+
+def test_after_the_end_every_read_is_refused() -> None:
+    game = make_game(ship=15)
+    read = read_of_state(after(game, Turn(1, Pass())))
+    game.state.over = True
+    assert infer_turn(game.rules, game.state, read) == Refused("The game is over.")
+
+
+def test_the_movers_board_out_of_view_is_named_with_its_seat() -> None:
+    game = make_game(ship=15)
+    read = read_of_state(after(game, Turn(1, Pass())))
+    read = replace(read, seats={2: read.seats[2]})
+    assert infer_turn(game.rules, game.state, read) == Unreadable(
+        "Red's board (seat 1) is not in view: check that its markers can be seen and press again."
+    )
+
+
+def test_a_display_not_seen_at_all_asks_to_check_its_markers() -> None:
+    game = make_game(ship=15)
+    read = read_of_state(after(game, Turn(1, Pass())))
+    unseen = tuple(tuple(UNKNOWN for _ in row) for row in read.display)
+    assert infer_turn(game.rules, game.state, replace(read, display=unseen)) == Unreadable(
+        "The display could not be seen: check its markers and press again."
+    )
+
+
+def test_a_covered_display_slot_where_nothing_changed_does_not_block_a_pass() -> None:
+    game = make_game(ship=15)
+    read = with_cell(read_of_state(after(game, Turn(1, Pass()))), None, (2, 0), UNKNOWN)
+    assert infer_turn(game.rules, game.state, read) == Accepted(Turn(1, Pass()))
+
+
+def test_a_refusal_carries_the_turn_when_only_one_fits() -> None:
+    game = make_game(ship=1)
+    state = after(game, Turn(1, TakeToBoard((0, 2), (0, 0)), drawn="water"))
+    read = with_cell(read_of_state(state), 1, (0, 0), CellRead("single-palm1", 90, 0.99))
+    verdict = infer_turn(game.rules, game.state, read)
+    assert verdict == Refused(
+        "Palms must point to their owner: lay the tile upright.",
+        Turn(1, TakeToBoard((0, 2), (0, 0), 90), drawn="water"),
+    )
+
+
+def test_a_refusal_of_several_fitting_turns_carries_none() -> None:
+    game = make_game(ship=1)
+    state = after(game, Turn(1, TakeToBoard((0, 2), (0, 0)), drawn="water"))
+    read = with_cell(read_of_state(state), 1, (0, 0), CellRead("single-palm1", 90, 0.99))
+    verdict = infer_turn(game.rules, game.state, replace(read, ship=None))
+    assert verdict == Refused("Palms must point to their owner: lay the tile upright.")
+
+
+def test_a_question_names_the_unseen_cells_the_first_four_and_never_the_storage() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((0, 0), (2, 2), 90), drawn="middle-boat")
+    read = with_cell(read_of_state(after(game, turn)), 1, (2, 2), UNKNOWN)
+    read = with_storage(read, 1, UNKNOWN)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Doubtful)
+    assert (
+        verdict.reason == "Some cells could not be seen (board row 3, column 3): which turn was it?"
+    )
+    for cell in [(3, 3), (3, 2), (3, 1), (3, 0)]:
+        read = with_cell(read, 1, cell, UNKNOWN)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Doubtful)
+    assert verdict.reason == (
+        "Some cells could not be seen (board row 3, column 3, board row 4, column 1, "
+        "board row 4, column 2, board row 4, column 3): which turn was it?"
+    )
+
+
+def test_a_tile_redrawn_into_its_own_slot_asks_which_turn_it_was() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (0, 0)), drawn="water")
+    verdict = infer_turn(game.rules, game.state, read_of_state(after(game, turn)))
+    assert isinstance(verdict, Doubtful)
+    assert verdict.reason == "More than one turn fits what the camera sees: which was it?"
+
+
+def test_a_perfect_read_is_certain_unless_told_otherwise() -> None:
+    game = make_game(ship=15)
+    lay(game, 0, (1, 1), "water")
+    sure = read_of_state(game.state)
+    assert sure.seats[1].cells[1][1] == CellRead("water", 0, 1.0)
+    assert sure.display[0][0] == CellRead("water", 0, 1.0)
+    unsure = read_of_state(game.state, confidence=0.6)
+    assert unsure.seats[1].cells[1][1] == CellRead("water", 0, 0.6)
