@@ -291,3 +291,33 @@ def test_a_perfect_read_is_certain_unless_told_otherwise() -> None:
     assert sure.display[0][0] == CellRead("water", 0, 1.0)
     unsure = read_of_state(game.state, confidence=0.6)
     assert unsure.seats[1].cells[1][1] == CellRead("water", 0, 0.6)
+
+
+def test_tiles_in_storage_read_at_any_turn_are_no_change() -> None:
+    game = make_game(ship=15)
+    for player, tile in ((0, "end-n-palm1"), (1, "end-e-palm2")):
+        game.state.players[player].storage = tile
+        game.state.stack.remove(tile)
+    read = read_of_state(after(game, Turn(1, Pass())))
+    read = with_storage(read, 1, CellRead("end-n-palm1", 90, 0.9))
+    read = with_storage(read, 2, CellRead("end-e-palm2", 180, 0.9))
+    assert infer_turn(game.rules, game.state, read) == Accepted(Turn(1, Pass()))
+
+
+def test_a_land_tile_taken_to_storage_is_seen_at_any_turn() -> None:
+    game = make_game(ship=15)
+    meaning = game.state.catalogue.meaning
+    turn = next(
+        t
+        for t in game.rules.legal_turns(game.state)
+        if isinstance(t.action, TakeToStorage)
+        and meaning(game.state.display[t.action.slot[0]][t.action.slot[1]] or "").land
+    )
+    read = read_of_state(after(game, turn))
+    stored = read.seats[1].storage
+    assert stored is not None and stored.tile is not None
+    read = with_storage(read, 1, CellRead(stored.tile, 270, 0.9))
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Accepted | Doubtful)
+    chosen = (verdict.turn,) if isinstance(verdict, Accepted) else verdict.candidates
+    assert any(t.action == turn.action and t.steps == turn.steps for t in chosen)
