@@ -321,3 +321,41 @@ def test_a_land_tile_taken_to_storage_is_seen_at_any_turn() -> None:
     assert isinstance(verdict, Accepted | Doubtful)
     chosen = (verdict.turn,) if isinstance(verdict, Accepted) else verdict.candidates
     assert any(t.action == turn.action and t.steps == turn.steps for t in chosen)
+
+
+def test_a_covered_display_slot_is_never_offered_as_the_tile_taken() -> None:
+    # Storage unseen too: any slot whose tile could have been redrawn is a candidate, but
+    # not the covered one, whose new tile nobody saw.
+    game = make_game(ship=15)
+    read = with_cell(read_of_state(after(game, Turn(1, Pass()))), None, (2, 0), UNKNOWN)
+    read = with_storage(read, 1, UNKNOWN)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Doubtful)
+    assert verdict.reason == (
+        "Some cells could not be seen (display row 3, column 1): which turn was it?"
+    )
+    assert [(t.steps, t.action) for t in verdict.candidates] == [
+        (1, Pass()),
+        (1, TakeToStorage((0, 0))),
+        (1, TakeToStorage((1, 0))),
+        (1, TakeToStorage((3, 0))),
+    ]
+
+
+def test_the_movers_board_read_a_column_short_takes_it_as_unseen() -> None:
+    game = make_game(ship=15)
+    turn = Turn(1, TakeToBoard((1, 0), (0, 0)), drawn="middle-boat")
+    read = read_of_state(after(game, turn))
+    assert infer_turn(game.rules, game.state, _cut(read, 1, 4, 3)) == Accepted(turn)
+
+
+def test_a_perfect_read_of_the_atoll_side_leaves_its_corners_out() -> None:
+    game = make_game(ship=15, side="atoll")
+    game.state.players[0].storage = "water-shell2"
+    game.state.stack.remove("water-shell2")
+    read = read_of_state(game.state)
+    layout = game.state.layout
+    for r, row in enumerate(read.seats[1].cells):
+        for c, cell in enumerate(row):
+            assert (cell is None) == (not layout.playable((r, c)))
+    assert read.seats[1].storage == CellRead("water-shell2", 0, 1.0)
