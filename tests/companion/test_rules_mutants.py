@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn
+from companion.actions import Discard, Pass, StorageToBoard, TakeToBoard, TakeToStorage, Turn
 from companion.errors import IllegalMove
-from tests.companion.conftest import make_game
+from tests.companion.conftest import lay, make_game
 
 
 def refusal(game, turn) -> str:  # type: ignore[no-untyped-def]
@@ -65,3 +65,69 @@ def test_the_reach_map_offers_exactly_what_the_last_shell_buys() -> None:
     legal = list(game.rules.legal_turns(game.state))
     assert max(t.steps for t in legal) == 3
     assert any(t.steps == 3 for t in legal)
+
+
+# ------------------------------------------------------------ the move log's line
+
+
+def _line(game, turn) -> str:  # type: ignore[no-untyped-def]
+    return str(game.push(turn).describe())
+
+
+def test_the_log_line_of_a_pass_names_the_steps_and_what_they_cost() -> None:
+    assert _line(make_game(), Turn(3, Pass())) == (
+        "Red moved the ship 3 steps (1 shell) and did nothing else"
+    )
+    assert _line(make_game(), Turn(4, Pass())) == (
+        "Red moved the ship 4 steps (2 shells) and did nothing else"
+    )
+    assert _line(make_game(), Turn(1, Pass())) == "Red moved the ship 1 step and did nothing else"
+
+
+def test_the_log_line_of_a_tile_laid_names_the_slot_the_cost_the_cell_and_the_turn() -> None:
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToBoard((3, 0), (0, 0), 90))) == (
+        "Red moved the ship 1 step, took water from the display (row 4, column 1) for 3 shells "
+        "and laid it on row 1, column 1, turned 90°"
+    )
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToBoard((1, 0), (0, 0)))) == (
+        "Red moved the ship 1 step, took water from the display (row 2, column 1) for 1 shell "
+        "and laid it on row 1, column 1, turned 0°"
+    )
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToBoard((0, 0), (3, 2), 270))) == (
+        "Red moved the ship 1 step, took water from the display (row 1, column 1) "
+        "and laid it on row 4, column 3, turned 270°"
+    )
+
+
+def test_the_log_line_of_a_shell_tile_names_the_shells_gained() -> None:
+    game = make_game(ship=15)
+    assert _line(game, Turn(2, TakeToBoard((2, 1), (0, 0)))) == (
+        "Red moved the ship 2 steps, took water-shell from the display (row 3, column 2) for "
+        "2 shells, laid it on row 1, column 1, turned 0° and gained 1 shell"
+    )
+
+
+def test_the_log_lines_of_storage_and_discard() -> None:
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToStorage((2, 0)))) == (
+        "Red moved the ship 1 step and put water from the display (row 3, column 1) into "
+        "storage for 2 shells"
+    )
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToStorage((0, 0)))) == (
+        "Red moved the ship 1 step and put water from the display (row 1, column 1) into storage"
+    )
+    game = make_game(ship=15)
+    game.state.players[0].storage = "water-boat2"
+    game.state.stack.remove("water-boat2")
+    assert _line(game, Turn(1, StorageToBoard((1, 1), 180))) == (
+        "Red moved the ship 1 step and laid the stored water-boat2 on row 2, column 2, turned 180°"
+    )
+    game = make_game(ship=15)
+    lay(game, 0, (2, 2), "water")
+    assert _line(game, Turn(1, Discard((2, 2)))) == (
+        "Red moved the ship 1 step and removed water from row 3, column 3"
+    )
