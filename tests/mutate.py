@@ -50,6 +50,10 @@ MODULES: dict[str, Module] = {
             "tests/companion/test_rules.py",
             "tests/companion/test_rules_mutants.py",
             "tests/companion/test_game.py",
+            "tests/companion/test_game_properties.py",
+            "tests/companion/test_gamefile.py",
+            "tests/companion/test_session.py",
+            "tests/companion/test_tracker.py",
         ),
     ),
     "journal": Module(
