@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from companion.actions import Discard, Pass, StorageToBoard, TakeToBoard, TakeToStorage, Turn
-from companion.errors import IllegalMove
+from companion.errors import GameOver, IllegalMove, MalformedMove
 from tests.companion.conftest import lay, make_game
 
 
@@ -130,4 +130,28 @@ def test_the_log_lines_of_storage_and_discard() -> None:
     lay(game, 0, (2, 2), "water")
     assert _line(game, Turn(1, Discard((2, 2)))) == (
         "Red moved the ship 1 step and removed water from row 3, column 3"
+    )
+
+
+# ------------------------------------------------------------ malformed and late turns
+
+
+def _refused_with(game, turn, kind: type[Exception]) -> str:  # type: ignore[no-untyped-def]
+    before = game.state.to_json()
+    with pytest.raises(kind) as err:
+        game.push(turn)
+    assert game.state.to_json() == before
+    return str(err.value.message)  # type: ignore[attr-defined]
+
+
+def test_malformed_and_late_turns_are_refused_with_their_sentence() -> None:
+    game = make_game()
+    assert _refused_with(game, "pass", MalformedMove) == "A turn must be a Turn value."
+    assert _refused_with(game, Turn(0, Pass()), MalformedMove) == (
+        "The explorer ship must move at least 1 step."
+    )
+    assert _refused_with(game, Turn(1, "take"), MalformedMove) == "Unknown action."  # type: ignore[arg-type]
+    game.state.over = True
+    assert _refused_with(game, Turn(1, Pass()), GameOver) == (
+        "The game is over: no more turns can be played."
     )
