@@ -107,7 +107,7 @@ def prepare(name: str, module: Module) -> Path:
     config = {
         "source_paths": [f"{package}/"],
         "only_mutate": [module.source],
-        "also_copy": [f"{p}/" for p in others],
+        "also_copy": [*(f"{p}/" for p in others), "examples/"],
         "pytest_add_cli_args": ["-q", "-p", "no:cacheprovider"],
         # a mutant that loops for ever is stopped after 4 times its tests' usual time
         "timeout_multiplier": 4.0,
