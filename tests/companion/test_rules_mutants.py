@@ -155,3 +155,48 @@ def test_malformed_and_late_turns_are_refused_with_their_sentence() -> None:
     assert _refused_with(game, Turn(1, Pass()), GameOver) == (
         "The game is over: no more turns can be played."
     )
+
+
+# ------------------------------------------------------------ enumerating turns
+
+
+TURNS = (0, 90, 180, 270)
+
+
+def _every_turn_the_rules_allow(game) -> set[Turn]:  # type: ignore[no-untyped-def]
+    state = game.state
+    player = state.mover
+    cells = [(r, c) for r in range(4) for c in range(4)]
+    actions: list[object] = [Pass()]
+    actions += [Discard(cell) for cell in cells]
+    actions += [StorageToBoard(cell, rot) for cell in cells for rot in TURNS]
+    actions += [TakeToStorage(slot) for slot in cells]
+    actions += [TakeToBoard(slot, cell, rot) for slot in cells for cell in cells for rot in TURNS]
+    allowed = set()
+    for steps in range(1, min(2 + player.shells, 16) + 1):
+        for action in actions:
+            try:
+                game.rules.check(state, Turn(steps, action))  # type: ignore[arg-type]
+            except IllegalMove:
+                continue
+            allowed.add(Turn(steps, action))  # type: ignore[arg-type]
+    return allowed
+
+
+@pytest.mark.parametrize("stored", [None, "end-n-palm1", "water-boat2"])
+def test_legal_turns_lists_every_turn_the_rules_allow_and_no_other(stored: str | None) -> None:
+    game = make_game(ship=15)
+    game.state.players[0].shells = 2
+    lay(game, 0, (1, 1), "water")
+    lay(game, 0, (2, 3), "single-palm1")
+    if stored is not None:
+        game.state.players[0].storage = stored
+        game.state.stack.remove(stored)
+    listed = [Turn(t.steps, t.action) for t in game.rules.legal_turns(game.state)]
+    assert len(listed) == len(set(listed))
+    allowed = _every_turn_the_rules_allow(game)
+    assert set(listed) == allowed
+    kinds = {type(t.action).__name__ for t in allowed}
+    assert kinds == {"Pass", "Discard", "TakeToBoard", "TakeToStorage", "StorageToBoard"} - (
+        {"TakeToStorage"} if stored else {"StorageToBoard"}
+    )
