@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from companion.actions import Discard, Pass, StorageToBoard, TakeToBoard, TakeToStorage, Turn
+from companion.actions import (
+    Discard,
+    Matching,
+    Pass,
+    StorageToBoard,
+    TakeToBoard,
+    TakeToStorage,
+    Turn,
+)
 from companion.errors import GameOver, IllegalMove, MalformedMove
 from tests.companion.conftest import lay, make_game
 
@@ -199,4 +207,25 @@ def test_legal_turns_lists_every_turn_the_rules_allow_and_no_other(stored: str |
     kinds = {type(t.action).__name__ for t in allowed}
     assert kinds == {"Pass", "Discard", "TakeToBoard", "TakeToStorage", "StorageToBoard"} - (
         {"TakeToStorage"} if stored else {"StorageToBoard"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("neighbour", "at_cell", "cell", "where", "edge"),
+    [
+        ("end-n-palm1", (1, 0), (0, 0), "row 2, column 1", "north"),
+        ("end-s-palm1", (0, 0), (1, 0), "row 1, column 1", "south"),
+        ("end-w-palm1", (0, 1), (0, 0), "row 1, column 2", "west"),
+        ("end-e-palm1", (2, 0), (2, 1), "row 3, column 1", "east"),
+    ],
+)
+def test_strict_matching_names_the_neighbours_island_edge_against_water(
+    neighbour: str, at_cell: tuple[int, int], cell: tuple[int, int], where: str, edge: str
+) -> None:
+    game = make_game(ship=3, matching=Matching.STRICT)  # 1 step: row 1 from the east
+    lay(game, 0, at_cell, neighbour)
+    water = Turn(1, TakeToBoard((0, 0), cell))
+    assert refusal(game, water) == (
+        f"The tile does not fit the tile in {where}: The neighbour's island edge on the {edge} "
+        "meets water (strict matching)."
     )
