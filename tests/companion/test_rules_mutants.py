@@ -14,6 +14,7 @@ from companion.actions import (
     Turn,
 )
 from companion.errors import GameOver, IllegalMove, MalformedMove
+from companion.rules import describe_line, ship_line
 from tests.companion.conftest import lay, make_game
 
 
@@ -229,3 +230,17 @@ def test_strict_matching_names_the_neighbours_island_edge_against_water(
         f"The tile does not fit the tile in {where}: The neighbour's island edge on the {edge} "
         "meets water (strict matching)."
     )
+
+
+@pytest.mark.parametrize("position", range(16))
+def test_each_ship_position_is_named_by_the_line_it_looks_down(position: int) -> None:
+    words = describe_line(position).split()
+    assert words[0] in ("row", "column") and words[2:4] == ["from", "the"]
+    number, side = int(words[1]) - 1, words[4]
+    line = ship_line(position)
+    assert len(line) == 4
+    along = 0 if words[0] == "row" else 1
+    assert all(cell[along] == number for cell in line)
+    first = {"north": (0, 0), "south": (0, 3), "west": (1, 0), "east": (1, 3)}[side]
+    assert line[0][first[0]] == first[1]
+    assert side == ("north", "east", "south", "west")[position // 4]
