@@ -12,6 +12,7 @@ from companion.actions import (
     TakeToBoard,
     TakeToStorage,
     Turn,
+    Variant,
 )
 from companion.errors import GameOver, IllegalMove, MalformedMove
 from companion.rules import describe_line, ship_line
@@ -244,3 +245,26 @@ def test_each_ship_position_is_named_by_the_line_it_looks_down(position: int) ->
     first = {"north": (0, 0), "south": (0, 3), "west": (1, 0), "east": (1, 3)}[side]
     assert line[0][first[0]] == first[1]
     assert side == ("north", "east", "south", "west")[position // 4]
+
+
+def test_the_reach_map_names_each_takeable_tile_and_its_price() -> None:
+    game = make_game(ship=15)  # 2 steps: position 1, looking down column 2
+    reach = {r.steps: r for r in game.rules.reach_map(game.state)}[2]
+    assert [(t.slot, t.tile, t.skip_cost, t.cost) for t in reach.takes] == [
+        ((0, 1), "water-boat", 0, 0),
+        ((1, 1), "water-boat", 1, 1),
+        ((2, 1), "water-shell", 2, 2),
+        ((3, 1), "water-shell", 3, 3),
+    ]
+
+
+def test_the_log_line_names_the_steps_paid_for_the_players_own_ship() -> None:
+    game = make_game(variant=Variant.ADVANCED, ship=15)
+    lay(game, 0, (0, 0), "water")
+    lay(game, 0, (1, 1), "water-boat")
+    game.state.players[0].ship = (0, 0)
+    turn = Turn(1, TakeToBoard((0, 0), (2, 2)), ship_path=((1, 1),), ship_to=(0, 0))
+    assert _line(game, turn) == (
+        "Red moved the ship 1 step, took water from the display (row 1, column 1), "
+        "laid it on row 3, column 3, turned 0° and moved their own ship 1 step for shells"
+    )
