@@ -16,6 +16,7 @@ from companion.actions import (
 )
 from companion.errors import GameOver, IllegalMove, MalformedMove
 from companion.rules import describe_line, ship_line
+from companion.state import Placed
 from tests.companion.conftest import lay, make_game
 
 
@@ -268,3 +269,30 @@ def test_the_log_line_names_the_steps_paid_for_the_players_own_ship() -> None:
         "Red moved the ship 1 step, took water from the display (row 1, column 1), "
         "laid it on row 3, column 3, turned 0° and moved their own ship 1 step for shells"
     )
+
+
+# ------------------------------------------------------------ what a turn leaves
+
+
+def test_a_laid_tile_keeps_its_turn_and_the_record_its_ship_move() -> None:
+    game = make_game(ship=15)
+    record = game.push(Turn(2, TakeToBoard((0, 1), (1, 2), 90)))
+    assert game.state.players[0].board[1][2] == Placed("water-boat", 90)
+    assert (record.player, record.ship_from, record.ship_at) == (0, 15, 1)
+    assert game.state.turn_number == 1
+    game.state.players[1].storage = "water-boat2"
+    game.state.stack.remove("water-boat2")
+    game.push(Turn(1, StorageToBoard((3, 3), 270)))
+    assert game.state.players[1].board[3][3] == Placed("water-boat2", 270)
+    assert game.state.turn_number == 2
+
+
+def test_passes_count_towards_the_end_only_once_the_stack_is_out() -> None:
+    game = make_game(ship=15)
+    game.push(Turn(1, Pass()))
+    assert game.state.quiet_turns == 0  # tiles remain: passing is no step to the end
+    game.state.stack.clear()
+    game.push(Turn(1, Pass()))
+    assert game.state.quiet_turns == 1
+    game.push(Turn(1, TakeToBoard((0, 2), (0, 0))))
+    assert game.state.quiet_turns == 0  # a tile taken breaks the run
