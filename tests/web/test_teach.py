@@ -16,6 +16,7 @@ from flask.testing import FlaskClient
 from companion.catalogue import Catalogue, default_catalogue
 from companion.session import Session
 from tests.vision.test_teach import EMPTY_DISPLAY, _display, _lying, _render
+from tests.web.chromium import need_browser
 from tests.web.conftest import Host, log_in, served, web_settings
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, HAVE_PLAYWRIGHT, host_phone, shoot
 from vision.artpacks import write_art_pack
@@ -260,15 +261,14 @@ def test_a_camera_that_is_ready_is_not_called_missing_by_the_teach_card(frames: 
 
 @pytest.fixture
 def browser() -> Iterator[Browser]:
+    executable = need_browser(HAVE_PLAYWRIGHT, CHROMIUM)
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not (HAVE_PLAYWRIGHT and CHROMIUM.exists()),
-                    reason="playwright or /usr/bin/chromium is missing")
 def test_the_host_teaches_a_box_on_the_phone(
     browser: Browser, frames: Frames, camera: Camera, packs: Path
 ) -> None:
@@ -313,8 +313,6 @@ def test_the_host_teaches_a_box_on_the_phone(
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not (HAVE_PLAYWRIGHT and CHROMIUM.exists()),
-                    reason="playwright or /usr/bin/chromium is missing")
 def test_a_late_answer_does_not_undo_a_started_teaching(
     browser: Browser, frames: Frames, camera: Camera, packs: Path
 ) -> None:

@@ -1,0 +1,245 @@
+"""The journal's promise, observed through the file layer: a line is flushed and fsync'ed to
+the game file before `append` returns, and the pointer replaced only once its text is synced."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from companion.errors import DataError
+from companion.journal import CURRENT, Journal, write_atomically
+
+
+@dataclass(frozen=True)
+class Synced:
+    """One fsync: the inode it was for and that file's bytes on disk at that moment."""
+
+    inode: int
+    is_dir: bool
+    data: bytes | None
+
+
+class FsyncLog(list[Synced]):
+    def of(self, path: Path) -> list[bytes | None]:
+        inode = path.stat().st_ino
+        return [s.data for s in self if s.inode == inode]
+
+
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> FsyncLog:
+    log = FsyncLog()
+    real = os.fsync
+
+    def watched(fd: int) -> None:
+        where = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        is_dir = where.is_dir()
+        log.append(Synced(os.fstat(fd).st_ino, is_dir, None if is_dir else where.read_bytes()))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", watched)
+    return log
+
+
+def test_each_appended_line_is_on_disk_and_synced_before_append_returns(
+    tmp_path: Path, fsyncs: FsyncLog
+) -> None:
+    journal = Journal(tmp_path)
+    journal.start({"kind": "setup"})
+    game = journal.current_path()
+    assert game is not None
+    assert fsyncs.of(game) == [b'{"kind":"setup"}\n']
+    fsyncs.clear()
+    journal.append({"kind": "turn", "n": 1})
+    assert fsyncs.of(game) == [b'{"kind":"setup"}\n{"kind":"turn","n":1}\n']
+    journal.append({"kind": "turn", "n": 2})
+    assert fsyncs.of(game)[-1] == (
+        b'{"kind":"setup"}\n{"kind":"turn","n":1}\n{"kind":"turn","n":2}\n'
+    )
+    assert len(fsyncs.of(game)) == 2
+    journal.close()
+
+
+def test_a_new_game_file_is_synced_with_its_directory_before_the_pointer_names_it(
+    tmp_path: Path, fsyncs: FsyncLog
+) -> None:
+    journal = Journal(tmp_path)
+    journal.start({"kind": "setup"})
+    game = journal.current_path()
+    assert game is not None
+    directory = tmp_path.stat().st_ino
+    kinds = [
+        "dir" if s.is_dir else "game" if s.data == b'{"kind":"setup"}\n' else "pointer"
+        for s in fsyncs
+    ]
+    # the game file, its directory entry, the pointer's text, then the pointer's rename
+    assert kinds == ["game", "dir", "pointer", "dir"]
+    assert [s.inode for s in fsyncs if s.is_dir] == [directory, directory]
+    assert fsyncs[2].data == f"{game.name}\n".encode()
+    assert (tmp_path / CURRENT).read_text() == f"{game.name}\n"
+
+
+def test_write_atomically_syncs_the_text_then_the_rename(tmp_path: Path, fsyncs: FsyncLog) -> None:
+    target = tmp_path / "kept.json"
+    write_atomically(target, "{}\n", mode=0o600)
+    assert [(s.is_dir, s.data) for s in fsyncs] == [(False, b"{}\n"), (True, None)]
+    assert fsyncs[1].inode == tmp_path.stat().st_ino
+    assert target.read_text() == "{}\n"
+    assert oct(target.stat().st_mode & 0o777) == oct(0o600)
+    assert not (tmp_path / ".kept.json.tmp").exists()
+
+
+SETUP = {"type": "setup", "n": 0}
+
+
+def lines_of(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def test_a_new_file_gets_the_usual_permissions_and_a_secret_one_is_never_readable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = os.umask(0o022)
+    try:
+        write_atomically(tmp_path / "plain", "x\n")
+        assert (tmp_path / "plain").stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old)
+    created: list[int] = []
+    real_open = os.open
+
+    def watched(path: str, flags: int, mode: int = 0o777) -> int:
+        created.append(mode)
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(os, "open", watched)
+    write_atomically(tmp_path / "secret", "pin\n", mode=0o600)
+    assert created[0] == 0o600  # the temp file is its owner's from its first byte
+    assert (tmp_path / "secret").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_state_directory_is_made_with_its_parents(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "a" / "b" / "state")
+    journal.start(SETUP)
+    assert journal.load() == [SETUP]
+
+
+def test_an_unusable_state_directory_names_itself_and_the_reason(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(DataError) as error:
+        Journal(blocker / "state")
+    assert error.value.message == (
+        f"{blocker / 'state'}: cannot be used as the state directory (Not a directory)"
+    )
+
+
+def test_a_state_directory_that_cannot_be_written_is_one_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as for a user, not root
+    with pytest.raises(DataError) as error:
+        Journal(tmp_path)
+    assert error.value.message == f"{tmp_path}: is not writable"
+
+
+def test_a_journal_opened_on_a_saved_game_appends_to_it(tmp_path: Path) -> None:
+    first = Journal(tmp_path)
+    first.start(SETUP)
+    first.close()
+    again = Journal(tmp_path)
+    again.append({"type": "turn", "n": 1})
+    again.close()
+    again.append({"type": "turn", "n": 2})  # reopened after close
+    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}, {"type": "turn", "n": 2}]
+
+
+def test_appending_without_a_game_is_one_sentence(tmp_path: Path) -> None:
+    with pytest.raises(DataError) as error:
+        Journal(tmp_path).append({"type": "turn"})
+    assert error.value.message == f"{tmp_path}: has no game to add to"
+
+
+def test_games_started_in_the_same_second_get_their_own_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moment = time.gmtime(1_800_000_000)
+    monkeypatch.setattr(time, "gmtime", lambda *args: moment)
+    journal = Journal(tmp_path)
+    for n in range(3):
+        journal.start({"type": "setup", "n": n})
+    stamp = time.strftime("%Y%m%d-%H%M%S", moment)
+    names = sorted(p.name for p in tmp_path.glob("game-*"))
+    assert names == [f"game-{stamp}-{n}.jsonl" for n in range(3)]
+    assert journal.current_path() == tmp_path / f"game-{stamp}-2.jsonl"
+    assert Journal(tmp_path).load() == [{"type": "setup", "n": 2}]
+
+
+def test_a_pointer_to_anything_but_a_game_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / CURRENT).write_text("../../etc/passwd\n")
+    with pytest.raises(DataError) as error:
+        Journal(tmp_path).load()
+    assert error.value.message == f"{tmp_path / CURRENT}: does not name a game file"
+
+
+def test_a_missing_game_file_is_one_sentence(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.start(SETUP)
+    game = journal.current_path()
+    assert game is not None
+    journal.close()
+    game.unlink()
+    with pytest.raises(DataError) as error:
+        Journal(tmp_path).load()
+    assert error.value.message == f"{game}: is named as the current game but is missing"
+
+
+def _game_with(tmp_path: Path, text: bytes) -> Path:
+    journal = Journal(tmp_path)
+    journal.start(SETUP)
+    game = journal.current_path()
+    assert game is not None
+    journal.close()
+    game.write_bytes(game.read_bytes() + text)
+    return game
+
+
+def test_a_blank_line_is_passed_over_and_what_follows_kept(tmp_path: Path) -> None:
+    _game_with(tmp_path, b'\n{"type":"turn","n":1}\n')
+    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}]
+
+
+def test_a_damaged_last_line_is_dropped_even_with_its_newline(tmp_path: Path) -> None:
+    _game_with(tmp_path, b'{"type":"turn","n":1}\n{"type":"tu\x00\x00\n')
+    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}]
+
+
+def test_a_damaged_line_before_the_last_is_named(tmp_path: Path) -> None:
+    game = _game_with(tmp_path, b'{"type":"tu\x00\x00\n{"type":"turn","n":2}\n')
+    with pytest.raises(DataError) as error:
+        Journal(tmp_path).load()
+    assert error.value.message == f"{game}: line 2 is damaged"
+
+
+def test_a_line_that_is_no_event_is_named(tmp_path: Path) -> None:
+    game = _game_with(tmp_path, b'[1, 2]\n{"type":"turn","n":2}\n')
+    with pytest.raises(DataError) as error:
+        Journal(tmp_path).load()
+    assert error.value.message == f"{game}: line 2 is not an event"
+
+
+def test_a_torn_tail_is_cut_and_the_whole_lines_kept_byte_for_byte(tmp_path: Path) -> None:
+    game = _game_with(tmp_path, b'{"type":"turn","n":1}\n{"type":"tu')
+    whole = lines_of(game)[:2]
+    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}]
+    assert lines_of(game) == whole
+
+
+def test_loading_a_whole_game_never_rewrites_it(tmp_path: Path) -> None:
+    game = _game_with(tmp_path, b'{"type":"turn","n":1}\n')
+    inode, data = game.stat().st_ino, game.read_bytes()
+    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}]
+    assert (game.stat().st_ino, game.read_bytes()) == (inode, data)

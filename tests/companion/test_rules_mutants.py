@@ -1,0 +1,298 @@
+"""The rules at their edges: the last shell can be spent, one more cannot."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.actions import (
+    Discard,
+    Matching,
+    Pass,
+    StorageToBoard,
+    TakeToBoard,
+    TakeToStorage,
+    Turn,
+    Variant,
+)
+from companion.errors import GameOver, IllegalMove, MalformedMove
+from companion.rules import describe_line, ship_line
+from companion.state import Placed
+from tests.companion.conftest import lay, make_game
+
+
+def refusal(game, turn) -> str:  # type: ignore[no-untyped-def]
+    before = game.state.to_json()
+    with pytest.raises(IllegalMove) as err:
+        game.push(turn)
+    assert game.state.to_json() == before
+    return err.value.message
+
+
+@pytest.mark.parametrize("shells", [1, 2, 5])
+def test_the_last_shell_pays_for_the_last_step(shells: int) -> None:
+    game = make_game()  # 2 boats printed on the board
+    game.state.players[0].shells = shells
+    assert refusal(game, Turn(2 + shells + 1, Pass())) == (
+        f"Moving {2 + shells + 1} steps with 2 boats costs {shells + 1} shells; Red has {shells}."
+    )
+    record = game.push(Turn(2 + shells, Pass()))
+    assert record.move_cost == shells
+    assert game.state.players[0].shells == 0
+
+
+def test_the_last_shell_pays_for_the_last_skipped_tile() -> None:
+    game = make_game(ship=15)  # 1 step: position 0, looking down column 1
+    game.state.players[0].shells = 2
+    assert refusal(game, Turn(1, TakeToBoard((3, 0), (0, 0)))) == (
+        "Skipping 3 tiles costs 3 shells; Red has 2."
+    )
+    game.state.players[0].shells = 3
+    record = game.push(Turn(1, TakeToBoard((3, 0), (0, 0))))
+    assert record.skip_cost == 3
+    assert game.state.players[0].shells == 0
+
+
+def test_moving_and_skipping_may_spend_every_shell_together() -> None:
+    game = make_game(ship=15)
+    game.state.players[0].shells = 4
+    assert refusal(game, Turn(4, TakeToStorage((3, 3)))) == (
+        "Moving 4 steps with 2 boats and skipping 3 tiles costs 5 shells; Red has 4."
+    )
+    game.state.players[0].shells = 5
+    record = game.push(Turn(4, TakeToStorage((3, 3))))
+    assert (record.move_cost, record.skip_cost) == (2, 3)
+    assert game.state.players[0].shells == 0
+
+
+def test_the_reach_map_offers_exactly_what_the_last_shell_buys() -> None:
+    game = make_game(ship=15)
+    game.state.players[0].shells = 1
+    reach = game.rules.reach_map(game.state)
+    assert [r.steps for r in reach] == [1, 2, 3]
+    assert [r.move_cost for r in reach] == [0, 0, 1]
+    for r in reach:
+        assert all(t.cost <= 1 for t in r.takes)
+        assert max(t.cost for t in r.takes) == 1
+    legal = list(game.rules.legal_turns(game.state))
+    assert max(t.steps for t in legal) == 3
+    assert any(t.steps == 3 for t in legal)
+
+
+# ------------------------------------------------------------ the move log's line
+
+
+def _line(game, turn) -> str:  # type: ignore[no-untyped-def]
+    return str(game.push(turn).describe())
+
+
+def test_the_log_line_of_a_pass_names_the_steps_and_what_they_cost() -> None:
+    assert _line(make_game(), Turn(3, Pass())) == (
+        "Red moved the ship 3 steps (1 shell) and did nothing else"
+    )
+    assert _line(make_game(), Turn(4, Pass())) == (
+        "Red moved the ship 4 steps (2 shells) and did nothing else"
+    )
+    assert _line(make_game(), Turn(1, Pass())) == "Red moved the ship 1 step and did nothing else"
+
+
+def test_the_log_line_of_a_tile_laid_names_the_slot_the_cost_the_cell_and_the_turn() -> None:
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToBoard((3, 0), (0, 0), 90))) == (
+        "Red moved the ship 1 step, took water from the display (row 4, column 1) for 3 shells "
+        "and laid it on row 1, column 1, turned 90°"
+    )
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToBoard((1, 0), (0, 0)))) == (
+        "Red moved the ship 1 step, took water from the display (row 2, column 1) for 1 shell "
+        "and laid it on row 1, column 1, turned 0°"
+    )
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToBoard((0, 0), (3, 2), 270))) == (
+        "Red moved the ship 1 step, took water from the display (row 1, column 1) "
+        "and laid it on row 4, column 3, turned 270°"
+    )
+
+
+def test_the_log_line_of_a_shell_tile_names_the_shells_gained() -> None:
+    game = make_game(ship=15)
+    assert _line(game, Turn(2, TakeToBoard((2, 1), (0, 0)))) == (
+        "Red moved the ship 2 steps, took water-shell from the display (row 3, column 2) for "
+        "2 shells, laid it on row 1, column 1, turned 0° and gained 1 shell"
+    )
+
+
+def test_the_log_lines_of_storage_and_discard() -> None:
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToStorage((2, 0)))) == (
+        "Red moved the ship 1 step and put water from the display (row 3, column 1) into "
+        "storage for 2 shells"
+    )
+    game = make_game(ship=15)
+    assert _line(game, Turn(1, TakeToStorage((0, 0)))) == (
+        "Red moved the ship 1 step and put water from the display (row 1, column 1) into storage"
+    )
+    game = make_game(ship=15)
+    game.state.players[0].storage = "water-boat2"
+    game.state.stack.remove("water-boat2")
+    assert _line(game, Turn(1, StorageToBoard((1, 1), 180))) == (
+        "Red moved the ship 1 step and laid the stored water-boat2 on row 2, column 2, turned 180°"
+    )
+    game = make_game(ship=15)
+    lay(game, 0, (2, 2), "water")
+    assert _line(game, Turn(1, Discard((2, 2)))) == (
+        "Red moved the ship 1 step and removed water from row 3, column 3"
+    )
+
+
+# ------------------------------------------------------------ malformed and late turns
+
+
+def _refused_with(game, turn, kind: type[Exception]) -> str:  # type: ignore[no-untyped-def]
+    before = game.state.to_json()
+    with pytest.raises(kind) as err:
+        game.push(turn)
+    assert game.state.to_json() == before
+    return str(err.value.message)  # type: ignore[attr-defined]
+
+
+def test_malformed_and_late_turns_are_refused_with_their_sentence() -> None:
+    game = make_game()
+    assert _refused_with(game, "pass", MalformedMove) == "A turn must be a Turn value."
+    assert _refused_with(game, Turn(0, Pass()), MalformedMove) == (
+        "The explorer ship must move at least 1 step."
+    )
+    assert _refused_with(game, Turn(1, "take"), MalformedMove) == "Unknown action."  # type: ignore[arg-type]
+    game.state.over = True
+    assert _refused_with(game, Turn(1, Pass()), GameOver) == (
+        "The game is over: no more turns can be played."
+    )
+
+
+# ------------------------------------------------------------ enumerating turns
+
+
+TURNS = (0, 90, 180, 270)
+
+
+def _every_turn_the_rules_allow(game) -> set[Turn]:  # type: ignore[no-untyped-def]
+    state = game.state
+    player = state.mover
+    cells = [(r, c) for r in range(4) for c in range(4)]
+    actions: list[object] = [Pass()]
+    actions += [Discard(cell) for cell in cells]
+    actions += [StorageToBoard(cell, rot) for cell in cells for rot in TURNS]
+    actions += [TakeToStorage(slot) for slot in cells]
+    actions += [TakeToBoard(slot, cell, rot) for slot in cells for cell in cells for rot in TURNS]
+    allowed = set()
+    for steps in range(1, min(2 + player.shells, 16) + 1):
+        for action in actions:
+            try:
+                game.rules.check(state, Turn(steps, action))  # type: ignore[arg-type]
+            except IllegalMove:
+                continue
+            allowed.add(Turn(steps, action))  # type: ignore[arg-type]
+    return allowed
+
+
+@pytest.mark.parametrize("stored", [None, "end-n-palm1", "water-boat2"])
+def test_legal_turns_lists_every_turn_the_rules_allow_and_no_other(stored: str | None) -> None:
+    game = make_game(ship=15)
+    game.state.players[0].shells = 2
+    lay(game, 0, (1, 1), "water")
+    lay(game, 0, (2, 3), "single-palm1")
+    if stored is not None:
+        game.state.players[0].storage = stored
+        game.state.stack.remove(stored)
+    listed = [Turn(t.steps, t.action) for t in game.rules.legal_turns(game.state)]
+    assert len(listed) == len(set(listed))
+    allowed = _every_turn_the_rules_allow(game)
+    assert set(listed) == allowed
+    kinds = {type(t.action).__name__ for t in allowed}
+    assert kinds == {"Pass", "Discard", "TakeToBoard", "TakeToStorage", "StorageToBoard"} - (
+        {"TakeToStorage"} if stored else {"StorageToBoard"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("neighbour", "at_cell", "cell", "where", "edge"),
+    [
+        ("end-n-palm1", (1, 0), (0, 0), "row 2, column 1", "north"),
+        ("end-s-palm1", (0, 0), (1, 0), "row 1, column 1", "south"),
+        ("end-w-palm1", (0, 1), (0, 0), "row 1, column 2", "west"),
+        ("end-e-palm1", (2, 0), (2, 1), "row 3, column 1", "east"),
+    ],
+)
+def test_strict_matching_names_the_neighbours_island_edge_against_water(
+    neighbour: str, at_cell: tuple[int, int], cell: tuple[int, int], where: str, edge: str
+) -> None:
+    game = make_game(ship=3, matching=Matching.STRICT)  # 1 step: row 1 from the east
+    lay(game, 0, at_cell, neighbour)
+    water = Turn(1, TakeToBoard((0, 0), cell))
+    assert refusal(game, water) == (
+        f"The tile does not fit the tile in {where}: The neighbour's island edge on the {edge} "
+        "meets water (strict matching)."
+    )
+
+
+@pytest.mark.parametrize("position", range(16))
+def test_each_ship_position_is_named_by_the_line_it_looks_down(position: int) -> None:
+    words = describe_line(position).split()
+    assert words[0] in ("row", "column") and words[2:4] == ["from", "the"]
+    number, side = int(words[1]) - 1, words[4]
+    line = ship_line(position)
+    assert len(line) == 4
+    along = 0 if words[0] == "row" else 1
+    assert all(cell[along] == number for cell in line)
+    first = {"north": (0, 0), "south": (0, 3), "west": (1, 0), "east": (1, 3)}[side]
+    assert line[0][first[0]] == first[1]
+    assert side == ("north", "east", "south", "west")[position // 4]
+
+
+def test_the_reach_map_names_each_takeable_tile_and_its_price() -> None:
+    game = make_game(ship=15)  # 2 steps: position 1, looking down column 2
+    reach = {r.steps: r for r in game.rules.reach_map(game.state)}[2]
+    assert [(t.slot, t.tile, t.skip_cost, t.cost) for t in reach.takes] == [
+        ((0, 1), "water-boat", 0, 0),
+        ((1, 1), "water-boat", 1, 1),
+        ((2, 1), "water-shell", 2, 2),
+        ((3, 1), "water-shell", 3, 3),
+    ]
+
+
+def test_the_log_line_names_the_steps_paid_for_the_players_own_ship() -> None:
+    game = make_game(variant=Variant.ADVANCED, ship=15)
+    lay(game, 0, (0, 0), "water")
+    lay(game, 0, (1, 1), "water-boat")
+    game.state.players[0].ship = (0, 0)
+    turn = Turn(1, TakeToBoard((0, 0), (2, 2)), ship_path=((1, 1),), ship_to=(0, 0))
+    assert _line(game, turn) == (
+        "Red moved the ship 1 step, took water from the display (row 1, column 1), "
+        "laid it on row 3, column 3, turned 0° and moved their own ship 1 step for shells"
+    )
+
+
+# ------------------------------------------------------------ what a turn leaves
+
+
+def test_a_laid_tile_keeps_its_turn_and_the_record_its_ship_move() -> None:
+    game = make_game(ship=15)
+    record = game.push(Turn(2, TakeToBoard((0, 1), (1, 2), 90)))
+    assert game.state.players[0].board[1][2] == Placed("water-boat", 90)
+    assert (record.player, record.ship_from, record.ship_at) == (0, 15, 1)
+    assert game.state.turn_number == 1
+    game.state.players[1].storage = "water-boat2"
+    game.state.stack.remove("water-boat2")
+    game.push(Turn(1, StorageToBoard((3, 3), 270)))
+    assert game.state.players[1].board[3][3] == Placed("water-boat2", 270)
+    assert game.state.turn_number == 2
+
+
+def test_passes_count_towards_the_end_only_once_the_stack_is_out() -> None:
+    game = make_game(ship=15)
+    game.push(Turn(1, Pass()))
+    assert game.state.quiet_turns == 0  # tiles remain: passing is no step to the end
+    game.state.stack.clear()
+    game.push(Turn(1, Pass()))
+    assert game.state.quiet_turns == 1
+    game.push(Turn(1, TakeToBoard((0, 2), (0, 0))))
+    assert game.state.quiet_turns == 0  # a tile taken breaks the run
