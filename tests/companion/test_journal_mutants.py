@@ -99,6 +99,20 @@ def lines_of(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
+def events_of(journal: Journal) -> list[dict[str, object]]:
+    """The saved game's events, checking that nothing in it is damaged."""
+    saved = journal.load()
+    assert saved is not None and saved.damage is None, saved
+    return list(saved.events)
+
+
+def damage_of(journal: Journal) -> tuple[list[dict[str, object]], str | None]:
+    """The events kept before the damage, and the sentence naming it."""
+    saved = journal.load()
+    assert saved is not None
+    return list(saved.events), saved.damage
+
+
 def test_a_new_file_gets_the_usual_permissions_and_a_secret_one_is_never_readable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,7 +138,7 @@ def test_a_new_file_gets_the_usual_permissions_and_a_secret_one_is_never_readabl
 def test_the_state_directory_is_made_with_its_parents(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "a" / "b" / "state")
     journal.start(SETUP)
-    assert journal.load() == [SETUP]
+    assert events_of(journal) == [SETUP]
 
 
 def test_an_unusable_state_directory_names_itself_and_the_reason(tmp_path: Path) -> None:
@@ -151,10 +165,15 @@ def test_a_journal_opened_on_a_saved_game_appends_to_it(tmp_path: Path) -> None:
     first.start(SETUP)
     first.close()
     again = Journal(tmp_path)
+    assert events_of(again) == [SETUP]  # loading opens the saved game for appends
     again.append({"type": "turn", "n": 1})
     again.close()
     again.append({"type": "turn", "n": 2})  # reopened after close
-    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}, {"type": "turn", "n": 2}]
+    assert events_of(Journal(tmp_path)) == [
+        SETUP,
+        {"type": "turn", "n": 1},
+        {"type": "turn", "n": 2},
+    ]
 
 
 def test_appending_without_a_game_is_one_sentence(tmp_path: Path) -> None:
@@ -175,14 +194,14 @@ def test_games_started_in_the_same_second_get_their_own_files(
     names = sorted(p.name for p in tmp_path.glob("game-*"))
     assert names == [f"game-{stamp}-{n}.jsonl" for n in range(3)]
     assert journal.current_path() == tmp_path / f"game-{stamp}-2.jsonl"
-    assert Journal(tmp_path).load() == [{"type": "setup", "n": 2}]
+    assert events_of(Journal(tmp_path)) == [{"type": "setup", "n": 2}]
 
 
 def test_a_pointer_to_anything_but_a_game_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / CURRENT).write_text("../../etc/passwd\n")
-    with pytest.raises(DataError) as error:
-        Journal(tmp_path).load()
-    assert error.value.message == f"{tmp_path / CURRENT}: does not name a game file"
+    saved = Journal(tmp_path).load()
+    assert saved is not None and saved.events == ()
+    assert saved.damage == f"{tmp_path / CURRENT}: does not name a game file"
 
 
 def test_a_missing_game_file_is_one_sentence(tmp_path: Path) -> None:
@@ -192,9 +211,9 @@ def test_a_missing_game_file_is_one_sentence(tmp_path: Path) -> None:
     assert game is not None
     journal.close()
     game.unlink()
-    with pytest.raises(DataError) as error:
-        Journal(tmp_path).load()
-    assert error.value.message == f"{game}: is named as the current game but is missing"
+    saved = Journal(tmp_path).load()
+    assert saved is not None and saved.path is None and saved.events == ()
+    assert saved.damage == f"{game.name} is named as the current game but is missing"
 
 
 def _game_with(tmp_path: Path, text: bytes) -> Path:
@@ -207,39 +226,45 @@ def _game_with(tmp_path: Path, text: bytes) -> Path:
     return game
 
 
-def test_a_blank_line_is_passed_over_and_what_follows_kept(tmp_path: Path) -> None:
-    _game_with(tmp_path, b'\n{"type":"turn","n":1}\n')
-    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}]
+def test_a_blank_line_is_damage_named_with_the_lines_before_it_kept(tmp_path: Path) -> None:
+    game = _game_with(tmp_path, b'\n{"type":"turn","n":1}\n')
+    assert damage_of(Journal(tmp_path)) == ([SETUP], f"line 2 of {game.name} is damaged")
 
 
-def test_a_damaged_last_line_is_dropped_even_with_its_newline(tmp_path: Path) -> None:
-    _game_with(tmp_path, b'{"type":"turn","n":1}\n{"type":"tu\x00\x00\n')
-    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}]
+def test_a_damaged_last_line_with_its_newline_is_damage_not_a_torn_tail(tmp_path: Path) -> None:
+    game = _game_with(tmp_path, b'{"type":"turn","n":1}\n{"type":"tu\x00\x00\n')
+    assert damage_of(Journal(tmp_path)) == (
+        [SETUP, {"type": "turn", "n": 1}],
+        f"line 3 of {game.name} is damaged",
+    )
 
 
 def test_a_damaged_line_before_the_last_is_named(tmp_path: Path) -> None:
     game = _game_with(tmp_path, b'{"type":"tu\x00\x00\n{"type":"turn","n":2}\n')
-    with pytest.raises(DataError) as error:
-        Journal(tmp_path).load()
-    assert error.value.message == f"{game}: line 2 is damaged"
+    assert damage_of(Journal(tmp_path)) == ([SETUP], f"line 2 of {game.name} is damaged")
 
 
 def test_a_line_that_is_no_event_is_named(tmp_path: Path) -> None:
     game = _game_with(tmp_path, b'[1, 2]\n{"type":"turn","n":2}\n')
-    with pytest.raises(DataError) as error:
-        Journal(tmp_path).load()
-    assert error.value.message == f"{game}: line 2 is not an event"
+    assert damage_of(Journal(tmp_path)) == ([SETUP], f"line 2 of {game.name} is damaged")
 
 
-def test_a_torn_tail_is_cut_and_the_whole_lines_kept_byte_for_byte(tmp_path: Path) -> None:
+def test_a_torn_tail_is_left_out_and_cut_by_the_next_line_whole_lines_kept(
+    tmp_path: Path,
+) -> None:
     game = _game_with(tmp_path, b'{"type":"turn","n":1}\n{"type":"tu')
+    before = game.read_bytes()
     whole = lines_of(game)[:2]
-    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}]
-    assert lines_of(game) == whole
+    journal = Journal(tmp_path)
+    assert events_of(journal) == [SETUP, {"type": "turn", "n": 1}]
+    assert game.read_bytes() == before  # loading changes nothing on disk
+    journal.append({"type": "turn", "n": 2})
+    journal.close()
+    assert lines_of(game) == [*whole, b'{"type":"turn","n":2}\n']
 
 
 def test_loading_a_whole_game_never_rewrites_it(tmp_path: Path) -> None:
     game = _game_with(tmp_path, b'{"type":"turn","n":1}\n')
     inode, data = game.stat().st_ino, game.read_bytes()
-    assert Journal(tmp_path).load() == [SETUP, {"type": "turn", "n": 1}]
+    assert events_of(Journal(tmp_path)) == [SETUP, {"type": "turn", "n": 1}]
     assert (game.stat().st_ino, game.read_bytes()) == (inode, data)

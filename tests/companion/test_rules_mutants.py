@@ -267,7 +267,8 @@ def test_the_log_line_names_the_steps_paid_for_the_players_own_ship() -> None:
     turn = Turn(1, TakeToBoard((0, 0), (2, 2)), ship_path=((1, 1),), ship_to=(0, 0))
     assert _line(game, turn) == (
         "Red moved the ship 1 step, took water from the display (row 1, column 1), "
-        "laid it on row 3, column 3, turned 0° and moved their own ship 1 step for shells"
+        "laid it on row 3, column 3, turned 0°, moved their own ship 1 step for shells and "
+        "put their own ship on row 1, column 1"
     )
 
 
@@ -287,12 +288,11 @@ def test_a_laid_tile_keeps_its_turn_and_the_record_its_ship_move() -> None:
     assert game.state.turn_number == 2
 
 
-def test_passes_count_towards_the_end_only_once_the_stack_is_out() -> None:
+def test_passing_with_the_stack_out_ends_nothing_while_a_tile_can_be_taken() -> None:
     game = make_game(ship=15)
-    game.push(Turn(1, Pass()))
-    assert game.state.quiet_turns == 0  # tiles remain: passing is no step to the end
     game.state.stack.clear()
-    game.push(Turn(1, Pass()))
-    assert game.state.quiet_turns == 1
+    for _ in game.state.players:
+        game.push(Turn(1, Pass()))
+    assert not game.over  # only a full board (or no tile left to take) starts the end
     game.push(Turn(1, TakeToBoard((0, 2), (0, 0))))
-    assert game.state.quiet_turns == 0  # a tile taken breaks the run
+    assert not game.over

@@ -131,11 +131,12 @@ def test_a_seat_read_with_rows_missing_takes_them_as_unseen() -> None:
     assert infer_turn(game.rules, game.state, replace(read, seats=seats)) == Accepted(turn)
 
 
-@pytest.mark.parametrize(("shells", "furthest"), [(5, 7), (0, 2), (20, 16)])
+@pytest.mark.parametrize(("shells", "furthest"), [(5, 7), (0, 2), (13, 15), (20, 15)])
 def test_an_unseen_ship_offers_every_distance_the_player_could_pay_for(
     shells: int, furthest: int
 ) -> None:
-    game = make_game(ship=15)  # 2 boats: 2 steps free, a shell for each one more
+    # 2 boats: 2 steps free, a shell for each one more; never a full circle (at most 15)
+    game = make_game(ship=15)
     game.state.players[0].shells = shells
     read = replace(read_of_state(after(game, Turn(1, Pass()))), ship=None)
     verdict = infer_turn(game.rules, game.state, read)
