@@ -14,12 +14,13 @@ by the renderer's truth:
 - NEITHER: anything else (another tile, or a tile the candidate misnames).
 
 A small network (one hidden layer, numpy) learns P(TILE), P(EMPTY), P(NEITHER) from the
-figures on most of the tables; a temperature fitted on held-apart tables calibrates it
-(expected calibration error reported); on a third set of tables one threshold is chosen,
-the least that keeps the wrong answers among all cells under `JudgeConfig.wrong_rate`
-(counted with one more mistake than seen, so a small set cannot promise too much). A cell
-is named (tile or empty) when its probability reaches the threshold, and that probability
-is its confidence; otherwise it is unknown.
+figures. The tables are dealt into folds; every cell is also weighed by a network that never
+saw its table, and on those out-of-fold weighings a temperature is fitted (calibration, its
+expected calibration error kept in the judge's report) and two thresholds are chosen, each
+the least that keeps the wrong answers within half of `JudgeConfig.wrong_rate` of the cells:
+one for cells the matcher answered (the judge may withdraw that answer, never change it), one
+for cells it left unknown (the judge may name them tile or empty). The answer's probability
+is the read's confidence; below its threshold the cell is unknown.
 
 A judge is cached on disk per pack content and settings (cache_dir), so only the first read
 of a new box pays for learning.
@@ -35,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -473,7 +474,3 @@ def _store(path: Path, judge: CellJudge) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
-
-
-def config_json(cfg: JudgeConfig) -> dict[str, Any]:
-    return asdict(cfg)
