@@ -296,3 +296,12 @@ def test_passes_count_towards_the_end_only_once_the_stack_is_out() -> None:
     assert game.state.quiet_turns == 1
     game.push(Turn(1, TakeToBoard((0, 2), (0, 0))))
     assert game.state.quiet_turns == 0  # a tile taken breaks the run
+
+
+def test_play_passes_to_the_left_round_the_table() -> None:
+    game = make_game(names=("Red", "Blue", "Green"), start_player=2, ship=15)
+    movers = []
+    for _ in range(4):
+        movers.append(game.state.mover.name)
+        game.push(Turn(1, Pass()))
+    assert movers == ["Red", "Blue", "Green", "Red"]
