@@ -296,3 +296,12 @@ def test_passing_with_the_stack_out_ends_nothing_while_a_tile_can_be_taken() -> 
     assert not game.over  # only a full board (or no tile left to take) starts the end
     game.push(Turn(1, TakeToBoard((0, 2), (0, 0))))
     assert not game.over
+
+
+def test_play_passes_to_the_left_round_the_table() -> None:
+    game = make_game(names=("Red", "Blue", "Green"), start_player=2, ship=15)
+    movers = []
+    for _ in range(4):
+        movers.append(game.state.mover.name)
+        game.push(Turn(1, Pass()))
+    assert movers == ["Red", "Blue", "Green", "Red"]
