@@ -598,17 +598,22 @@ def _ways_text(ways: list[Way]) -> str:
     return "; ".join(one(w) for w in ways)
 
 
-def _check_erect(
-    state: State, island: Island, clan: Clan, item: Item, here: str, ahu_id: str
-) -> None:
-    if item.kind != "moai":
-        raise IllegalMove("Only a Moai is erected; a headdress covers a Moai.")
+def _ahu_beside(state: State, island: Island, ahu_id: str, here: str) -> AhuState:
+    """The Ahu `ahu_id` as it stands, when it touches hex `here`; else IllegalMove."""
     ahu = island.ahu_by_id.get(ahu_id)
     if ahu is None:
         raise IllegalMove(f"There is no Ahu {ahu_id}.")
     if ahu.hex != here:
         raise IllegalMove(f"Ahu {ahu_id} touches hex {ahu.hex}, not hex {here}.")
-    spot = state.ahus[ahu_id]
+    return state.ahus[ahu_id]
+
+
+def _check_erect(
+    state: State, island: Island, clan: Clan, item: Item, here: str, ahu_id: str
+) -> None:
+    if item.kind != "moai":
+        raise IllegalMove("Only a Moai is erected; a headdress covers a Moai.")
+    spot = _ahu_beside(state, island, ahu_id, here)
     if spot.moai is not None:
         raise IllegalMove(f"A Moai already stands on Ahu {ahu_id}.")
     if spot.base is not None and spot.base != clan.name:
@@ -624,12 +629,7 @@ def _check_cap(
 ) -> None:
     if item.kind != "headdress":
         raise IllegalMove("Only a headdress covers a Moai.")
-    ahu = island.ahu_by_id.get(ahu_id)
-    if ahu is None:
-        raise IllegalMove(f"There is no Ahu {ahu_id}.")
-    if ahu.hex != here:
-        raise IllegalMove(f"Ahu {ahu_id} touches hex {ahu.hex}, not hex {here}.")
-    spot = state.ahus[ahu_id]
+    spot = _ahu_beside(state, island, ahu_id, here)
     if spot.moai is None:
         raise IllegalMove(f"No Moai stands on Ahu {ahu_id} yet.")
     if spot.headdress is not None:
