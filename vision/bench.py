@@ -281,7 +281,7 @@ def read_with_true_poses(
         matches += match_cells(crops, model, refs)
         slots += [(seat.seat, r, c) for r, c in [*where, (STORAGE_ROW, 0)]]
     matches = weighed(matches, slots, config.cells)
-    reads = dict(zip(slots, table_reads(matches, slots, pack, config), strict=True))
+    reads = dict(zip(slots, table_reads(matches, pack, config), strict=True))
     if scene.seats:
         reads.update(storage_against_table(rendered.image, poses, reads,
                                            pack.catalogue.board(scene.seats[0].side), tile_mm,

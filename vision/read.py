@@ -256,7 +256,7 @@ def read_table_view(
         t0 = time.perf_counter()
         slots, matches, hidden, cutting, waited = _cut_and_read(colour, view, pack, side,
                                                                 config, look_for_ship)
-        reads = table_reads(matches, slots, pack, config)
+        reads = table_reads(matches, pack, config)
         timings["crops"] = cutting
         timings["cells"] = time.perf_counter() - t0 - cutting
         timings["waiting"] = waited
@@ -459,7 +459,7 @@ def weighed(
 
 
 def table_reads(
-    matches: Sequence[CellMatch], slots: Sequence[Slot], pack: Pack, config: VisionConfig
+    matches: Sequence[CellMatch], pack: Pack, config: VisionConfig
 ) -> list[CellRead]:
     """The cells' answers: the pack's learned judge weighs each match (vision.judge), or,
     with the judge turned off, the matcher's own answers stand."""
