@@ -305,3 +305,235 @@ def test_play_passes_to_the_left_round_the_table() -> None:
         movers.append(game.state.mover.name)
         game.push(Turn(1, Pass()))
     assert movers == ["Red", "Blue", "Green", "Red"]
+
+
+# ------------------------------------------------------------ the sentence of each refusal
+
+
+@pytest.mark.parametrize(
+    ("slot", "where"),
+    [((4, 0), "row 5, column 1"), ((0, 4), "row 1, column 5"), ((-1, 0), "row 0, column 1")],
+)
+def test_a_slot_off_the_display_is_named(slot: tuple[int, int], where: str) -> None:
+    game = make_game(ship=15)
+    for action in (TakeToBoard(slot, (0, 0)), TakeToStorage(slot)):
+        assert _refused_with(game, Turn(1, action), MalformedMove) == (
+            f"The display has no {where}."
+        )
+
+
+def test_an_empty_slot_is_named() -> None:
+    display = [row[:] for row in make_game().state.display]
+    display[1][0] = None
+    game = make_game(display, ship=15)  # 1 step: column 1 from the north
+    assert refusal(game, Turn(1, TakeToStorage((1, 0)))) == (
+        "The display's row 2, column 1 is empty."
+    )
+
+
+@pytest.mark.parametrize(
+    ("cell", "where"),
+    [
+        ((4, 0), "row 5, column 1"),
+        ((0, 4), "row 1, column 5"),
+        ((-1, 0), "row 0, column 1"),
+        ((0, -1), "row 1, column 0"),
+    ],
+)
+def test_a_cell_off_the_board_is_named(cell: tuple[int, int], where: str) -> None:
+    game = make_game(ship=15)
+    game.state.players[0].storage = "water-boat2"
+    game.state.stack.remove("water-boat2")
+    expected = f"The board has 4 rows and 4 columns; there is no {where}."
+    for action in (TakeToBoard((0, 0), cell), StorageToBoard(cell), Discard(cell)):
+        assert _refused_with(game, Turn(1, action), MalformedMove) == expected
+
+
+@pytest.mark.parametrize("rotation", [45, -90, 360])
+def test_a_tile_turned_between_the_sides_is_refused(rotation: int) -> None:
+    game = make_game(ship=15)
+    assert _refused_with(game, Turn(1, TakeToBoard((0, 0), (0, 0), rotation)), MalformedMove) == (
+        "A tile lies turned 0, 90, 180 or 270 degrees."
+    )
+
+
+def test_a_full_cell_and_storage_are_named_by_their_owner() -> None:
+    game = make_game(ship=15)
+    lay(game, 0, (2, 1), "water")
+    assert refusal(game, Turn(1, TakeToBoard((0, 0), (2, 1)))) == (
+        "Row 3, column 2 of Red's board already holds a tile."
+    )
+    assert refusal(game, Turn(1, StorageToBoard((0, 0)))) == "Red's storage is empty."
+    game.state.players[0].storage = "water-boat2"
+    game.state.stack.remove("water-boat2")
+    assert refusal(game, Turn(1, TakeToStorage((0, 0)))) == "Red's storage already holds a tile."
+
+
+def test_a_drawn_tile_is_refused_when_nothing_can_be_drawn() -> None:
+    game = make_game(ship=15)
+    top = game.state.stack[-1]
+    lay(game, 0, (0, 0), "water")
+    assert refusal(game, Turn(1, Discard((0, 0)), drawn=top)) == (
+        "Nothing was taken from the display, so nothing is drawn."
+    )
+    game.state.stack.clear()
+    assert refusal(game, Turn(1, TakeToStorage((0, 0)), drawn=top)) == (
+        "The stack is empty: the display slot stays empty."
+    )
+    record = game.push(Turn(1, TakeToStorage((0, 0))))
+    assert record.turn.drawn is None
+    assert game.state.display[0][0] is None
+
+
+def test_the_explorer_ship_moves_at_most_fifteen_steps() -> None:
+    game = make_game(ship=15)
+    game.state.players[0].shells = 20
+    assert refusal(game, Turn(16, Pass())) == (
+        "The explorer ship moves less than a full circle: at most 15 steps."
+    )
+    record = game.push(Turn(15, Pass()))
+    assert (record.ship_at, record.move_cost) == (14, 13)
+
+
+def test_the_base_game_refuses_a_player_ship_path_with_its_sentence() -> None:
+    game = make_game(ship=15)
+    lay(game, 0, (0, 0), "water")
+    expected = "Player ships are only used in the Fortgeschrittenen- and Profispiel."
+    assert refusal(game, Turn(1, Pass(), ship_to=(0, 0))) == expected
+    assert refusal(game, Turn(1, TakeToBoard((0, 0), (0, 1)), ship_path=((0, 0),))) == expected
+
+
+# ------------------------------------------------------------ the player ship's refusals
+
+
+def _advanced(variant: Variant = Variant.ADVANCED):  # type: ignore[no-untyped-def]
+    """Red's ship on row 1, column 1, tiles on the first row and row 2, column 2."""
+    game = make_game(variant=variant, ship=15)
+    for cell in ((0, 0), (0, 1), (0, 2), (1, 1)):
+        lay(game, 0, cell, "end-bare")
+    game.state.players[0].ship = (0, 0)
+    return game
+
+
+def test_the_player_ship_walks_only_from_where_it_stands_over_tiles_next_to_each_other() -> None:
+    game = _advanced()
+    game.state.players[0].ship = None
+    assert refusal(game, Turn(1, TakeToBoard((0, 0), (2, 2)), ship_path=((0, 1),))) == (
+        "Red's ship is not on the board yet."
+    )
+    game.state.players[0].ship = (0, 0)
+    assert refusal(game, Turn(1, TakeToBoard((0, 0), (1, 2)), ship_path=((0, 2),))) == (
+        "Red's ship moves one field at a time (diagonals included); row 1, column 3 is not "
+        "next to row 1, column 1."
+    )
+    assert refusal(game, Turn(1, TakeToBoard((0, 0), (2, 1)), ship_path=((1, 0),))) == (
+        "Red's ship can only stand on a tile; row 2, column 1 is empty water."
+    )
+    turn = Turn(1, TakeToBoard((0, 0), (2, 3)), ship_path=((0, -1),))
+    assert _refused_with(game, turn, MalformedMove) == (
+        "The board has 4 rows and 4 columns; there is no row 1, column 0."
+    )
+    assert refusal(game, Turn(1, TakeToStorage((0, 0)), ship_path=((0, 1),))) == (
+        "The player ship may only be moved for shells before a tile is laid on the board."
+    )
+
+
+def test_a_paid_walk_ends_next_to_the_tile_laid() -> None:
+    game = _advanced()
+    assert refusal(game, Turn(1, TakeToBoard((0, 0), (3, 3)), ship_path=((1, 1),))) == (
+        "The tile must lie next to Red's ship on row 2, column 2 "
+        "(horizontally, vertically or diagonally)."
+    )
+    record = game.push(
+        Turn(1, TakeToBoard((0, 0), (2, 2)), ship_path=((0, 1), (1, 1)), ship_to=(1, 1))
+    )
+    assert (record.path_cost, record.paid) == (2, 2)
+    assert game.state.players[0].shells == 3
+    assert game.state.players[0].ship == (1, 1)
+
+
+def test_the_cost_sentence_names_the_steps_of_the_players_own_ship() -> None:
+    game = _advanced()
+    game.state.players[0].shells = 1
+    assert (
+        refusal(game, Turn(1, TakeToBoard((0, 0), (2, 2)), ship_path=((0, 1), (1, 1))))
+        == "2 steps of Red's own ship costs 2 shells; Red has 1."
+    )
+    assert refusal(game, Turn(1, TakeToBoard((1, 0), (1, 2)), ship_path=((0, 1),))) == (
+        "Skipping 1 tile and 1 step of Red's own ship costs 2 shells; Red has 1."
+    )
+    assert refusal(game, Turn(3, TakeToBoard((0, 2), (2, 1)), ship_path=((1, 1),))) == (
+        "Moving 3 steps with 2 boats and 1 step of Red's own ship costs 2 shells; Red has 1."
+    )
+    assert refusal(game, Turn(3, TakeToBoard((1, 2), (2, 1)), ship_path=((1, 1),))) == (
+        "Moving 3 steps with 2 boats, skipping 1 tile and 1 step of Red's own ship costs "
+        "3 shells; Red has 1."
+    )
+
+
+def test_the_player_ship_may_be_put_on_the_tile_just_laid_or_any_tile_but_not_water() -> None:
+    game = _advanced()
+    game.push(Turn(1, TakeToBoard((0, 0), (1, 0)), ship_to=(1, 0)))
+    assert game.state.players[0].ship == (1, 0)
+    game = _advanced()
+    game.push(Turn(1, TakeToBoard((0, 0), (1, 0)), ship_to=(0, 2)))
+    assert game.state.players[0].ship == (0, 2)
+    game = _advanced()
+    assert refusal(game, Turn(1, TakeToBoard((0, 0), (1, 0)), ship_to=(3, 3))) == (
+        "Red's ship can only stand on a tile; row 4, column 4 is empty water."
+    )
+    assert _refused_with(game, Turn(1, Pass(), ship_to=(4, 0)), MalformedMove) == (
+        "The board has 4 rows and 4 columns; there is no row 5, column 1."
+    )
+    # the tile removed this turn is water by the turn's end
+    assert refusal(game, Turn(1, Discard((0, 2)), ship_to=(0, 2))) == (
+        "Red's ship can only stand on a tile; row 1, column 3 is empty water."
+    )
+    game.push(Turn(1, Discard((0, 2)), ship_to=(1, 1)))
+    assert game.state.players[0].ship == (1, 1)
+
+
+def test_the_first_tile_laid_carries_a_ship_not_yet_on_the_board() -> None:
+    for variant in (Variant.ADVANCED, Variant.PRO):
+        game = _advanced(variant)
+        game.state.players[0].ship = None
+        game.push(Turn(1, TakeToBoard((0, 0), (3, 3))))
+        assert game.state.players[0].ship == (3, 3)
+        game.push(Turn(1, Pass()))
+        game.push(Turn(1, Pass()))
+        assert game.state.players[0].ship == (3, 3)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"matching": Matching.STRICT}, {"variant": Variant.ADVANCED}],
+    ids=["strict matching", "player ship"],
+)
+def test_legal_turns_passes_over_refused_candidates_to_the_allowed_ones(
+    options: dict[str, object],
+) -> None:
+    game = make_game(ship=15, **options)
+    game.state.players[0].shells = 2
+    lay(game, 0, (1, 1), "water")
+    lay(game, 0, (2, 3), "single-palm1")
+    game.state.players[0].ship = (1, 1) if "variant" in options else None
+    listed = {Turn(t.steps, t.action) for t in game.rules.legal_turns(game.state)}
+    allowed = _every_turn_the_rules_allow(game)
+    assert listed == allowed
+    assert any(isinstance(t.action, TakeToBoard) for t in allowed)
+
+
+def test_strict_matching_takes_island_to_island_and_names_the_tiles_own_edge() -> None:
+    game = make_game(ship=2, matching=Matching.STRICT)  # 1 step: column 4 from the north
+    lay(game, 0, (1, 0), "water-boat")
+    assert refusal(game, Turn(1, TakeToBoard((0, 3), (0, 0)))) == (
+        "The tile does not fit the tile in row 2, column 1: Its island edge on the south "
+        "meets water (strict matching)."
+    )
+    game.state.players[0].board[1][0] = Placed("end-n-palm1")
+    game.push(Turn(1, TakeToBoard((0, 3), (0, 0))))  # end-s-palm1 onto the island's end
+    assert game.state.players[0].board[0][0] == Placed("end-s-palm1")
+    game = make_game(ship=15, matching=Matching.STRICT)  # 1 step: column 1 from the north
+    lay(game, 0, (1, 1), "water-boat")
+    game.push(Turn(1, TakeToBoard((0, 0), (1, 0))))  # water beside water
+    assert game.state.players[0].board[1][0] == Placed("water")
