@@ -537,3 +537,31 @@ def test_strict_matching_takes_island_to_island_and_names_the_tiles_own_edge() -
     lay(game, 0, (1, 1), "water-boat")
     game.push(Turn(1, TakeToBoard((0, 0), (1, 0))))  # water beside water
     assert game.state.players[0].board[1][0] == Placed("water")
+
+
+# ------------------------------------------------------------ the stack
+
+
+def test_the_tile_drawn_is_the_top_of_the_stack_and_the_next_lies_below_it() -> None:
+    game = make_game(ship=15)
+    game.state.stack = ["water-boat", "end-bare", "water-boat"]
+    game.push(Turn(1, TakeToStorage((0, 0))))
+    assert game.state.display[0][0] == "water-boat"
+    assert game.state.stack == ["water-boat", "end-bare"]
+    game.push(Turn(1, TakeToStorage((1, 1))))  # Blue, 1 step: column 2 from the north
+    assert game.state.display[1][1] == "end-bare"
+
+
+def test_a_camera_table_draws_the_tile_it_saw_and_leaves_the_rest_of_the_stack() -> None:
+    game = make_game(ship=15)
+    game.state.stack = ["end-bare", "water-boat", "middle-boat"]
+    game.push(Turn(1, TakeToStorage((0, 0)), drawn="end-bare"))
+    assert game.state.display[0][0] == "end-bare"
+    assert game.state.stack == ["water-boat", "middle-boat"]
+
+
+def test_a_turn_that_lays_no_tile_gains_no_shells() -> None:
+    # the preview's "gained" (docs/web.md) is a number of shells for every turn
+    for turn in (Turn(1, Pass()), Turn(1, TakeToStorage((0, 0)))):
+        record = make_game(ship=15).push(turn)
+        assert record.gained == 0 and type(record.gained) is int
