@@ -14,6 +14,7 @@ from companion.actions import (
     Turn,
     Variant,
 )
+from companion.catalogue import default_catalogue
 from companion.errors import GameOver, IllegalMove, MalformedMove
 from companion.rules import describe_line, ship_line
 from companion.state import Placed
@@ -565,3 +566,18 @@ def test_a_turn_that_lays_no_tile_gains_no_shells() -> None:
     for turn in (Turn(1, Pass()), Turn(1, TakeToStorage((0, 0)))):
         record = make_game(ship=15).push(turn)
         assert record.gained == 0 and type(record.gained) is int
+
+
+def test_the_atolls_corners_are_no_playing_field() -> None:
+    game = make_game(ship=15, side="atoll")
+    assert refusal(game, Turn(1, TakeToBoard((0, 0), (4, 0)))) == (
+        "Row 5, column 1 of the board is not a playing field."
+    )
+    game.push(Turn(1, TakeToBoard((0, 0), (4, 1))))
+
+
+def test_bots_and_the_tracker_are_offered_palms_upright_and_water_at_every_turn() -> None:
+    rules = make_game().rules
+    meaning = default_catalogue().meaning
+    assert rules.rotations_for(meaning("single-palm1")) == (0,)
+    assert rules.rotations_for(meaning("water-boat")) == (0, 90, 180, 270)
