@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn
+from companion.actions import Pass, TakeToBoard, TakeToStorage, Turn, Variant
 from companion.reading import EMPTY, UNKNOWN, CellRead, TableRead
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable, infer_turn, read_of_state
 from tests.companion.conftest import lay, make_game
-from tests.companion.test_tracker import after, with_cell
+from tests.companion.test_tracker import after, ship_on_a_diagonal, with_cell
 
 
 def with_storage(read: TableRead, seat: int, value: CellRead) -> TableRead:
@@ -360,3 +360,31 @@ def test_a_perfect_read_of_the_atoll_side_leaves_its_corners_out() -> None:
         for c, cell in enumerate(row):
             assert (cell is None) == (not layout.playable((r, c)))
     assert read.seats[1].storage == CellRead("water-shell2", 0, 1.0)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [Turn(1, Pass()), Turn(1, TakeToStorage((0, 0)))],
+    ids=["pass", "take to storage"],
+)
+def test_a_profispiel_ship_seen_where_it_stood_is_no_move_in_the_log(turn: Turn) -> None:
+    game = ship_on_a_diagonal(Variant.PRO)
+    read = read_of_state(after(game, turn), player_ships=True)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Accepted)
+    assert verdict.turn.ship_to is None
+    assert "own ship" not in game.push(verdict.turn).describe()
+
+
+def test_a_profispiel_ship_seen_on_the_tile_just_laid_is_no_extra_move_in_the_log() -> None:
+    game = ship_on_a_diagonal(Variant.PRO)
+    laid = Turn(1, TakeToBoard((0, 0), (1, 0)))
+    read = read_of_state(after(game, laid), player_ships=True)
+    verdict = infer_turn(game.rules, game.state, read)
+    assert isinstance(verdict, Accepted)
+    assert verdict.turn.ship_to is None
+    assert game.push(verdict.turn).describe() == (
+        "Red moved the ship 1 step, took water from the display (row 1, column 1) "
+        "and laid it on row 2, column 1, turned 0°"
+    )
+    assert game.state.players[0].ship == (1, 0)
