@@ -268,3 +268,56 @@ def test_loading_a_whole_game_never_rewrites_it(tmp_path: Path) -> None:
     inode, data = game.stat().st_ino, game.read_bytes()
     assert events_of(Journal(tmp_path)) == [SETUP, {"type": "turn", "n": 1}]
     assert (game.stat().st_ino, game.read_bytes()) == (inode, data)
+
+
+# ------------------------------------------------------------ damaged files kept aside
+
+
+def test_damaged_files_kept_aside_in_the_same_second_each_get_their_own_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    moment = time.gmtime(1_800_000_000)
+    monkeypatch.setattr(time, "gmtime", lambda *args: moment)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", moment)
+    damaged = tmp_path / "game.jsonl"
+    journal = Journal(tmp_path)
+    for n in range(3):
+        damaged.write_bytes(b"garbage %d\n" % n)
+        copy = journal.keep_aside(damaged)
+        assert copy.name == f"game.jsonl.damaged-{stamp}" + (f"-{n}" if n else "")
+        assert copy.read_bytes() == b"garbage %d\n" % n
+        assert oct(copy.stat().st_mode & 0o777) == oct(0o600)  # like the journal, its owner's
+
+
+def test_an_unreadable_old_copy_is_passed_over_and_the_same_damage_copied_once(
+    tmp_path: Path,
+) -> None:
+    damaged = tmp_path / "game.jsonl"
+    damaged.write_bytes(b"garbage\n")
+    (tmp_path / "game.jsonl.damaged-20000101T000000Z").mkdir()  # cannot be read as a file
+    kept = tmp_path / "game.jsonl.damaged-20000101T000001Z"
+    kept.write_bytes(b"garbage\n")
+    assert Journal(tmp_path).keep_aside(damaged) == kept
+    assert len(list(tmp_path.glob("game.jsonl.damaged-*"))) == 2
+
+
+def test_a_copy_that_cannot_be_synced_is_removed_and_the_sync_error_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    damaged = tmp_path / "game.jsonl"
+    damaged.write_bytes(b"garbage\n")
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        Journal(tmp_path).keep_aside(damaged)
+    assert list(tmp_path.glob("game.jsonl.damaged-*")) == []
+
+    def refused(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "unlink", refused)
+    with pytest.raises(OSError, match="No space left"):  # not the failed clean-up's error
+        Journal(tmp_path).keep_aside(damaged)
