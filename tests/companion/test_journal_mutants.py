@@ -3,6 +3,7 @@ the game file before `append` returns, and the pointer replaced only once its te
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from dataclasses import dataclass
@@ -321,3 +322,71 @@ def test_a_copy_that_cannot_be_synced_is_removed_and_the_sync_error_raised(
     monkeypatch.setattr(Path, "unlink", refused)
     with pytest.raises(OSError, match="No space left"):  # not the failed clean-up's error
         Journal(tmp_path).keep_aside(damaged)
+
+
+# ------------------------------------------------------------ the file layer's failures
+
+
+def test_a_file_that_takes_bytes_one_at_a_time_gets_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = Journal(tmp_path)
+    journal.start({"type": "setup", "n": 0})
+    real = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real(fd, bytes(data[:1])))
+    journal.append({"type": "setup", "n": 1})
+    journal.close()
+    monkeypatch.undo()
+    assert events_of(Journal(tmp_path)) == [{"type": "setup", "n": 0}, {"type": "setup", "n": 1}]
+
+
+def test_a_file_that_takes_no_bytes_is_an_input_output_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = Journal(tmp_path)
+    journal.start({"type": "setup", "n": 0})
+    monkeypatch.setattr(os, "write", lambda fd, data: 0)
+    with pytest.raises(OSError) as err:
+        journal.append({"type": "setup", "n": 1})
+    assert (err.value.errno, err.value.strerror) == (errno.EIO, "the file took no bytes")
+
+
+def test_a_temp_file_left_by_a_crash_is_overwritten_whole(tmp_path: Path) -> None:
+    (tmp_path / ".kept.json.tmp").write_text('{"a much longer text": 1}\n')
+    write_atomically(tmp_path / "kept.json", "{}\n")
+    assert (tmp_path / "kept.json").read_text() == "{}\n"
+
+
+def test_a_text_that_cannot_be_synced_leaves_the_old_file_and_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "kept.json").write_text("old\n")
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left"):
+        write_atomically(tmp_path / "kept.json", "new\n")
+    assert (tmp_path / "kept.json").read_text() == "old\n"
+    assert not (tmp_path / ".kept.json.tmp").exists()
+
+
+def test_a_game_file_gets_the_usual_permissions(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        Journal(tmp_path).start({"type": "setup"})
+    finally:
+        os.umask(old)
+    (game,) = tmp_path.glob("game-*.jsonl")
+    assert game.stat().st_mode & 0o777 == 0o644  # no execute bit, as for any data file
+
+
+def test_a_log_line_without_its_entry_is_damage(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.start({"type": "setup"})
+    journal.append({"type": "log", "entry": "Red passed"})
+    journal.close()
+    saved = Journal(tmp_path).load()
+    assert saved is not None and saved.damage is not None
+    assert list(saved.events) == [{"type": "setup"}]
