@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from companion.errors import DataError
+from companion.game import Seat
 from companion.journal import CURRENT, Journal, write_atomically
+from companion.session import Session
 
 
 @dataclass(frozen=True)
@@ -390,3 +392,57 @@ def test_a_log_line_without_its_entry_is_damage(tmp_path: Path) -> None:
     saved = Journal(tmp_path).load()
     assert saved is not None and saved.damage is not None
     assert list(saved.events) == [{"type": "setup"}]
+
+
+# ------------------------------------------------------------ what a damaged journal names
+
+
+def test_a_pointer_or_game_file_that_cannot_be_read_is_named_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / CURRENT).mkdir()
+    saved = Journal(tmp_path).load()
+    assert saved is not None and saved.path is None and saved.events == ()
+    assert saved.damage == f"{tmp_path / CURRENT} cannot be read (Is a directory)"
+    (tmp_path / CURRENT).rmdir()
+    (tmp_path / CURRENT).write_text("game-20260101-000000-0.jsonl\n")
+    (tmp_path / "game-20260101-000000-0.jsonl").mkdir()
+    saved = Journal(tmp_path).load()
+    assert saved is not None and saved.path is None and saved.events == ()
+    assert saved.damage == "game-20260101-000000-0.jsonl cannot be read (Is a directory)"
+
+
+def test_a_pointer_that_is_no_text_is_damage_and_kept_aside(tmp_path: Path) -> None:
+    (tmp_path / CURRENT).write_bytes(b"\xff\xfe game\n")
+    saved = Journal(tmp_path).load()
+    assert saved is not None and saved.events == ()
+    assert saved.path == tmp_path / CURRENT  # the file a host keeps a copy of
+    assert saved.damage == f"{tmp_path / CURRENT}: does not name a game file"
+
+
+def test_a_damaged_journal_takes_no_appends(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.start({"type": "setup"})
+    journal.close()
+    game = journal.current_path()
+    assert game is not None
+    game.write_bytes(b"garbage\n")
+    journal = Journal(tmp_path)
+    assert journal.load() is not None
+    with pytest.raises(DataError) as error:
+        journal.append({"type": "turn"})
+    assert error.value.message == f"{tmp_path}: has no game to add to"
+    assert game.read_bytes() == b"garbage\n"
+
+
+def test_a_game_that_does_not_replay_is_named_by_its_file_and_kept_aside(tmp_path: Path) -> None:
+    session = Session(journal=Journal(tmp_path))
+    session.start_game([Seat("Ana", 1), Seat("Bo", 2)], seed=1)
+    path = Journal(tmp_path).current_path()
+    assert path is not None
+    with path.open("a") as fh:
+        fh.write('{"type":"turn","turn":{"steps":"far"}}\n')
+    resumed = Session.resume(Journal(tmp_path))
+    assert resumed.damage is not None and resumed.damage.kept is not None
+    assert resumed.damage.kept.startswith(f"{path.name}.damaged-")
+    assert path.name in resumed.damage.problem
