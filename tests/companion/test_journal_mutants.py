@@ -1,5 +1,6 @@
 """The journal's promise, observed through the file layer: a line is flushed and fsync'ed to
-the game file before `append` returns, and the pointer replaced only once its text is synced."""
+the game file before `append` returns, and the pointer replaced only once its text is synced;
+what a damaged journal names and keeps aside."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The rules at their edges: the last shell can be spent, one more cannot."""
+"""The rules at their edges: the last shell can be spent, one more cannot; every refusal by its
+sentence; the stack's order; what legal_turns lists."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The turn tracker on the changes a player would notice it missing: another seat's storage."""
+"""The turn tracker on the changes a player would notice it missing: another seat's storage, the
+Profispiel ship where the rules put it."""
 
 from __future__ import annotations
 
