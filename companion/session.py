@@ -127,6 +127,9 @@ class Damage:
 @dataclass
 class _Listeners:
     on_verdict: list[Callable[[Verdict], None]] = field(default_factory=list)
+    # A cell the host corrected: (area, row, col, what truly lies there).
+    on_correction: list[Callable[[str | int, int, int, CellRead], None]] = field(
+        default_factory=list)
 
 
 class Session:
@@ -463,10 +466,13 @@ class Session:
             self._note("note", f"Corrected {where} {at((row, col))}.")
             question, self.question = self.question, None
             try:
-                return self.observe(read) or Unreadable("No game is running.")
+                verdict = self.observe(read) or Unreadable("No game is running.")
             except StorageError:  # the corrected turn was not saved: the question stays open
                 self.question = question
                 raise
+        for listener in self.listeners.on_correction:
+            listener(area, row, col, cell)
+        return verdict
 
     # ------------------------------------------------------------ camera side
 

@@ -299,6 +299,9 @@ class JudgeConfig:
     learning_rate: float = 0.03
     decay: float = 1e-4
     seed: int = 0
+    # A table's lessons (vision.lessons) revise the judge for cells proposing a tile they are
+    # about; the judge's own probability counts as this many lessons.
+    lesson_prior: float = 10.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ it stands (no run, wrong step, a picture that cannot be used).
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from flask import Blueprint, Flask, Response, abort, current_app, jsonify
 
 from companion.catalogue import Catalogue
 from companion.errors import CompanionError, IllegalMove, MalformedMove
+from vision.lessons import LESSONS_DIR
 from vision.teach import (
     CELLS,
     BatchView,
@@ -48,6 +50,7 @@ MAX_PACK_NAME = 40
 CROP_PX = 128
 PICTURE_MAX_PX = 480
 
+log = logging.getLogger(__name__)
 bp = Blueprint("teach", __name__, url_prefix="/api/teach")
 
 
@@ -422,6 +425,7 @@ def finish() -> Response:
             raise IllegalMove("The pack could not be written to the packs folder.") from None
         tiles = len(session.taught)
         store.reset()
+        _keep_lessons(session.frames, out, store.root.parent / LESSONS_DIR)
         return jsonify({"ok": True, "out": out.name,
                         "text": f"Tile pack {out.name} written: {tiles} tile types."})
 
@@ -432,6 +436,25 @@ def cancel() -> Response:
     with store.lock:
         store.reset()
     return jsonify({"ok": True, "text": "Teaching cancelled; nothing was written."})
+
+
+def _keep_lessons(frames: list[Any], pack_dir: Path, lessons_dir: Path) -> None:
+    """The taught frames' cells become the table's first lessons (vision.lessons), read
+    beside the service: the pack is in use from the next start."""
+
+    def work() -> None:
+        from vision.lessons import LessonBook, teach_lessons
+        from vision.pack import load_pack
+
+        try:
+            pack = load_pack(pack_dir)
+            kept = LessonBook(lessons_dir, pack).add(teach_lessons(frames, pack))
+            log.info("%d taught cells kept as lessons for %s", kept, pack_dir.name)
+        except Exception:  # a lesson lost costs nothing the game needs
+            log.exception("the taught frames' lessons could not be kept")
+
+    if frames:
+        threading.Thread(target=work, name="teach-lessons", daemon=True).start()
 
 
 def _sentence(text: str) -> str:

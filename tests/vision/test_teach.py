@@ -408,3 +408,29 @@ def test_frames_in_other_formats_are_skipped_without_decoding(
         "  02.webp: is a WebP picture; only PNG and JPEG pictures are read; skipped",
         "  03.png: is not a readable PNG picture (its header is damaged); skipped",
     ]
+
+
+def test_the_taught_frames_become_the_tables_first_lessons(
+    source: Pack, script: Script, tmp_path: Path
+) -> None:
+    from companion.reading import EMPTY, CellRead
+    from vision.judge import EMPTY_CLASS, TILE
+    from vision.lessons import LessonBook, teach_lessons
+
+    session, _ship_mm = _teach(source, script)
+    frames = session.frames
+    assert len(frames) == 2  # the two tile batches
+    first = script.first_plan
+    truth = frames[0][1]
+    assert truth[(0, 0)] == CellRead(first[0], 90)
+    assert truth[(0, 1)] == CellRead(first[2]) and truth[(0, 2)] == CellRead(first[1])
+    assert truth[(0, 3)] == EMPTY and truth[(3, 3)] == EMPTY
+    pack = load_pack(session.write(tmp_path / "taught"))
+    lessons = teach_lessons(frames, pack)
+    tiles = [item for item in lessons if item.group and item.label == TILE]
+    assert len(tiles) >= 4  # the tiles laid, each as the matcher proposed it
+    assert sum(item.label == EMPTY_CLASS for item in lessons) >= 20
+    book = LessonBook(tmp_path / "lessons", pack)
+    assert book.add(lessons) == len(lessons)
+    kept = book.load()
+    assert kept is not None and len(kept) == len(lessons)
