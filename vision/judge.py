@@ -67,7 +67,7 @@ _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
 #: Bumped whenever the features or the learning change: cached judges of another version
 #: are learnt again.
-VERSION = 5
+VERSION = 6
 
 
 @dataclass
@@ -220,10 +220,12 @@ def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
     read = match.read
     first = [float(read.tile is not None), float(read.empty), float(read.unknown)]
     tile = match.tile_stats or (0.0,) * len(TILE_STATS)
-    fit, rms, hidden, gain, spread, evidence, separation = tile
+    (fit, rms, hidden, gain, spread, evidence, separation, lit_rms, lit_margin, lit_best,
+     by_light) = tile
     tile_f = [_finite(fit, -1, 1), _log(rms), _finite(hidden, 0, 1), _finite(gain, -2, 3),
               _log(spread if spread > 0 else 1e6), _finite(evidence, -5, 5),
-              _log(separation)]
+              _log(separation), _log(lit_rms), _finite(lit_margin, -1, 1),
+              _finite(lit_best, 0, 1), _finite(by_light, 0, 1)]
     look = match.look_stats or (math.nan,) * len(LOOK_STATS)
     (l_rms, l_rms_all, looks, board, l_gain, washed, white, tint, explained, explained_kept,
      detail, l_hidden, veil) = look
