@@ -23,15 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from companion.errors import CompanionError, DataError
+from companion.errors import DataError
+from companion.errors import StorageError as StorageError
 
 CURRENT = "current"
 GAME_FILE = re.compile(r"game-[0-9]{8}-[0-9]{6}-[0-9]+\.jsonl")
 EVENT_TYPES = ("setup", "turn", "undo", "log")
-
-
-class StorageError(CompanionError):
-    """The state directory could not take a write: the server's fault, not the request's."""
 
 
 def storage_sentence(what: str, exc: OSError) -> str:

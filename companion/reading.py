@@ -8,9 +8,20 @@ like. They live in companion/ because they are the game's view of the table, not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 Cell = tuple[int, int]
+
+
+class CameraState(StrEnum):
+    """Whether the camera gives pictures of the table (as the camera reports it and as the
+    pages show it)."""
+
+    OK = "ok"  # frames come
+    LOST = "lost"  # they do not: unplugged, covered, stopped
+    CLOSED = "closed"  # the camera is not open
+    NONE = "none"  # there is no camera at all: turns are entered by tapping
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Literal
 
 from companion.actions import (
     Action,
@@ -36,6 +38,24 @@ from companion.state import DISPLAY_SIZE, MAX_STEPS, SHIP_POSITIONS, GameState, 
 Place = tuple[str, int, int]
 #: What a place holds: None (empty) or (tile id, rotation).
 Content = tuple[str, int] | None
+
+
+class Unknown(Enum):
+    """A place the read could not see."""
+
+    UNKNOWN = "unknown"
+
+
+class Drawn(Enum):
+    """A refilled display slot: it holds whatever tile is drawn from the stack."""
+
+    DRAWN = "drawn"
+
+
+#: What the read shows at a place.
+Seen = Content | Literal[Unknown.UNKNOWN]
+#: What a place holds after an action.
+Predicted = Content | Literal[Drawn.DRAWN]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +91,10 @@ class Unreadable:
 Verdict = Accepted | Refused | Doubtful | Unreadable
 
 
-def _content(read: CellRead | None) -> Content | str:
-    """A read cell as content, or "unknown"."""
+def _content(read: CellRead | None) -> Seen:
+    """A read cell as content, or unknown."""
     if read is None or read.unknown:
-        return "unknown"
+        return Unknown.UNKNOWN
     if read.empty:
         return None
     assert read.tile is not None
@@ -115,8 +135,8 @@ def _observe(state: GameState, player: PlayerState, read: TableRead) -> _Observa
     changed: dict[Place, Content] = {}
     kept_full: set[Place] = set()
 
-    def note(place: Place, before: Content, seen: Content | str, turned: bool) -> None:
-        if isinstance(seen, str):
+    def note(place: Place, before: Content, seen: Seen, turned: bool) -> None:
+        if seen is Unknown.UNKNOWN:
             unknown.add(place)
             return
         known[place] = seen
@@ -132,7 +152,7 @@ def _observe(state: GameState, player: PlayerState, read: TableRead) -> _Observa
                 # the camera could not see (a pale arm or a lamp's glare over it) or a refill
                 # forgotten: unknown, never evidence of a change.
                 kept_full.add(("display", r, c))
-                seen = "unknown"
+                seen = Unknown.UNKNOWN
             note(("display", r, c), None if before is None else (before, 0), seen, False)
     seat = read.seats.get(player.seat)
     assert seat is not None
@@ -154,13 +174,13 @@ def _other_boards_changed(state: GameState, read: TableRead) -> str | None:
             if r >= len(seat.cells) or c >= len(seat.cells[r]):
                 continue
             seen = _content(seat.cells[r][c])
-            if not isinstance(seen, str) and not _same(
+            if seen is not Unknown.UNKNOWN and not _same(
                 state, _placed(player.board[r][c]), seen, turned=True
             ):
                 moved.append(at((r, c)))
         seen_storage = _content(seat.storage)
         stored = None if player.storage is None else (player.storage, 0)
-        if not isinstance(seen_storage, str) and not _same(
+        if seen_storage is not Unknown.UNKNOWN and not _same(
             state, stored, seen_storage, turned=False
         ):
             moved.append("the storage")
@@ -184,9 +204,9 @@ def _step_options(rules: Rules, state: GameState, ship: int | None) -> list[int]
 
 def _actions(
     state: GameState, rules: Rules, obs: _Observation
-) -> Iterator[tuple[Action, dict[Place, Content | str]]]:
+) -> Iterator[tuple[Action, dict[Place, Predicted]]]:
     """Every action worth considering, each with the places it changes and what they then hold
-    ("drawn" for the refilled display slot: whatever tile is drawn from the stack)."""
+    (Drawn for the refilled display slot)."""
     player = state.mover
     yield Pass(), {}
     targets = [
@@ -209,7 +229,7 @@ def _actions(
             return (seen[1],)
         return rules.rotations_for(state.catalogue.meaning(tile))
 
-    refill: Content | str = "drawn" if state.stack else None
+    refill: Predicted = Drawn.DRAWN if state.stack else None
     for r, c in state.layout.playable_cells:
         if player.board[r][c] is not None:
             yield Discard((r, c)), {("board", r, c): None}
@@ -240,7 +260,7 @@ def _actions(
 
 
 def _fits(
-    state: GameState, obs: _Observation, effects: dict[Place, Content | str]
+    state: GameState, obs: _Observation, effects: dict[Place, Predicted]
 ) -> tuple[bool, str | None]:
     """Does an action explain every change seen, and contradict nothing seen?
     Returns (fits, the tile drawn as seen or None)."""
@@ -251,12 +271,11 @@ def _fits(
         if place in obs.unknown:
             continue
         seen = obs.known[place]
-        if predicted == "drawn":
+        if predicted is Drawn.DRAWN:
             if seen is None or seen[0] not in state.stack:
                 return False, None
             drawn = seen[0]
             continue
-        assert not isinstance(predicted, str)
         if not _same(state, predicted, seen, turned=place[0] == "board"):
             return False, None
     return True, drawn

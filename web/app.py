@@ -3,8 +3,9 @@
 `create_app(session, settings)` builds one app around one Session (OctoPrint style: an app
 factory, typed settings). Guests read everything; each change is a POST by the logged-in host
 with the session's CSRF token. Every /api error is JSON {"error": one sentence}: 400 malformed,
-401 not the host, 403 bad CSRF token, 404, 405, 409 illegal, 413, 429 too many PIN guesses,
-503 the game could not be saved (a full disk: nothing of the change was kept).
+401 not the host, 403 bad CSRF token, 404, 405, 409 illegal or not possible now, 413,
+429 too many PIN guesses, 503 the game could not be saved (a full disk: nothing of the change
+was kept).
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from flask import Flask, Response, abort, jsonify, render_template, request
 from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
-from companion.errors import CompanionError, IllegalMove, MalformedMove
-from companion.journal import StorageError
+from companion.errors import CompanionError, IllegalMove, MalformedMove, NotNow, StorageError
 from companion.session import Session
 from web import auth, forms, games_api, teach
 from web.settings import WebSettings
@@ -335,7 +335,7 @@ def create_app(
     def api_camera_settle() -> Response:
         require_host()
         if camera is None:
-            raise IllegalMove("This camera's exposure is not set by the companion.")
+            raise NotNow("This camera's exposure is not set by the companion.")
         camera.request_settle()
         return jsonify({"ok": True, "text": SETTLE_SENTENCE})
 
@@ -373,6 +373,10 @@ def create_app(
 
     @app.errorhandler(IllegalMove)
     def illegal(error: IllegalMove) -> Response:
+        return _error(409, error.message)
+
+    @app.errorhandler(NotNow)
+    def not_now(error: NotNow) -> Response:
         return _error(409, error.message)
 
     @app.errorhandler(CompanionError)

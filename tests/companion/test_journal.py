@@ -18,7 +18,7 @@ import pytest
 from companion import journal as journal_module
 from companion.actions import Pass, Turn
 from companion.bots import RandomPlayer
-from companion.errors import DataError, IllegalMove
+from companion.errors import DataError, NotNow
 from companion.game import Seat
 from companion.journal import Journal, StorageError
 from companion.session import Session
@@ -355,7 +355,7 @@ def test_a_file_cut_inside_its_setup_is_kept_and_reported(
     assert resumed.damage.problem == f"{path.name} {problem}"
     assert resumed.damage.turn_number is None
     assert path.read_bytes() == original and damaged_copies(path)[0].read_bytes() == original
-    with pytest.raises(IllegalMove, match="no good turn: start a new game"):
+    with pytest.raises(NotNow, match="no good turn: start a new game"):
         resumed.resume_last_good()
     resumed.start_game(SEATS[:2], seed=3)
     assert resumed.damage is None
