@@ -37,6 +37,7 @@ from vision.teach import (
     cell_name,
     describe,
 )
+from web.api.common import ERROR_SENTENCES, ApiError
 
 FrameSource = Callable[[], np.ndarray | None]
 EXTENSION = "companion_teach"
@@ -133,8 +134,6 @@ def _change() -> TeachStore:
 def _read() -> TeachStore:
     store = _store()
     if not store.is_host():
-        from web.app import ERROR_SENTENCES, ApiError  # the app module imports this one
-
         raise ApiError(401, ERROR_SENTENCES[401])
     return store
 
