@@ -653,8 +653,6 @@ class CellConfig:
     # only a truly plain board cannot tell a flat arm from itself).
     empty_min_pattern: float = 3.0
     empty_min_gain: float = 0.3
-    # An empty board cell: the board picture's light model explains at least this share.
-    empty_min_fit: float = 0.55
     # Confidence reaches 1 at this evidence and this fit.
     full_evidence: float = 0.9
     full_fit: float = 0.9

@@ -133,7 +133,3 @@ class SeatGeometry:
         )
 
 
-def seat_of_marker(marker_id: int) -> int | None:
-    """The seat a marker id belongs to (None for the display's markers 0-3)."""
-    seat = marker_id // 4
-    return seat if seat in SEATS else None
