@@ -171,5 +171,3 @@ class Meaning:
             lei=parse_edges(data.get("lei", ""), "lei"),
             **counts,
         )
-
-

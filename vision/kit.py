@@ -131,5 +131,3 @@ class SeatGeometry:
             -(self.cols / 2 + 1) * self.pitch - STORAGE_OFFSET_MM,
             (self.rows / 2 - 0.5) * self.pitch,
         )
-
-
