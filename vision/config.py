@@ -187,7 +187,7 @@ class ReadConfig:
     # numpy let go of Python's lock while they work, so a second core does it).
     ship_beside_cells: bool = True
     # Worker processes that read parts of the table's cells beside this one (vision.cellpool);
-    # None: one fewer than the cores, at most 2 (each holds the model: some 185 MB); 0: read
+    # None: one fewer than the cores, at most 2 (each holds its own copy of the model); 0: read
     # every cell in this process.
     cell_workers: int | None = None
     # With workers, this process reads the display's cells and enough of the seats' cells to
