@@ -349,45 +349,18 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
     """The turn the player to move made, judged from `read` (see the module docstring)."""
     if state.over:
         return Refused("The game is over.")
-    player = state.mover
-    if player.seat not in read.seats:
-        return Unreadable(
-            f"{player.name}'s board (seat {player.seat}) is not in view: check that its markers "
-            "can be seen and press again."
-        )
-    if all(cell is None or cell.unknown for row in read.display for cell in row):
-        return Unreadable("The display could not be seen: check its markers and press again.")
-    other = _other_boards_changed(state, read)
-    if other:
-        return Refused(other)
+    unseen = _unseen_or_moved(state, read)
+    if unseen is not None:
+        return unseen
     steps_options = _step_options(rules, state, read.ship)
     if not steps_options:
         return Refused(
             "The explorer ship stands where it stood: the ship must move at least one step."
         )
-    obs = _observe(state, player, read)
-    fitting: list[Turn] = []
-    for action, effects in _actions(state, rules, obs):
-        fits, drawn = _fits(state, obs, effects)
-        if not fits:
-            continue
-        if isinstance(action, TakeToBoard | TakeToStorage) and state.stack and drawn is None:
-            slot = action.slot
-            if ("display", *slot) in obs.kept_full and obs.changed:
-                return Unreadable(
-                    f"The display's {at(slot)} looks empty, but it is refilled while tiles "
-                    "remain: draw a tile into it (or clear what covers it) and press again."
-                )
-            if ("display", *slot) in obs.unknown and obs.changed:
-                return Unreadable(
-                    f"The display's {at(slot)} cannot be seen, so the tile drawn is unknown: "
-                    "clear it and press again."
-                )
-            if ("display", *slot) in obs.unknown:
-                continue  # unseen slot and nothing else changed: not evidence of a take
-        path = _player_ship_path(rules, state, action)
-        for steps in steps_options:
-            fitting.append(Turn(steps, action, ship_path=path, drawn=drawn))
+    obs = _observe(state, state.mover, read)
+    fitting = _fitting_turns(rules, state, obs, steps_options)
+    if not isinstance(fitting, list):
+        return fitting
     if not fitting:
         return Refused(
             "The table shows more than one turn's changes: "
@@ -405,24 +378,74 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
     if not legal:
         assert first_refusal is not None
         return Refused(first_refusal, fitting[0] if len(fitting) == 1 else None)
-    seen = read.seats[player.seat].player_ship
+    seen = read.seats[state.mover.seat].player_ship
     placed, ship_refusal = _with_player_ship(rules, state, legal, seen)
     if not placed:
         assert ship_refusal is not None
         return Refused(ship_refusal, legal[0] if len(legal) == 1 else None)
     if len(placed) == 1:
         return Accepted(placed[0])
-    if len(legal) == 1:
-        reason = f"The camera cannot see {player.name}'s ship: where does it stand now?"
-    elif read.ship is None:
-        reason = "The explorer ship could not be seen: where is it now?"
-    elif obs.unknown:
+    return Doubtful(_question(state, read, obs, several_turns=len(legal) > 1), tuple(placed))
+
+
+def _unseen_or_moved(state: GameState, read: TableRead) -> Verdict | None:
+    """Why `read` cannot be judged at all (the mover's board or the display unseen, another
+    player's board changed), or None."""
+    player = state.mover
+    if player.seat not in read.seats:
+        return Unreadable(
+            f"{player.name}'s board (seat {player.seat}) is not in view: check that its markers "
+            "can be seen and press again."
+        )
+    if all(cell is None or cell.unknown for row in read.display for cell in row):
+        return Unreadable("The display could not be seen: check its markers and press again.")
+    other = _other_boards_changed(state, read)
+    if other:
+        return Refused(other)
+    return None
+
+
+def _fitting_turns(
+    rules: Rules, state: GameState, obs: _Observation, steps_options: list[int]
+) -> list[Turn] | Unreadable:
+    """Every turn whose action explains the changes seen, or why the tile drawn into a
+    display slot taken from cannot be known."""
+    fitting: list[Turn] = []
+    for action, effects in _actions(state, rules, obs):
+        fits, drawn = _fits(state, obs, effects)
+        if not fits:
+            continue
+        if isinstance(action, TakeToBoard | TakeToStorage) and state.stack and drawn is None:
+            slot = ("display", *action.slot)
+            if slot in obs.kept_full and obs.changed:
+                return Unreadable(
+                    f"The display's {at(action.slot)} looks empty, but it is refilled while "
+                    "tiles remain: draw a tile into it (or clear what covers it) and press again."
+                )
+            if slot in obs.unknown and obs.changed:
+                return Unreadable(
+                    f"The display's {at(action.slot)} cannot be seen, so the tile drawn is "
+                    "unknown: clear it and press again."
+                )
+            if slot in obs.unknown:
+                continue  # unseen slot and nothing else changed: not evidence of a take
+        path = _player_ship_path(rules, state, action)
+        for steps in steps_options:
+            fitting.append(Turn(steps, action, ship_path=path, drawn=drawn))
+    return fitting
+
+
+def _question(state: GameState, read: TableRead, obs: _Observation, *, several_turns: bool) -> str:
+    """What to ask the host when more than one turn fits."""
+    if not several_turns:
+        return f"The camera cannot see {state.mover.name}'s ship: where does it stand now?"
+    if read.ship is None:
+        return "The explorer ship could not be seen: where is it now?"
+    if obs.unknown:
         hidden = sorted(place for place in obs.unknown if place[0] != "storage")
         where = ", ".join(f"{a} {at((r, c))}" for a, r, c in hidden[:4])
-        reason = f"Some cells could not be seen ({where}): which turn was it?"
-    else:
-        reason = "More than one turn fits what the camera sees: which was it?"
-    return Doubtful(reason, tuple(placed))
+        return f"Some cells could not be seen ({where}): which turn was it?"
+    return "More than one turn fits what the camera sees: which was it?"
 
 
 def read_of_state(

@@ -22,7 +22,8 @@ from hardware.buttons import TableButtons
 from hardware.config import ButtonConfig
 from hardware.live import LiveSettings, LiveTable
 from tests.companion.conftest import PLAIN_DISPLAY
-from tests.hardware.test_live import CountingGate, FakeCamera
+from tests.hardware.fakes import CountingGate
+from tests.hardware.test_live import FakeCamera
 from tests.web.chromium import find_chromium, need_browser
 from tests.web.conftest import PIN, served, table_after, web_settings
 from web.app import create_app
@@ -321,7 +322,11 @@ def test_the_host_plays_a_tongiaki_turn_by_taps(browser: Browser) -> None:
         expect(guest.locator(".hex[data-tile=tonga] .boat")).to_have_count(1)
         # Later, when the moves name several islands, tapping one keeps only its moves.
         for _ in range(60):
-            named = {a.to_json().get("island") for a in desk.game.legal_actions()} - {None}
+            named = {
+                str(island)
+                for a in desk.game.legal_actions()
+                if (island := a.to_json().get("island")) is not None
+            }
             if len(named) >= 2:
                 break
             desk.play(lambda game: game.legal_actions()[0])

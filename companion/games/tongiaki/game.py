@@ -539,7 +539,7 @@ class Tongiaki:
             return replace(action, beaches=tuple(sorted(action.beaches)))
         return action
 
-    def _refuse(self, action: Action) -> None:
+    def _refuse(self, action: Action) -> None:  # noqa: C901
         """Raise IllegalMove with the reason when `action` is not open now."""
         s = self.state
         wants = {
@@ -940,7 +940,7 @@ def _tally(data: dict[str, Any], source: str) -> ScoreTable:
     return score_islands(names, islands, Tongiaki.key)
 
 
-def _lay_out(state: State, tiles: TileSet, position: Any) -> None:
+def _lay_out(state: State, tiles: TileSet, position: Any) -> None:  # noqa: C901
     """Lay a position's map and boats on `state` (docs/formats.md, "Tongiaki game file",
     `position`)."""
     if not isinstance(position, dict) or not isinstance(position.get("map"), list):
