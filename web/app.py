@@ -24,11 +24,12 @@ from markupsafe import Markup
 from werkzeug.exceptions import HTTPException
 
 from companion.errors import CompanionError, IllegalMove, MalformedMove
+from companion.games.session import BoardSession, board_journal
 from companion.journal import StorageError
 from companion.session import Session
 from web import auth, forms, games_api, teach
 from web.settings import WebSettings
-from web.sse import StreamSlots
+from web.sse import StreamSlots, Watched
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,22 @@ def _body() -> dict[str, Any]:
     return data
 
 
+def resume_board(state_dir: Path) -> BoardSession:
+    """The board game saved in the state directory (BoardSession.resume), its damage logged."""
+    board = BoardSession.resume(board_journal(state_dir))
+    if board.damage is not None:
+        damage = board.damage
+        kept = f"a copy is kept as {damage.kept}" if damage.kept else "no copy could be kept"
+        choice = (
+            "the host starts a new game on /games"
+            if damage.moves is None
+            else "the host chooses on /games between going on after move "
+            f"{damage.moves}, the last good one, and a new game"
+        )
+        log.warning("the saved board game is damaged: %s; %s; %s", damage.problem, kept, choice)
+    return board
+
+
 def qr_svg(url: str) -> Markup:
     """The QR code of `url` as inline SVG (empty when segno is missing)."""
     try:
@@ -127,6 +144,7 @@ def create_app(
     teach_unavailable: str | None = None,
     ended_logins: Path | None = None,
     camera: CameraSetting | None = None,
+    board: BoardSession | None = None,
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
@@ -134,7 +152,8 @@ def create_app(
     without frames, `teach_unavailable` is the sentence the host page says instead.
     `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins).
     `camera`: a camera set for the table, whose setting the host page shows and settles again
-    (and which refocuses when teaching starts)."""
+    (and which refocuses when teaching starts). `board`: the table's board game (Tongiaki,
+    Giants); by default the one saved beside the session's journal (none without one)."""
     settings = settings or WebSettings()
     generated = settings.pin is None
     settings = settings.with_pin()
@@ -233,12 +252,12 @@ def create_app(
         response.headers["Cache-Control"] = "no-store"
         return response
 
-    @app.get("/events")
-    def events() -> Response:
+    def event_stream(watched: Watched) -> Response:
+        """The event stream of `watched` in one of the shared slots (503 when none is free)."""
         # waitress says when the phone closed the connection (web.serve keeps it reading).
         gone = request.environ.get("waitress.client_disconnected")
         stream = slots.open(
-            session,
+            watched,
             lifetime_s=settings.sse_lifetime_s,
             keepalive_s=settings.sse_keepalive_s,
             gone=gone if callable(gone) else None,
@@ -249,6 +268,10 @@ def create_app(
         response.headers["Cache-Control"] = "no-store"
         response.headers["X-Accel-Buffering"] = "no"
         return response
+
+    @app.get("/events")
+    def events() -> Response:
+        return event_stream(session)
 
     # -------------------------------------------------------------------- API
 
@@ -350,12 +373,16 @@ def create_app(
         why_not=teach_unavailable,
         prepare=camera.refocus if camera is not None else None,
     )
+    if board is None:
+        journal = session.journal
+        board = BoardSession() if journal is None else resume_board(journal.directory)
     games_api.register(
         app,
+        board=board,
         require_host=require_host,
         is_host=host,
         read_body=_body,
-        directory=session.journal.directory if session.journal is not None else None,
+        stream=event_stream,
     )
 
     # ----------------------------------------------------------------- errors
