@@ -135,7 +135,7 @@ def test_a_move_the_disk_cannot_take_is_not_made(
                 change()
             assert (game.view(), game.events) == before[:2]
             assert journal_lines(tmp_path) == on_disk
-        with pytest.raises(StorageError, match="^The new game could not be saved"):
+        with pytest.raises(StorageError, match=r"^The new game could not be saved"):
             board.start(key, NAMES[key], seed=9)
         assert board.game is game
     assert board.unsaved == "The new game could not be saved: the disk is full."
@@ -171,9 +171,9 @@ def test_changes_wake_subscribers_and_listeners_and_a_stale_page_is_refused() ->
 
 def test_nothing_to_play_or_undo_without_a_game() -> None:
     board = BoardSession()
-    with pytest.raises(IllegalMove, match="^No board game is being played: start one first.$"):
+    with pytest.raises(IllegalMove, match=r"^No board game is being played: start one first\.$"):
         board.play(0)
-    with pytest.raises(IllegalMove, match="^No board game is being played"):
+    with pytest.raises(IllegalMove, match=r"^No board game is being played"):
         board.undo()
-    with pytest.raises(IllegalMove, match="^There is no damaged board game to resume.$"):
+    with pytest.raises(IllegalMove, match=r"^There is no damaged board game to resume\.$"):
         board.resume_last_good()
