@@ -233,7 +233,8 @@ class BoardSession:
             return action
 
     def undo(self) -> Action:
-        """Take back the last action (one that cannot be saved raises StorageError and stays)."""
+        """Take back the last action (one that cannot be saved raises StorageError and stays:
+        the game is rebuilt by replaying its log as it was, as on disk)."""
         with self.lock:
             game = self._require_game()
             logged = len(game.events)
@@ -241,8 +242,7 @@ class BoardSession:
             try:
                 self._append(game, logged)
             except StorageError:
-                game.push(action)
-                del game.events[logged:]
+                self.game = type(game).replay(game.events[:logged], "the game")
                 raise
             self._bump(f"{game.title}: undone {action_words(action)}")
             return action

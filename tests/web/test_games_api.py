@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -290,7 +291,7 @@ def test_a_host_action_is_announced_on_the_games_event_stream(host: Host) -> Non
     slots: StreamSlots = app.extensions["companion_streams"]
     response = app.test_client().get("/games/events")
     assert response.status_code == 200 and response.mimetype == "text/event-stream"
-    stream = iter(response.response)
+    stream: Iterator[Any] = iter(response.response)
     assert next(stream) == b"retry: 2000\n\n"
     assert state_version(next(stream)) == board.version
     assert slots.count == 1

@@ -121,9 +121,8 @@ def test_a_move_the_disk_cannot_take_is_not_made(
     tmp_path: Path, key: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     board = played(tmp_path, key, moves=3)
-    game = board.game
-    assert game is not None
-    before = (game.view(), list(game.events), board.version)
+    assert board.game is not None
+    before = (board.game.view(), list(board.game.events))
     on_disk = journal_lines(tmp_path)
     disk = Disk(monkeypatch)
     for free in (0, 9):  # nothing fits; a few bytes of the line
@@ -133,8 +132,9 @@ def test_a_move_the_disk_cannot_take_is_not_made(
                 StorageError, match=r"^The board game could not be saved: the disk is full\.$"
             ):
                 change()
-            assert (game.view(), game.events) == before[:2]
+            assert (board.game.view(), board.game.events) == before
             assert journal_lines(tmp_path) == on_disk
+        game = board.game
         with pytest.raises(StorageError, match=r"^The new game could not be saved"):
             board.start(key, NAMES[key], seed=9)
         assert board.game is game
@@ -143,7 +143,7 @@ def test_a_move_the_disk_cannot_take_is_not_made(
     board.play(0)
     assert board.unsaved is None
     again = BoardSession.resume(board_journal(tmp_path))
-    assert again.game is not None and again.game.events == game.events
+    assert again.game is not None and again.game.events == board.game.events
 
 
 def test_changes_wake_subscribers_and_listeners_and_a_stale_page_is_refused() -> None:
