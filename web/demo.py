@@ -30,6 +30,7 @@ from companion.errors import CompanionError, DataError
 from companion.game import Seat, new_game, score_state
 from companion.gamefile import dump_game
 from companion.games import DEFAULT_GAME, game_keys
+from companion.games.session import BoardSession, board_journal
 from companion.reading import TableRead
 from companion.session import Session
 from companion.state import GameState
@@ -349,7 +350,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--state-dir", metavar="DIR", help="keep the game in DIR")
     parser.add_argument(
-        "--pace", type=float, default=None, help="seconds per turn (3 with the page, 0.6 headless)"
+        "--pace",
+        type=float,
+        default=None,
+        help="seconds per turn (Māori: 3 with the page, 0.6 headless; the others: 1 and 0)",
     )
     parser.add_argument("--pack", metavar="DIR", help="a tile pack (default: a drawn one)")
     parser.add_argument("--style", default="lagoon", help="art style of the drawn pack (lagoon)")
@@ -402,7 +406,6 @@ def _run_board_game(args: argparse.Namespace) -> int:
     the phone pages (/games) following it live unless --headless, kept in --state-dir."""
     from companion.games.demo import check_players, play_through, score_text
     from companion.games.files import game_file
-    from companion.games.session import BoardSession, board_journal
 
     check_players(args.game, args.players)
     if args.state_dir:
@@ -417,8 +420,6 @@ def _run_board_game(args: argparse.Namespace) -> int:
     pace = args.pace if args.pace is not None else (0.0 if args.headless else 1.0)
     server = None
     if not args.headless:
-        from companion.session import Session
-
         server = _start_server(Session(), args, board=board, page="games")
     try:
         game = play_through(board, args.game, args.players, args.seed, pace=pace)
@@ -446,7 +447,11 @@ def _keep_serving(server: Any) -> None:
 
 
 def _start_server(
-    session: Session, args: argparse.Namespace, *, board: Any = None, page: str = ""
+    session: Session,
+    args: argparse.Namespace,
+    *,
+    board: BoardSession | None = None,
+    page: str = "",
 ) -> Any:
     from web.app import create_app
     from web.serve import Server, announce

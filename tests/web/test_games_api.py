@@ -324,6 +324,15 @@ def test_the_host_page_offers_the_other_games(host: Host) -> None:
     assert '<option value="giants">Giants</option>' in html
 
 
+def test_the_games_page_offers_every_game_and_shares_the_pages_script(host: Host) -> None:
+    html = host.client.get("/games").get_data(as_text=True)
+    for key in ("tongiaki", "giants", "maori"):
+        assert f'<option value="{key}">' in html
+    assert html.index("/static/common.js") < html.index("/static/games.js")
+    table = host.client.get("/").get_data(as_text=True)
+    assert table.index("/static/common.js") < table.index("/static/app.js")
+
+
 def test_a_page_that_shows_the_latest_version_gets_a_short_answer(host: Host) -> None:
     host.post("/api/games/new", TONGIAKI)
     version = host.client.get("/api/games/state").get_json()["version"]
