@@ -10,6 +10,7 @@ saved (a full disk: nothing of the change was kept).
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from companion.games.session import BoardSession, board_journal
 from companion.session import Session
 from web import auth, games_api, teach
 from web.api import camera, corrections, errors, events, game, host, pages, turns
@@ -26,6 +28,8 @@ from web.api.common import EXTENSION, CameraSetting, Table, is_host, read_body, 
 from web.api.errors import SECURITY_HEADERS as SECURITY_HEADERS
 from web.settings import WebSettings
 from web.sse import StreamSlots
+
+log = logging.getLogger(__name__)
 
 #: The largest request body the API accepts (a new game is well under 2 KB).
 MAX_BODY_BYTES = 64 * 1024
@@ -40,6 +44,22 @@ BLUEPRINTS = (
 )
 
 
+def resume_board(state_dir: Path) -> BoardSession:
+    """The board game saved in the state directory (BoardSession.resume), its damage logged."""
+    board = BoardSession.resume(board_journal(state_dir))
+    if board.damage is not None:
+        damage = board.damage
+        kept = f"a copy is kept as {damage.kept}" if damage.kept else "no copy could be kept"
+        choice = (
+            "the host starts a new game on /games"
+            if damage.moves is None
+            else "the host chooses on /games between going on after move "
+            f"{damage.moves}, the last good one, and a new game"
+        )
+        log.warning("the saved board game is damaged: %s; %s; %s", damage.problem, kept, choice)
+    return board
+
+
 def create_app(
     session: Session,
     settings: WebSettings | None = None,
@@ -50,6 +70,7 @@ def create_app(
     teach_unavailable: str | None = None,
     ended_logins: Path | None = None,
     camera: CameraSetting | None = None,
+    board: BoardSession | None = None,
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
@@ -57,7 +78,8 @@ def create_app(
     without frames, `teach_unavailable` is the sentence the host page says instead.
     `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins).
     `camera`: a camera set for the table, whose setting the host page shows and settles again
-    (and which refocuses when teaching starts)."""
+    (and which refocuses when teaching starts). `board`: the table's board game (Tongiaki,
+    Giants); by default the one saved beside the session's journal (none without one)."""
     settings = settings or WebSettings()
     generated = settings.pin is None
     settings = settings.with_pin()
@@ -103,12 +125,16 @@ def create_app(
         why_not=teach_unavailable,
         prepare=camera.refocus if camera is not None else None,
     )
+    if board is None:
+        journal = session.journal
+        board = BoardSession() if journal is None else resume_board(journal.directory)
     games_api.register(
         app,
+        board=board,
         require_host=require_host,
         is_host=is_host,
         read_body=read_body,
-        directory=session.journal.directory if session.journal is not None else None,
+        stream=events.stream_response,
     )
     errors.register(app)
     return app

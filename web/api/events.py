@@ -5,18 +5,25 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 
 from web.api.common import ERROR_SENTENCES, error_response, table
+from web.sse import Watched
 
 bp = Blueprint("events", __name__)
 
 
 @bp.get("/events")
 def events() -> Response:
+    return stream_response(table().session)
+
+
+def stream_response(watched: Watched) -> Response:
+    """The event stream of `watched` in one of the app's shared slots (503 when none is free);
+    web.games_api streams its board game through it too."""
     here = table()
     settings = here.settings
     # waitress says when the phone closed the connection (web.serve keeps it reading).
     gone = request.environ.get("waitress.client_disconnected")
     stream = here.streams.open(
-        here.session,
+        watched,
         lifetime_s=settings.sse_lifetime_s,
         keepalive_s=settings.sse_keepalive_s,
         gone=gone if callable(gone) else None,
