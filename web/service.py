@@ -88,7 +88,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:  # noqa: C901
     from hardware.buttons import TableButtons
     from hardware.camera import TableCamera, open_camera
     from hardware.config import GpioUnavailable, HardwareConfig
@@ -237,6 +237,9 @@ def run(args: argparse.Namespace) -> int:
         indicators.close()
         if session.journal is not None:
             session.journal.close()
+        board = app.extensions["companion_games"]["board"]
+        if board.journal is not None:
+            board.journal.close()
     return 0
 
 

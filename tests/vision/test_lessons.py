@@ -13,7 +13,7 @@ import pytest
 
 from companion.reading import EMPTY, UNKNOWN, CellRead
 from vision.config import JudgeConfig
-from vision.judge import EMPTY_CLASS, FEATURES, NEITHER, TILE, Examples, fit_judge
+from vision.judge import EMPTY_CLASS, FEATURES, NEITHER, TILE, CellJudge, Examples, fit_judge
 from vision.lessons import CorrectionLessons, Lesson, LessonBook, Lessons, lesson
 from vision.pack import Pack
 from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
@@ -45,9 +45,10 @@ def _rendered(seed: int) -> Examples:
     return ex
 
 
-def _tile_answered(judge: Any, x: np.ndarray, groups: list[str]) -> np.ndarray:
+def _tile_answered(judge: CellJudge, x: np.ndarray, groups: list[str]) -> np.ndarray:
     answer, confidence, threshold = judge._answers(x, groups)
-    return (answer == TILE) & (confidence >= threshold)
+    out: np.ndarray = (answer == TILE) & (confidence >= threshold)
+    return out
 
 
 def test_corrections_of_one_kind_of_cell_change_later_reads_of_that_kind() -> None:
