@@ -50,11 +50,11 @@ from companion.reading import UNKNOWN, CellRead
 from companion.tiles import Kind
 from vision.cache import cache_dir
 from vision.config import JudgeConfig
+from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
+from vision.tilemodel import TileModel
 
 if TYPE_CHECKING:
     from vision.lessons import Lessons
-from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
-from vision.tilemodel import TileModel
 
 Float = NDArray[np.float64]
 
@@ -86,9 +86,9 @@ class CellJudge:
     report: dict[str, float] = field(default_factory=dict)
     # What a table taught (vision.lessons): per proposed tile id ("" for none), how many of
     # its lessons were TILE, EMPTY and NEITHER; and how many lessons the judge's own
-    # probability counts as.
+    # probability counts as (CellJudge.taught).
     taught_counts: dict[str, tuple[int, int, int]] = field(default_factory=dict)
-    lesson_prior: float = 10.0
+    lesson_prior: float = 0.0
 
     def probabilities(self, features: Float, groups: Sequence[str] | None = None) -> Float:
         """P(TILE), P(EMPTY), P(NEITHER) per row of features (N, F); with the cells'
@@ -103,7 +103,7 @@ class CellJudge:
                 p[i] = (np.asarray(counts, np.float64) + s * p[i]) / (sum(counts) + s)
         return p
 
-    def taught(self, lessons: Lessons, prior: float = 10.0) -> CellJudge:
+    def taught(self, lessons: Lessons, prior: float) -> CellJudge:
         """This judge as a table's lessons revise it: for a cell proposing a tile the table
         has lessons about, each class's probability becomes (n + prior * p) / (N + prior),
         n of the N lessons about that tile of that class, p the judge's own probability (the
@@ -553,8 +553,11 @@ def _store(path: Path, write: Callable[[Any], None]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "wb") as out:
             write(out)
         os.replace(tmp, path)
     except OSError:
-        pass
+        Path(tmp).unlink(missing_ok=True)

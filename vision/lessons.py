@@ -82,15 +82,20 @@ class Lesson:
     source: str
 
 
-def lesson(match: CellMatch, truth: CellRead, model: TileModel, catalogue: Catalogue,
-           source: str) -> Lesson | None:
+def lesson(
+    match: CellMatch, truth: CellRead, model: TileModel, catalogue: Catalogue, source: str
+) -> Lesson | None:
     """The lesson of a cell the matcher measured as `match` and that truly holds `truth`
     (a tile or empty); None for an unknown truth."""
     if truth.unknown:
         return None
     features = cell_features(match, candidate_kinds(model, catalogue))
-    return Lesson(tuple(float(v) for v in features), label(match, truth, model, catalogue),
-                  proposed_id(match, model), source)
+    return Lesson(
+        tuple(float(v) for v in features),
+        label(match, truth, model, catalogue),
+        proposed_id(match, model),
+        source,
+    )
 
 
 class LessonBook:
@@ -105,9 +110,16 @@ class LessonBook:
         """Append lessons (one synced write); returns how many. OSError when it cannot be
         written (a full disk): what was there before is kept whole."""
         lines = [
-            json.dumps({"version": VERSION, "label": LABELS[item.label], "group": item.group,
-                        "source": item.source,
-                        "features": [round(v, 6) for v in item.features]}) + "\n"
+            json.dumps(
+                {
+                    "version": VERSION,
+                    "label": LABELS[item.label],
+                    "group": item.group,
+                    "source": item.source,
+                    "features": [round(v, 6) for v in item.features],
+                }
+            )
+            + "\n"
             for item in lessons
         ]
         if not lines:
@@ -151,14 +163,18 @@ class LessonBook:
             labels.append(item[1])
             groups.append(item[2])
         if skipped:
-            log.warning("lessons %s: %d lines passed over (torn, or of another judge version)",
-                        self.path, skipped)
+            log.warning(
+                "lessons %s: %d lines passed over (torn, or of another judge version)",
+                self.path,
+                skipped,
+            )
         if not rows:
             return None
         features = np.asarray(rows, np.float64)
         codes = np.asarray(labels, np.intp)
-        digest = hashlib.blake2b(features.tobytes() + codes.tobytes()
-                                 + "\n".join(groups).encode(), digest_size=8).hexdigest()
+        digest = hashlib.blake2b(
+            features.tobytes() + codes.tobytes() + "\n".join(groups).encode(), digest_size=8
+        ).hexdigest()
         return Lessons(features, codes, tuple(groups), digest)
 
 
@@ -182,7 +198,8 @@ def _parse(line: str) -> tuple[list[float], int, str] | None:
 
 
 def teach_lessons(
-    frames: Sequence[tuple[Any, Mapping[tuple[int, int], CellRead]]], pack: Any,
+    frames: Sequence[tuple[Any, Mapping[tuple[int, int], CellRead]]],
+    pack: Any,
     config: Any = None,
 ) -> list[Lesson]:
     """The lessons of taught frames: each frame with what lies in its display cells (a

@@ -1675,14 +1675,19 @@ def _lit_misfits(x: Float, cast: NDArray[np.float64], model: TileModel) -> NDArr
     the mean squared residual (K,). Unlike the light model of step 4, which fits each
     channel's gain apart, this keeps the tile's own colours: a plain blue tile is not a
     plain green one, nor a patterned tile seen at no contrast."""
-    n = 3 * x.shape[1]
-    xs = x.astype(np.float64)
-    sx = float(xs.sum())
-    sxx = float((xs * xs).sum()) - sx * sx / n
-    dots = np.einsum("kcm,cm->kc", model.fine_planes, xs, dtype=np.float64) @ cast
-    sums = (model.template_means * (x.shape[1] * cast)).sum(axis=1)
+    m = x.shape[1]
+    n = 3 * m
+    xs = np.ascontiguousarray(x, np.float32)
+    per_channel = xs.sum(axis=1, dtype=np.float64)
+    sx = float(per_channel.sum())
+    sxx = float(np.einsum("cm,cm->", xs, xs, dtype=np.float64)) - sx * sx / n
+    # Each candidate's product with the square per channel: its pattern (model.channels,
+    # less its mean) by the square, plus its mean by the square's sum.
+    dots = np.stack([model.channels[c] @ xs[c] for c in range(3)], axis=1).astype(np.float64)
+    dots += model.template_means * per_channel
+    sums = (model.template_means * (m * cast)).sum(axis=1)
     spp = model.fine_power @ (cast * cast) - sums * sums / n
-    sxp = dots - sx * sums / n
+    sxp = dots @ cast - sx * sums / n
     gain = np.where(spp > 1e-9, sxp / np.maximum(spp, 1e-9), 0.0)
     rss = np.where(gain > 0, sxx - gain * sxp, sxx)
     out: NDArray[np.float64] = np.maximum(rss, 0.0) / n

@@ -173,12 +173,6 @@ class TileModel:
         return out
 
     @cached_property
-    def fine_planes(self) -> Float:
-        """The fine inner squares per channel (K, 3, M), contiguous."""
-        out: Float = np.ascontiguousarray(self.fine.transpose(0, 2, 1))
-        return out
-
-    @cached_property
     def fine_power(self) -> NDArray[np.float64]:
         """Each candidate's sum of squares per channel over its fine inner square (K, 3)."""
         out: NDArray[np.float64] = np.einsum("kmc,kmc->kc", self.fine, self.fine,

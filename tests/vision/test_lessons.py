@@ -19,6 +19,8 @@ from vision.pack import Pack
 from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
 from vision.tilemodel import learn_pack
 
+PRIOR = JudgeConfig().lesson_prior
+
 
 def _cell(rng: np.random.Generator, y: int) -> np.ndarray:
     """A cell's figures whose class the evidence and the empty look's rms tell."""
@@ -67,12 +69,12 @@ def test_corrections_of_one_kind_of_cell_change_later_reads_of_that_kind() -> No
         x = np.stack([_cell(rng, TILE) for _ in labels])
         return Lessons(x, np.asarray(labels, np.intp), ("volcano",) * len(labels), "v")
 
-    taught = judge.taught(lessons([NEITHER]))
+    taught = judge.taught(lessons([NEITHER]), PRIOR)
     assert _tile_answered(taught, later, volcano).mean() == 0.0
     assert _tile_answered(taught, later, other).mean() > 0.9
     assert taught.threshold == judge.threshold
     # The host confirming many such cells afterwards lets the reader name them again.
-    again = judge.taught(lessons([NEITHER] + [TILE] * 200))
+    again = judge.taught(lessons([NEITHER] + [TILE] * 200), PRIOR)
     assert _tile_answered(again, later, volcano).mean() > 0.9
 
 
@@ -91,8 +93,18 @@ def test_lessons_are_kept_one_line_each_and_read_back(pack_random: Pack, tmp_pat
     assert got.features[1][0] == 1.5
     # A torn last line and a line of another judge version are passed over.
     with book.path.open("a") as out:
-        out.write(json.dumps({"version": -1, "label": "tile", "group": "", "source": "teach",
-                              "features": [0.0] * len(FEATURES)}) + "\n")
+        out.write(
+            json.dumps(
+                {
+                    "version": -1,
+                    "label": "tile",
+                    "group": "",
+                    "source": "teach",
+                    "features": [0.0] * len(FEATURES),
+                }
+            )
+            + "\n"
+        )
         out.write('{"version": 5, "label": "ti')
     again = book.load()
     assert again is not None and len(again) == 2 and again.digest == got.digest
@@ -122,8 +134,12 @@ def test_a_host_correction_becomes_a_lesson(pack_random: Pack, tmp_path: Path) -
     config = VisionConfig()
     model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
     k = 0
-    match = CellMatch(UNKNOWN, proposal=k, tile_stats=(0.9,) * len(TILE_STATS),
-                      look_stats=(1.0,) * len(LOOK_STATS))
+    match = CellMatch(
+        UNKNOWN,
+        proposal=k,
+        tile_stats=(0.9,) * len(TILE_STATS),
+        look_stats=(1.0,) * len(LOOK_STATS),
+    )
     truth = CellRead(model.ids[k], model.rotations[k])
     book = LessonBook(tmp_path, pack_random)
     teacher = CorrectionLessons(book, pack_random, config)
@@ -170,8 +186,9 @@ def test_a_taught_judge_rests_on_the_kept_one(
     monkeypatch.setattr(judge_module, "learning_set", learning_set)
     config = replace(VisionConfig(), judge=JudgeConfig(steps=20))
     model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
-    lessons = Lessons(np.zeros((3, len(FEATURES))), np.array([TILE, TILE, NEITHER]),
-                      ("a", "a", ""), "abc")
+    lessons = Lessons(
+        np.zeros((3, len(FEATURES))), np.array([TILE, TILE, NEITHER]), ("a", "a", ""), "abc"
+    )
     taught = judge_module.judge_for(pack_random, model, config, lessons=lessons)
     plain = judge_module.judge_for(pack_random, model, config)
     assert drawn == [1]
