@@ -35,10 +35,11 @@ import os
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,6 +53,9 @@ from vision.config import JudgeConfig
 from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
 from vision.tilemodel import TileModel
 
+if TYPE_CHECKING:
+    from vision.lessons import Lessons
+
 Float = NDArray[np.float64]
 
 _BLAS = ThreadpoolController()
@@ -63,7 +67,7 @@ _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
 #: Bumped whenever the features or the learning change: cached judges of another version
 #: are learnt again.
-VERSION = 5
+VERSION = 6
 
 
 @dataclass
@@ -80,10 +84,40 @@ class CellJudge:
     threshold: float  # for a cell the matcher answered
     threshold_unknown: float  # for a cell the matcher left unknown
     report: dict[str, float] = field(default_factory=dict)
+    # What a table taught (vision.lessons): per proposed tile id ("" for none), how many of
+    # its lessons were TILE, EMPTY and NEITHER; and how many lessons the judge's own
+    # probability counts as (CellJudge.taught).
+    taught_counts: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    lesson_prior: float = 0.0
 
-    def probabilities(self, features: Float) -> Float:
-        """P(TILE), P(EMPTY), P(NEITHER) per row of features (N, F)."""
-        return _softmax(_logits(self, features) / self.temperature)
+    def probabilities(self, features: Float, groups: Sequence[str] | None = None) -> Float:
+        """P(TILE), P(EMPTY), P(NEITHER) per row of features (N, F); with the cells'
+        `groups` (proposed tile ids), as this table's lessons revise them."""
+        p = _softmax(_logits(self, features) / self.temperature)
+        if groups is None or not self.taught_counts:
+            return p
+        s = self.lesson_prior
+        for i, group in enumerate(groups):
+            counts = self.taught_counts.get(group)
+            if counts is not None:
+                p[i] = (np.asarray(counts, np.float64) + s * p[i]) / (sum(counts) + s)
+        return p
+
+    def taught(self, lessons: Lessons, prior: float) -> CellJudge:
+        """This judge as a table's lessons revise it: for a cell proposing a tile the table
+        has lessons about, each class's probability becomes (n + prior * p) / (N + prior),
+        n of the N lessons about that tile of that class, p the judge's own probability (the
+        judge counts as `prior` lessons). The thresholds stay those that hold the
+        wrong-rate on the rendered tables, so one correction of a tile named wrongly makes
+        the reader leave that tile to the host, and only many confirmations let it name
+        a tile it doubted."""
+        counts: dict[str, tuple[int, int, int]] = {}
+        for group in sorted(set(lessons.groups)):
+            inside = np.array([g == group for g in lessons.groups])
+            n = np.bincount(lessons.labels[inside], minlength=3)[:3]
+            counts[group] = (int(n[0]), int(n[1]), int(n[2]))
+        return replace(self, taught_counts=counts, lesson_prior=prior,
+                       report={**self.report, "lessons": float(len(lessons))})
 
     def decide(
         self, matches: Sequence[CellMatch], model: TileModel, catalogue: Catalogue
@@ -93,7 +127,8 @@ class CellJudge:
             return []
         kinds = candidate_kinds(model, catalogue)
         x = np.stack([cell_features(m, kinds) for m in matches])
-        answer, confidence, threshold = self._answers(x)
+        answer, confidence, threshold = self._answers(x, [proposed_id(m, model)
+                                                          for m in matches])
         out: list[CellRead] = []
         for match, a, c, t in zip(matches, answer, confidence, threshold, strict=True):
             if c < t:
@@ -105,9 +140,10 @@ class CellJudge:
                 out.append(CellRead(empty=True, confidence=round(float(c), 4)))
         return out
 
-    def _answers(self, x: Float) -> tuple[NDArray[np.intp], Float, Float]:
+    def _answers(self, x: Float, groups: Sequence[str] | None = None
+                 ) -> tuple[NDArray[np.intp], Float, Float]:
         """Per cell the answer weighed, its probability and the threshold it must reach."""
-        answer, confidence, answered = _choose(self.probabilities(x), x)
+        answer, confidence, answered = _choose(self.probabilities(x, groups), x)
         threshold = np.where(answered, self.threshold, self.threshold_unknown)
         return answer, confidence, threshold
 
@@ -130,9 +166,10 @@ class CellJudge:
     def from_json(cls, data: dict[str, Any]) -> CellJudge:
         if data.get("version") != VERSION:
             raise ValueError("a judge of another version")
-        arrays = {k: np.asarray(data[k], np.float64) for k in ("mean", "scale", "w1", "b1",
-                                                                 "w2", "b2")}
-        judge = cls(**arrays, temperature=float(data["temperature"]),
+        w = {k: np.asarray(data[k], np.float64) for k in ("mean", "scale", "w1", "b1", "w2",
+                                                            "b2")}
+        judge = cls(w["mean"], w["scale"], w["w1"], w["b1"], w["w2"], w["b2"],
+                    temperature=float(data["temperature"]),
                     threshold=float(data["threshold"]),
                     threshold_unknown=float(data["threshold_unknown"]),
                     report=dict(data.get("report", {})))
@@ -166,6 +203,12 @@ def _log(x: float) -> float:
     return math.log1p(_finite(x, 0.0, 1e6))
 
 
+def proposed_id(match: CellMatch, model: TileModel) -> str:
+    """The tile id the matcher proposed for a cell ("" for none): the cells a lesson is
+    about."""
+    return "" if match.proposal is None else model.ids[match.proposal]
+
+
 def candidate_kinds(model: TileModel, catalogue: Catalogue) -> tuple[Kind, ...]:
     """The kind of tile each of the model's candidates is."""
     return tuple(catalogue.meaning(tile_id).kind for tile_id in model.ids)
@@ -177,10 +220,12 @@ def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
     read = match.read
     first = [float(read.tile is not None), float(read.empty), float(read.unknown)]
     tile = match.tile_stats or (0.0,) * len(TILE_STATS)
-    fit, rms, hidden, gain, spread, evidence, separation = tile
+    (fit, rms, hidden, gain, spread, evidence, separation, lit_rms, lit_margin, lit_best,
+     by_light) = tile
     tile_f = [_finite(fit, -1, 1), _log(rms), _finite(hidden, 0, 1), _finite(gain, -2, 3),
               _log(spread if spread > 0 else 1e6), _finite(evidence, -5, 5),
-              _log(separation)]
+              _log(separation), _log(lit_rms), _finite(lit_margin, -1, 1),
+              _finite(lit_best, 0, 1), _finite(by_light, 0, 1)]
     look = match.look_stats or (math.nan,) * len(LOOK_STATS)
     (l_rms, l_rms_all, looks, board, l_gain, washed, white, tint, explained, explained_kept,
      detail, l_hidden, veil) = look
@@ -389,6 +434,18 @@ def learn_judge(
 ) -> CellJudge:
     """Render `cfg.tables` random tables with the pack, read their cells with the matcher and
     learn the judge from them (deterministic for a pack and settings)."""
+    return fit_judge(learning_set(pack, model, config, cfg, progress), cfg)
+
+
+def learning_set(
+    pack: Any,
+    model: TileModel,
+    config: Any,
+    cfg: JudgeConfig,
+    progress: Callable[[int, int], None] | None = None,
+) -> Examples:
+    """The cells of `cfg.tables` random tables drawn with the pack, read by the matcher and
+    labelled by the renderer's truth."""
     from vision.learning import rendered_tables
 
     examples = Examples()
@@ -399,7 +456,7 @@ def learn_judge(
             examples.features.append(cell_features(match, kinds))
             examples.labels.append(label(match, truth, model, pack.catalogue))
             examples.tables.append(index)
-    return fit_judge(examples, cfg)
+    return examples
 
 
 # --- the cache -----------------------------------------------------------------------------
@@ -439,8 +496,11 @@ def _terminal_progress(what: str) -> Callable[[int, int], None] | None:
 def judge_for(
     pack: Any, model: TileModel, config: Any,
     progress: Callable[[int, int], None] | None = None,
+    lessons: Lessons | None = None,
 ) -> CellJudge | None:
-    """The pack's judge: from memory, from the cache on disk, or learnt now and kept.
+    """The pack's judge: from memory, from the cache on disk, or learnt now and kept (the
+    rendered tables' cells are kept beside it: a judge that cannot be read is fitted again
+    without drawing them again); with a table's `lessons` (vision.lessons), shifted by them.
 
     None when the judge is turned off. A cache that cannot be written is passed over (the
     judge is then learnt again by the next process)."""
@@ -448,6 +508,13 @@ def judge_for(
     if not cfg.enabled:
         return None
     key = judge_key(pack, replace(config, judge=replace(cfg, enabled=True)))
+    if lessons is not None and len(lessons):
+        name = f"{key}-{lessons.digest}"
+        if name not in _MEMORY:
+            base = judge_for(pack, model, config, progress)
+            assert base is not None
+            _MEMORY[name] = base.taught(lessons, cfg.lesson_prior)
+        return _MEMORY[name]
     hit = _MEMORY.get(key)
     if hit is not None:
         return hit
@@ -457,20 +524,40 @@ def judge_for(
     except (OSError, ValueError, KeyError, TypeError):
         judge = None
     if judge is None:
-        judge = learn_judge(pack, model, config, cfg,
-                            progress or _terminal_progress(f"learning {pack.name}"))
-        _store(path, judge)
+        examples = _cached_learning_set(
+            cache_dir() / f"learning-{key}.npz",
+            lambda: learning_set(pack, model, config, cfg,
+                                 progress or _terminal_progress(f"learning {pack.name}")))
+        judge = fit_judge(examples, cfg)
+        _store(path, lambda out: out.write(json.dumps(judge.to_json()).encode()))
     _MEMORY[key] = judge
     return judge
 
 
-def _store(path: Path, judge: CellJudge) -> None:
-    """Write the judge beside its final name, then rename it there (never half a file)."""
+def _cached_learning_set(path: Path, learn: Callable[[], Examples]) -> Examples:
+    try:
+        with np.load(path) as data:
+            x, y, t = data["x"], data["y"], data["tables"]
+        if x.ndim == 2 and x.shape[1] == len(FEATURES) and len(x) == len(y) == len(t):
+            return Examples(list(x), [int(v) for v in y], [int(v) for v in t])
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        pass  # none kept, or damaged: drawn again
+    examples = learn()
+    x, y, t = examples.arrays()
+    _store(path, lambda out: np.savez(out, x=x, y=y, tables=t))
+    return examples
+
+
+def _store(path: Path, write: Callable[[Any], None]) -> None:
+    """Write a cache file beside its final name, then rename it there (never half a file)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".judge-", dir=path.parent)
-        with os.fdopen(fd, "w") as out:
-            json.dump(judge.to_json(), out)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as out:
+            write(out)
         os.replace(tmp, path)
     except OSError:
-        pass
+        Path(tmp).unlink(missing_ok=True)

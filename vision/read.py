@@ -57,6 +57,7 @@ from vision.areas import (
 from vision.cellpool import Part, cell_workers, deal_out, read_part
 from vision.config import CellConfig, VisionConfig
 from vision.judge import judge_for
+from vision.lessons import Lessons
 from vision.markers import MarkerSighting, detect_markers, recover_markers
 from vision.pack import Pack
 from vision.recognise import CellMatch, doubt_odd_light
@@ -218,9 +219,11 @@ def read_table(
     *,
     side: str = "front",
     config: VisionConfig | None = None,
+    lessons: Lessons | None = None,
 ) -> TableRead:
-    """Everything the camera can tell about the table in one BGR (or grey) frame."""
-    return read_table_view(image, pack, side=side, config=config)[0]
+    """Everything the camera can tell about the table in one BGR (or grey) frame (`lessons`:
+    what this table taught its judge, vision.lessons)."""
+    return read_table_view(image, pack, side=side, config=config, lessons=lessons)[0]
 
 
 def read_table_view(
@@ -229,6 +232,7 @@ def read_table_view(
     *,
     side: str = "front",
     config: VisionConfig | None = None,
+    lessons: Lessons | None = None,
 ) -> tuple[TableRead, TableView]:
     """`read_table` and the TableView it rests on (poses for the motion gate, timings)."""
     config = config or VisionConfig()
@@ -256,7 +260,7 @@ def read_table_view(
         t0 = time.perf_counter()
         slots, matches, hidden, cutting, waited = _cut_and_read(colour, view, pack, side,
                                                                 config, look_for_ship)
-        reads = table_reads(matches, pack, config)
+        reads = table_reads(matches, pack, config, lessons)
         timings["crops"] = cutting
         timings["cells"] = time.perf_counter() - t0 - cutting
         timings["waiting"] = waited
@@ -459,14 +463,16 @@ def weighed(
 
 
 def table_reads(
-    matches: Sequence[CellMatch], pack: Pack, config: VisionConfig
+    matches: Sequence[CellMatch], pack: Pack, config: VisionConfig,
+    lessons: Lessons | None = None,
 ) -> list[CellRead]:
-    """The cells' answers: the pack's learned judge weighs each match (vision.judge), or,
-    with the judge turned off, the matcher's own answers stand."""
+    """The cells' answers: the pack's learned judge (refitted with this table's `lessons`)
+    weighs each match (vision.judge), or, with the judge turned off, the matcher's own
+    answers stand."""
     if not matches:
         return []
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
-    judge = judge_for(pack, model, config)
+    judge = judge_for(pack, model, config, lessons=lessons)
     if judge is None:
         return [match.read for match in matches]
     return judge.decide(matches, model, pack.catalogue)

@@ -102,8 +102,12 @@ class CellMatch:
     look_stats: tuple[float, ...] = ()
 
 
-#: The names of CellMatch.tile_stats, in order.
-TILE_STATS = ("fit", "rms", "hidden", "gain", "spread", "evidence", "separation")
+#: The names of CellMatch.tile_stats, in order: the light model's figures of the proposal
+#: (step 4), then how it fits lit as the paper round the cell is (_lit_misfits): its rms,
+#: its margin over the best candidate meaning something else, whether it is the best so
+#: lit, and whether it was proposed so (the matcher's own fit was poor).
+TILE_STATS = ("fit", "rms", "hidden", "gain", "spread", "evidence", "separation",
+              "lit_rms", "lit_margin", "lit_best", "by_light")
 #: The names of CellMatch.look_stats, in order.
 LOOK_STATS = (
     "rms", "rms_all", "looks", "board", "gain", "washed", "white", "tint", "explained",
@@ -1652,6 +1656,79 @@ def _place_again(
     return [x for x in out if x is not None]
 
 
+def _paper_cast(job: _Pending, model: TileModel) -> NDArray[np.float64]:
+    """The colour of the light on a cell, unit mean (3,): the paper seen round it over the
+    paper it should be (white on the mat or card, the board picture's own round a board
+    cell)."""
+    seen = _papers(job.fine.transpose(2, 0, 1)[None], model)[1][0]
+    if job.board is not None:
+        board = _scaled(job.board, job.fine.shape[0])
+        seen = seen / np.maximum(_papers(board.transpose(2, 0, 1)[None], model)[1][0], 1.0)
+    seen = np.maximum(np.asarray(seen, np.float64), 1e-3)
+    out: NDArray[np.float64] = seen / seen.mean()
+    return out
+
+
+def _lit_misfits(x: Float, cast: NDArray[np.float64], model: TileModel) -> NDArray[np.float64]:
+    """What each candidate leaves of the square x (3, M), its colours lit by the light's
+    colour `cast` at any brightness (one gain, not below 0) under a grey veil (one offset):
+    the mean squared residual (K,). Unlike the light model of step 4, which fits each
+    channel's gain apart, this keeps the tile's own colours: a plain blue tile is not a
+    plain green one, nor a patterned tile seen at no contrast."""
+    m = x.shape[1]
+    n = 3 * m
+    xs = np.ascontiguousarray(x, np.float32)
+    per_channel = xs.sum(axis=1, dtype=np.float64)
+    sx = float(per_channel.sum())
+    sxx = float(np.einsum("cm,cm->", xs, xs, dtype=np.float64)) - sx * sx / n
+    # Each candidate's product with the square per channel: its pattern (model.channels,
+    # less its mean) by the square, plus its mean by the square's sum.
+    dots = np.stack([model.channels[c] @ xs[c] for c in range(3)], axis=1).astype(np.float64)
+    dots += model.template_means * per_channel
+    sums = (model.template_means * (m * cast)).sum(axis=1)
+    spp = model.fine_power @ (cast * cast) - sums * sums / n
+    sxp = dots @ cast - sx * sums / n
+    gain = np.where(spp > 1e-9, sxp / np.maximum(spp, 1e-9), 0.0)
+    rss = np.where(gain > 0, sxx - gain * sxp, sxx)
+    out: NDArray[np.float64] = np.maximum(rss, 0.0) / n
+    return out
+
+
+def _lit_stats(misfits: NDArray[np.float64], k: int, model: TileModel
+               ) -> tuple[float, float, float]:
+    """A candidate's lit rms, its margin over the best candidate meaning something else
+    ((other - its) / (other + its), -1..1), and whether its meaning fits best lit."""
+    other = misfits[model.groups != model.groups[k]]
+    rival = float(other.min()) if other.size else float("inf")
+    own = float(misfits[k])
+    margin = 1.0 if not math.isfinite(rival) else (rival - own) / max(rival + own, 1e-9)
+    best = float(model.groups[int(np.argmin(misfits))] == model.groups[k])
+    return math.sqrt(own), margin, best
+
+
+def _lit_proposal(match: CellMatch, x: Float, misfits: NDArray[np.float64],
+                  model: TileModel) -> CellMatch:
+    """The cell's proposal and its figures with the lit fit's: a tile the matcher found a
+    poor fit for is proposed again as the candidate that fits best lit (a plain tile
+    ranks low among patterned ones by pattern alone)."""
+    k = match.proposal
+    by_light = 0.0
+    stats = match.tile_stats
+    if match.read.unknown and match.reason == "poor fit":
+        best = int(np.argmin(misfits))
+        if k is None or model.groups[best] != model.groups[k]:
+            fits = _fits(model, np.array([best]), x, None)
+            rms = math.sqrt(float(fits.rss[0]) / x.size)
+            gain = _structure_gain(fits.coef[0], model.energy[best])
+            spread = _gain_spread(fits.coef[0], model.energy[best])
+            stats = (fits.share, rms, 0.0, gain, spread, 0.0, 0.0)
+            k, by_light = best, 1.0
+    if k is None or len(stats) < 7:
+        return match
+    return replace(match, proposal=k,
+                   tile_stats=(*stats[:7], *_lit_stats(misfits, k, model), by_light))
+
+
 def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> list[CellMatch]:
     """Which tile each pending crop shows (with its coarse scores): placed, cut straight,
     ranked and fitted; placed again by other candidates when in doubt; weighed against the
@@ -1716,8 +1793,10 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
                 settled = replace(settled, read=UNKNOWN, reason="board unseen at the edge")
         else:
             settled = replace(verdict.match, empty_rms=job.look.rms)
-        out.append(replace(settled, proposal=verdict.match.proposal,
-                           tile_stats=verdict.match.tile_stats, look_stats=_look_stats(job.look)))
+        settled = replace(settled, proposal=verdict.match.proposal,
+                          tile_stats=verdict.match.tile_stats, look_stats=_look_stats(job.look))
+        misfits = _lit_misfits(verdict.x, _paper_cast(job, model), model)
+        out.append(_lit_proposal(settled, verdict.x, misfits, model))
     return out
 
 

@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from companion.catalogue import Catalogue, TileType
 from companion.errors import CompanionError
+from companion.reading import EMPTY, CellRead
 from companion.tiles import ROTATIONS, Meaning
 from vision import kit
 from vision.areas import (
@@ -102,6 +103,7 @@ class BatchView:
     batch: int
     cells: Mapping[Cell, CellView]
     warnings: tuple[str, ...] = ()
+    frame: Image | None = None  # the frame the cells were cut from
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,6 +618,7 @@ class TeachSession:
         self._ship: Image | None = None
         self._boards: dict[str, Image] = {}
         self._skipped: set[str] = set()
+        self._frames: list[tuple[Image, dict[Cell, CellRead]]] = []
 
     # progress ------------------------------------------------------------------------------
 
@@ -703,7 +706,7 @@ class TeachSession:
             elif view.found and _washed_out(view.picture, self.config):
                 warnings.append(f"{cell_name(cell)}: glare washes part of this tile out; "
                                 "softer light gives a better picture")
-        return BatchView(step.batch, cells, tuple(warnings))
+        return BatchView(step.batch, cells, tuple(warnings), _bgr(frame))
 
     def _look_board(self, frame: Image, side: str) -> PictureView:
         frame = _bgr(frame)
@@ -775,7 +778,18 @@ class TeachSession:
             self._taught[answer.tile_id] = np.ascontiguousarray(
                 np.rot90(picture, k=answer.rotation // 90)
             )
+        if view.frame is not None:
+            truth = {cell: CellRead(a.tile_id, a.rotation) for cell, a in chosen.items()}
+            truth.update({cell: EMPTY for cell, cv in view.cells.items()
+                          if cell not in chosen and not cv.occupied})
+            self._frames.append((view.frame, truth))
         self._batch += 1
+
+    @property
+    def frames(self) -> list[tuple[Image, dict[Cell, CellRead]]]:
+        """The accepted batch frames, each with what lies in its display cells (the tiles
+        confirmed, and empty where nothing lies): a table's lessons (vision.lessons)."""
+        return list(self._frames)
 
     def stop_tiles(self) -> None:
         """End the tile batches now; untaught types are left out of the pack."""

@@ -173,6 +173,13 @@ class TileModel:
         return out
 
     @cached_property
+    def fine_power(self) -> NDArray[np.float64]:
+        """Each candidate's sum of squares per channel over its fine inner square (K, 3)."""
+        out: NDArray[np.float64] = np.einsum("kmc,kmc->kc", self.fine, self.fine,
+                                             dtype=np.float64)
+        return out
+
+    @cached_property
     def basis_t(self) -> Float:
         """The light basis per term (3, M), contiguous."""
         out: Float = np.ascontiguousarray(self.basis.T)

@@ -88,7 +88,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:  # noqa: C901
     from hardware.buttons import TableButtons
     from hardware.camera import TableCamera, open_camera
     from hardware.config import GpioUnavailable, HardwareConfig
@@ -160,12 +160,25 @@ def run(args: argparse.Namespace) -> int:
             pack.tile_mm, pack.catalogue.board(table.side), lens_k=hardware.camera.lens_k
         )
 
+    lessons: Any = None
+    corrections: Any = None
+    if pack is not None:
+        from vision.lessons import LESSONS_DIR, CorrectionLessons, LessonBook
+
+        book = LessonBook(table.state_dir / LESSONS_DIR, pack)
+        lessons = book.load()
+        if lessons is not None:
+            log.info("%d cells this table labelled refine its judge", len(lessons))
+        corrections = CorrectionLessons(book, pack)
+        session.listeners.on_correction.append(corrections.corrected)
+
     def reader(image: Any) -> Any:
         from vision.read import read_table_view
 
         if pack is None:
             raise DataError("", "No tile pack yet: teach the box on the host page first.")
-        read, view = read_table_view(image, pack, side=table.side)
+        read, view = read_table_view(image, pack, side=table.side, lessons=lessons)
+        corrections.seen(view.matches)
         hint = lens_watch.hint(view.markers, image.shape[1], image.shape[0])
         if hint is not None:
             log.warning("%s", hint)
@@ -224,6 +237,9 @@ def run(args: argparse.Namespace) -> int:
         indicators.close()
         if session.journal is not None:
             session.journal.close()
+        board = app.extensions["companion_games"]["board"]
+        if board.journal is not None:
+            board.journal.close()
     return 0
 
 

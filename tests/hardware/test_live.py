@@ -16,6 +16,7 @@ from gpiozero.pins.mock import MockFactory
 from companion.actions import Pass, TakeToBoard, Turn
 from companion.game import Seat
 from companion.journal import Journal
+from companion.reading import CameraState
 from companion.session import Phase, Question, Session
 from hardware.buttons import TableButtons, TurnDone, UndoPressed
 from hardware.camera import CameraStatus, Frame
@@ -45,8 +46,8 @@ class FakeCamera:
     @property
     def status(self) -> CameraStatus:
         if self.ok:
-            return CameraStatus("ok", "frames arrive", 0.0)
-        return CameraStatus("lost", "the camera sends no frames (cable?)", None)
+            return CameraStatus(CameraState.OK, "frames arrive", 0.0)
+        return CameraStatus(CameraState.LOST, "the camera sends no frames (cable?)", None)
 
 
 @dataclass

@@ -140,27 +140,33 @@ def test_a_learnt_judge_is_kept_on_disk_and_read_back(
 ) -> None:
     monkeypatch.setenv("MAORI_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(judge_module, "_MEMORY", {})
-    learnt = fit_judge(_separable(20, 5), JudgeConfig(steps=20))
     calls = []
 
-    def learn(*args: object, **kw: object) -> CellJudge:
+    def learn(*args: object, **kw: object) -> Examples:
         calls.append(1)
-        return learnt
+        return _separable(20, 5)
 
-    monkeypatch.setattr(judge_module, "learn_judge", learn)
-    config = VisionConfig()
+    monkeypatch.setattr(judge_module, "learning_set", learn)
+    config = replace(VisionConfig(), judge=JudgeConfig(steps=20))
     from vision.tilemodel import learn_pack
 
     model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
     first = judge_for(pack_random, model, config)
-    assert calls == [1] and first is learnt
+    assert calls == [1] and first is not None
     assert len(list(tmp_path.glob("judge-*.json"))) == 1
+    assert len(list(tmp_path.glob("learning-*.npz"))) == 1
     monkeypatch.setattr(judge_module, "_MEMORY", {})
     second = judge_for(pack_random, model, config)
     assert calls == [1]  # read from disk, not learnt again
-    assert second is not None and second.threshold == learnt.threshold
-    # A damaged cache file is learnt again, not trusted.
+    assert second is not None and second.threshold == first.threshold
+    # A damaged judge is fitted again from the kept cells, not trusted and not re-rendered.
     next(tmp_path.glob("judge-*.json")).write_text("{not json")
+    monkeypatch.setattr(judge_module, "_MEMORY", {})
+    third = judge_for(pack_random, model, config)
+    assert calls == [1] and third is not None and third.threshold == first.threshold
+    # Damaged kept cells are drawn again.
+    next(tmp_path.glob("judge-*.json")).unlink()
+    next(tmp_path.glob("learning-*.npz")).write_bytes(b"PK\x03\x04 torn")
     monkeypatch.setattr(judge_module, "_MEMORY", {})
     judge_for(pack_random, model, config)
     assert calls == [1, 1]

@@ -218,15 +218,15 @@ def test_a_frame_without_the_mat_is_refused_in_one_sentence(source: Pack) -> Non
 
 
 def test_glare_on_a_tile_is_pointed_out(source: Pack, script: Script) -> None:
-    frame = script.frames[1].copy()
-    markers = detect_markers(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+    frame: np.ndarray = script.frames[1].copy()
+    markers = detect_markers(np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8))
     geometry = kit.DisplayGeometry(source.tile_mm)
     pose = locate_display(markers, geometry)
     centre = pose.project([geometry.cell_centre(0, 1)])[0]
     glare = np.zeros(frame.shape[:2], np.float32)
     radius = 15 * pose.px_per_mm()
     cv2.circle(glare, (round(centre[0]), round(centre[1])), round(radius), 1.0, -1)
-    glare = cv2.GaussianBlur(glare, (0, 0), radius / 4)[..., None]
+    glare = np.asarray(cv2.GaussianBlur(glare, (0, 0), radius / 4), np.float32)[..., None]
     frame = (frame * (1 - glare) + 255 * glare).astype(np.uint8)
     view = TeachSession(source.catalogue, batch=4).look(frame)
     assert isinstance(view, BatchView)
@@ -408,3 +408,29 @@ def test_frames_in_other_formats_are_skipped_without_decoding(
         "  02.webp: is a WebP picture; only PNG and JPEG pictures are read; skipped",
         "  03.png: is not a readable PNG picture (its header is damaged); skipped",
     ]
+
+
+def test_the_taught_frames_become_the_tables_first_lessons(
+    source: Pack, script: Script, tmp_path: Path
+) -> None:
+    from companion.reading import EMPTY, CellRead
+    from vision.judge import EMPTY_CLASS, TILE
+    from vision.lessons import LessonBook, teach_lessons
+
+    session, _ship_mm = _teach(source, script)
+    frames = session.frames
+    assert len(frames) == 2  # the two tile batches
+    first = script.first_plan
+    truth = frames[0][1]
+    assert truth[(0, 0)] == CellRead(first[0], 90)
+    assert truth[(0, 1)] == CellRead(first[2]) and truth[(0, 2)] == CellRead(first[1])
+    assert truth[(0, 3)] == EMPTY and truth[(3, 3)] == EMPTY
+    pack = load_pack(session.write(tmp_path / "taught"))
+    lessons = teach_lessons(frames, pack)
+    tiles = [item for item in lessons if item.group and item.label == TILE]
+    assert len(tiles) >= 4  # the tiles laid, each as the matcher proposed it
+    assert sum(item.label == EMPTY_CLASS for item in lessons) >= 20
+    book = LessonBook(tmp_path / "lessons", pack)
+    assert book.add(lessons) == len(lessons)
+    kept = book.load()
+    assert kept is not None and len(kept) == len(lessons)

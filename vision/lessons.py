@@ -1,0 +1,265 @@
+"""What a table teaches its own judge: cells labelled at this table, kept in the state dir.
+
+The judge (vision.judge) is learnt from rendered tables; a real table's light, camera and
+box differ from all of them. Two kinds of cells are labelled at the table itself:
+
+- a **correction**: the host sets a cell of the last read to the tile or the emptiness that
+  truly lies there (the cell's figures as the matcher measured them, labelled by the host);
+- a **taught frame**: every tile of a batch laid on the display mat while teaching the box,
+  and every empty cell of that frame, labelled by what the player confirmed.
+
+Each is one line of `<state dir>/lessons/<pack digest>.jsonl` (the figures of
+vision.judge.FEATURES, the label, where it came from), appended and synced like the
+journal's lines. At the next start the service hands the book's lessons to the reader: for
+each tile the matcher proposed in them, the judge's probabilities of cells proposing that
+tile are shifted by what the table said against what the judge expected
+(`CellJudge.taught`). A line that cannot be read (a torn last line, figures of another
+judge version) is passed over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.catalogue import Catalogue
+from companion.reading import CellRead
+from vision.judge import (
+    EMPTY_CLASS,
+    FEATURES,
+    NEITHER,
+    TILE,
+    VERSION,
+    candidate_kinds,
+    cell_features,
+    label,
+    proposed_id,
+)
+from vision.recognise import CellMatch
+from vision.tilemodel import TileModel
+
+__all__ = ["CorrectionLessons", "LessonBook", "Lessons", "lesson", "teach_lessons"]
+
+log = logging.getLogger(__name__)
+
+LABELS = {TILE: "tile", EMPTY_CLASS: "empty", NEITHER: "neither"}
+_CODES = {name: code for code, name in LABELS.items()}
+SOURCES = ("correction", "teach")
+#: The lessons' folder in a state dir (beside the game's journal and the taught packs).
+LESSONS_DIR = "lessons"
+
+
+@dataclass(frozen=True)
+class Lessons:
+    """Labelled cells of one table: figures (N, len(FEATURES)), labels, the tile id each
+    cell's matcher proposed ("" for none), and their digest."""
+
+    features: NDArray[np.float64]
+    labels: NDArray[np.intp]
+    groups: tuple[str, ...]
+    digest: str
+
+    def __len__(self) -> int:
+        return int(self.labels.size)
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One labelled cell."""
+
+    features: tuple[float, ...]
+    label: int
+    group: str  # the tile id the matcher proposed, "" for none
+    source: str
+
+
+def lesson(
+    match: CellMatch, truth: CellRead, model: TileModel, catalogue: Catalogue, source: str
+) -> Lesson | None:
+    """The lesson of a cell the matcher measured as `match` and that truly holds `truth`
+    (a tile or empty); None for an unknown truth."""
+    if truth.unknown:
+        return None
+    features = cell_features(match, candidate_kinds(model, catalogue))
+    return Lesson(
+        tuple(float(v) for v in features),
+        label(match, truth, model, catalogue),
+        proposed_id(match, model),
+        source,
+    )
+
+
+class LessonBook:
+    """The lessons one table keeps for one pack: `<directory>/<pack digest>.jsonl`."""
+
+    def __init__(self, directory: Path, pack: Any) -> None:
+        from vision.cellpool import pack_digest
+
+        self.path = Path(directory) / f"{pack_digest(pack)}.jsonl"
+
+    def add(self, lessons: Iterable[Lesson]) -> int:
+        """Append lessons (one synced write); returns how many. OSError when it cannot be
+        written (a full disk): what was there before is kept whole."""
+        lines = [
+            json.dumps(
+                {
+                    "version": VERSION,
+                    "label": LABELS[item.label],
+                    "group": item.group,
+                    "source": item.source,
+                    "features": [round(v, 6) for v in item.features],
+                }
+            )
+            + "\n"
+            for item in lessons
+        ]
+        if not lines:
+            return 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = "".join(lines).encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                written = os.write(fd, data)
+                if written != len(data):
+                    raise OSError(f"only {written} of {len(data)} bytes written")
+                os.fsync(fd)
+            except OSError:
+                os.ftruncate(fd, size)
+                raise
+        finally:
+            os.close(fd)
+        return len(lines)
+
+    def load(self) -> Lessons | None:
+        """The lessons kept so far, or None when there are none."""
+        try:
+            text = self.path.read_text(errors="replace")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            log.warning("lessons %s cannot be read: %s", self.path, exc)
+            return None
+        rows: list[list[float]] = []
+        labels: list[int] = []
+        groups: list[str] = []
+        skipped = 0
+        for line in text.splitlines():
+            item = _parse(line)
+            if item is None:
+                skipped += 1
+                continue
+            rows.append(item[0])
+            labels.append(item[1])
+            groups.append(item[2])
+        if skipped:
+            log.warning(
+                "lessons %s: %d lines passed over (torn, or of another judge version)",
+                self.path,
+                skipped,
+            )
+        if not rows:
+            return None
+        features = np.asarray(rows, np.float64)
+        codes = np.asarray(labels, np.intp)
+        digest = hashlib.blake2b(
+            features.tobytes() + codes.tobytes() + "\n".join(groups).encode(), digest_size=8
+        ).hexdigest()
+        return Lessons(features, codes, tuple(groups), digest)
+
+
+def _parse(line: str) -> tuple[list[float], int, str] | None:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, Mapping) or data.get("version") != VERSION:
+        return None
+    code = _CODES.get(data.get("label"))  # type: ignore[arg-type]
+    features = data.get("features")
+    group = data.get("group")
+    if code is None or not isinstance(group, str):
+        return None
+    if not isinstance(features, list) or len(features) != len(FEATURES):
+        return None
+    if not all(isinstance(v, int | float) and np.isfinite(v) for v in features):
+        return None
+    return [float(v) for v in features], code, group
+
+
+def teach_lessons(
+    frames: Sequence[tuple[Any, Mapping[tuple[int, int], CellRead]]],
+    pack: Any,
+    config: Any = None,
+) -> list[Lesson]:
+    """The lessons of taught frames: each frame with what lies in its display cells (a
+    tile and its rotation, or empty; cells left out are not labelled), read by the matcher
+    with the pack that was taught from them."""
+    from dataclasses import replace
+
+    from vision.config import VisionConfig
+    from vision.read import TableNotFound, read_table_view
+    from vision.tilemodel import learn_pack
+
+    config = config or VisionConfig()
+    plain = replace(config, judge=replace(config.judge, enabled=False))
+    model = learn_pack(pack, config.crops.px_per_mm, config.cells)
+    out: list[Lesson] = []
+    for frame, truth in frames:
+        try:
+            _read, view = read_table_view(frame, pack, config=plain)
+        except TableNotFound:
+            continue
+        for (row, col), cell in truth.items():
+            match = view.matches.get(("display", row, col))
+            if match is not None:
+                item = lesson(match, cell, model, pack.catalogue, "teach")
+                if item is not None:
+                    out.append(item)
+    return out
+
+
+class CorrectionLessons:
+    """Turns the host's corrections of the last read into lessons: keeps that read's
+    matches (`seen`) and, for a corrected cell among them, adds its lesson to the book."""
+
+    def __init__(self, book: LessonBook, pack: Any, config: Any = None) -> None:
+        from vision.config import VisionConfig
+
+        self.book = book
+        self.pack = pack
+        self.config = config or VisionConfig()
+        self._matches: Mapping[tuple[Any, int, int], CellMatch] = {}
+
+    def seen(self, matches: Mapping[tuple[Any, int, int], CellMatch]) -> None:
+        """The matches of the read the host may correct next."""
+        self._matches = dict(matches)
+
+    def corrected(self, area: str | int, row: int, col: int, cell: CellRead) -> bool:
+        """Keep the lesson of a corrected cell; False when there is none to keep (the cell
+        was not read, the answer is unknown, or the book cannot be written: logged)."""
+        from vision.tilemodel import learn_pack
+
+        match = self._matches.get((area, row, col))
+        if match is None:
+            return False
+        model = learn_pack(self.pack, self.config.crops.px_per_mm, self.config.cells)
+        item = lesson(match, cell, model, self.pack.catalogue, "correction")
+        if item is None:
+            return False
+        try:
+            self.book.add([item])
+        except OSError as exc:
+            log.warning("the correction's lesson could not be kept: %s", exc)
+            return False
+        return True
