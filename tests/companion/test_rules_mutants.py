@@ -507,18 +507,18 @@ def test_the_first_tile_laid_carries_a_ship_not_yet_on_the_board() -> None:
 
 
 @pytest.mark.parametrize(
-    "options",
-    [{"matching": Matching.STRICT}, {"variant": Variant.ADVANCED}],
+    ("matching", "variant"),
+    [(Matching.STRICT, Variant.BASE), (Matching.FREE, Variant.ADVANCED)],
     ids=["strict matching", "player ship"],
 )
 def test_legal_turns_passes_over_refused_candidates_to_the_allowed_ones(
-    options: dict[str, object],
+    matching: Matching, variant: Variant
 ) -> None:
-    game = make_game(ship=15, **options)
+    game = make_game(ship=15, matching=matching, variant=variant)
     game.state.players[0].shells = 2
     lay(game, 0, (1, 1), "water")
     lay(game, 0, (2, 3), "single-palm1")
-    game.state.players[0].ship = (1, 1) if "variant" in options else None
+    game.state.players[0].ship = (1, 1) if variant is Variant.ADVANCED else None
     listed = {Turn(t.steps, t.action) for t in game.rules.legal_turns(game.state)}
     allowed = _every_turn_the_rules_allow(game)
     assert listed == allowed
