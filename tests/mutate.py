@@ -62,6 +62,7 @@ MODULES: dict[str, Module] = {
             "tests/companion/test_journal.py",
             "tests/companion/test_journal_mutants.py",
             "tests/companion/test_session.py",
+            "tests/companion/games/test_session.py",
         ),
         # 26 s of kill -9 for each mutant; the fsync tests watch the same promise directly
         (
