@@ -14,7 +14,7 @@ import pytest
 
 from companion.errors import DataError
 from companion.game import Seat
-from companion.journal import CURRENT, Journal, write_atomically
+from companion.journal import CURRENT, DEFAULT_GAME, Journal, game_of, write_atomically
 from companion.session import Session
 
 
@@ -447,3 +447,11 @@ def test_a_game_that_does_not_replay_is_named_by_its_file_and_kept_aside(tmp_pat
     assert resumed.damage is not None and resumed.damage.kept is not None
     assert resumed.damage.kept.startswith(f"{path.name}.damaged-")
     assert path.name in resumed.damage.problem
+
+
+def test_a_saved_game_that_names_no_game_is_maori_and_a_name_that_is_no_text_names_none() -> None:
+    assert DEFAULT_GAME == "maori"
+    assert game_of({"type": "setup"}) == "maori"
+    assert game_of({"type": "setup", "game": "giants"}) == "giants"
+    assert game_of({"type": "setup", "game": 5}) == ""
+    assert game_of({"type": "setup", "game": None}) == ""
