@@ -160,17 +160,12 @@ def run(args: argparse.Namespace) -> int:
             pack.tile_mm, pack.catalogue.board(table.side), lens_k=hardware.camera.lens_k
         )
 
-    def reader(image: Any) -> Any:
-        from vision.read import read_table_view
+    reader: Any = _refuse_without_pack
+    if pack is not None:
+        from vision.incremental import IncrementalReader
 
-        if pack is None:
-            raise DataError("", "No tile pack yet: teach the box on the host page first.")
-        read, view = read_table_view(image, pack, side=table.side)
-        hint = lens_watch.hint(view.markers, image.shape[1], image.shape[0])
-        if hint is not None:
-            log.warning("%s", hint)
-            session.note("note", hint)
-        return read
+        reader = _LensWatchingReader(IncrementalReader(pack, side=table.side), lens_watch,
+                                     session)
 
     from vision.motion import MotionGate
 
@@ -225,6 +220,39 @@ def run(args: argparse.Namespace) -> int:
         if session.journal is not None:
             session.journal.close()
     return 0
+
+
+def _refuse_without_pack(image: Any) -> Any:
+    raise DataError("", "No tile pack yet: teach the box on the host page first.")
+
+
+class _LensWatchingReader:
+    """The incremental reader (vision.incremental); after each whole read, the lens watch
+    says whether the markers ask for another lens_k."""
+
+    def __init__(self, reader: Any, lens_watch: Any, session: Session) -> None:
+        self.reader = reader
+        self.lens_watch = lens_watch
+        self.session = session
+
+    def __call__(self, image: Any) -> Any:
+        return self.read_turn(image)
+
+    def read_turn(self, image: Any, seats: Any = ()) -> Any:
+        read = self.reader.read_turn(image, seats)
+        view = self.reader.view
+        if self.reader.report.kind == "whole" and view is not None:
+            hint = self.lens_watch.hint(view.markers, image.shape[1], image.shape[0])
+            if hint is not None:
+                log.warning("%s", hint)
+                self.session.note("note", hint)
+        return read
+
+    def accepted(self) -> None:
+        self.reader.accepted()
+
+    def forget(self) -> None:
+        self.reader.forget()
 
 
 def _report_damage(damage: Damage) -> None:
