@@ -74,8 +74,15 @@ def _effects(game: int) -> Effects:
     with one glare spot."""
     if game % 2 == 0:
         return Effects.hard()
-    return Effects(light=0.3, warmth=0.3, glare_spots=1, glare_strength=0.8, blur_px=0.8,
-                   noise=3.0, jpeg_quality=85)
+    return Effects(
+        light=0.3,
+        warmth=0.3,
+        glare_spots=1,
+        glare_strength=0.8,
+        blur_px=0.8,
+        noise=3.0,
+        jpeg_quality=85,
+    )
 
 
 def turns(pack: Pack, count: int, seed: int, *, shaken: bool = True) -> Iterator[Frame]:
@@ -87,15 +94,16 @@ def turns(pack: Pack, count: int, seed: int, *, shaken: bool = True) -> Iterator
         rng = np.random.default_rng(seed * 7919 + game)
         players = int(rng.integers(2, 6))
         seats = [Seat(NAMES[i], i + 1) for i in range(players)]
-        world = new_game(seats, seed=seed * 1000 + game, ship=int(rng.integers(16)),
-                         catalogue=catalogue)
+        world = new_game(
+            seats, seed=seed * 1000 + game, ship=int(rng.integers(16)), catalogue=catalogue
+        )
         table_seed = seed * 1000 + game
-        points = np.asarray(scene_points(scene_for_state(world, table_seed=table_seed),
-                                         catalogue))
+        points = np.asarray(scene_points(scene_for_state(world, table_seed=table_seed), catalogue))
         centre = (float(points[:, 0].mean()), float(points[:, 1].mean()))
         span = float(np.ptp(points, axis=0).max())
-        base = CameraSpec.overhead(roll_deg=float(rng.uniform(0, 360)),
-                                   px_per_mm=0.85 * 2880 / span, look_at_mm=centre)
+        base = CameraSpec.overhead(
+            roll_deg=float(rng.uniform(0, 360)), px_per_mm=0.85 * 2880 / span, look_at_mm=centre
+        )
         effects = _effects(game)
         rules = rules_for(world.variant, world.matching)
         turn_number = 0
@@ -121,8 +129,11 @@ def _shaken(spec: CameraSpec, rng: np.random.Generator) -> tuple[CameraSpec, boo
     scale = rng.uniform(2.0, 5.0) if bumped else 0.3
     dx, dy = rng.normal(0.0, scale, 2)
     x, y = spec.look_at_mm
-    return replace(spec, look_at_mm=(x + float(dx), y + float(dy)),
-                   roll_deg=spec.roll_deg + float(rng.normal(0.0, 0.03))), bumped
+    return replace(
+        spec,
+        look_at_mm=(x + float(dx), y + float(dy)),
+        roll_deg=spec.roll_deg + float(rng.normal(0.0, 0.03)),
+    ), bumped
 
 
 def _content(read: Any) -> tuple[str | None, int, bool]:
@@ -144,7 +155,10 @@ class GateCount:
 
 
 def run_gate(
-    pack: Pack, frames: Iterator[Frame], changes: ChangeConfig, out: TextIO | None,
+    pack: Pack,
+    frames: Iterator[Frame],
+    changes: ChangeConfig,
+    out: TextIO | None,
     progress: bool,
 ) -> GateCount:
     """The gate over `frames` (vision.incremental's steps, no recogniser), counted."""
@@ -152,8 +166,20 @@ def run_gate(
     layout = pack.catalogue.board(side)
     writer = csv.writer(out) if out is not None else None
     if writer is not None:
-        writer.writerow(["game", "turn", "area", "row", "col", "changed", "difference",
-                         "reread", "relocated", "bumped"])
+        writer.writerow(
+            [
+                "game",
+                "turn",
+                "area",
+                "row",
+                "col",
+                "changed",
+                "difference",
+                "reread",
+                "relocated",
+                "bumped",
+            ]
+        )
     count = GateCount(misses=[])
     view = None
     patches: dict[int, Any] = {}
@@ -179,8 +205,7 @@ def run_gate(
             game = frame.game
             continue
         assert view is not None
-        crops, _r, slots, _h = _crops(frame.image, shifted(view, offsets), pack, side,
-                                      _vision())
+        crops, _r, slots, _h = _crops(frame.image, shifted(view, offsets), pack, side, _vision())
         now = {s: _content(r) for s, r in _cell_reads(truth, slots).items()}
         for slot, crop in zip(slots, crops, strict=True):
             look = look_of(crop, changes)
@@ -202,8 +227,20 @@ def run_gate(
             if again or changed:  # a missed change is counted once
                 looks[slot], held[slot] = look, now[slot]
             if writer is not None:
-                writer.writerow([frame.game, frame.turn, slot[0], slot[1], slot[2],
-                                 int(changed), f"{d:.3f}", int(again), 0, int(frame.bumped)])
+                writer.writerow(
+                    [
+                        frame.game,
+                        frame.turn,
+                        slot[0],
+                        slot[1],
+                        slot[2],
+                        int(changed),
+                        f"{d:.3f}",
+                        int(again),
+                        0,
+                        int(frame.bumped),
+                    ]
+                )
         if progress:
             print(f"\r{count.turns} turns, {count.missed} missed", end="", file=sys.stderr)
     if progress:
@@ -249,8 +286,13 @@ def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
             bot = GreedyPlayer(random.Random(seed * 100_003 + n))
             turn = bot.choose(rules, world)
             rules.apply(world, turn)
-        rendered = render_table(scene_for_state(world, table_seed=seed), pack, spec,
-                                Effects.easy(), np.random.default_rng(seed * 1000 + n))
+        rendered = render_table(
+            scene_for_state(world, table_seed=seed),
+            pack,
+            spec,
+            Effects.easy(),
+            np.random.default_rng(seed * 1000 + n),
+        )
         _, jpeg = cv2.imencode(".jpg", rendered.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         decode = []
         for _ in range(3):
@@ -295,10 +337,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--style", default="lagoon", help="the drawn pack's style (lagoon)")
     parser.add_argument("--csv", metavar="FILE", help="write every cell's difference here")
-    parser.add_argument("--threshold", type=float, default=None,
-                        help="the gate's threshold (ChangeConfig.threshold)")
-    parser.add_argument("--timed", type=int, default=0, metavar="N",
-                        help="then time N demo turns through the incremental reader (0)")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="the gate's threshold (ChangeConfig.threshold)",
+    )
+    parser.add_argument(
+        "--timed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="then time N demo turns through the incremental reader (0)",
+    )
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "maori-companion"))
 
 
@@ -313,24 +364,31 @@ def run(args: argparse.Namespace) -> int:
     if args.turns > 0:
         start = time.perf_counter()
         with contextlib.ExitStack() as stack:
-            out = (stack.enter_context(open(args.csv, "w", newline="", encoding="utf-8"))
-                   if args.csv else None)
+            out = (
+                stack.enter_context(open(args.csv, "w", newline="", encoding="utf-8"))
+                if args.csv
+                else None
+            )
             count = run_gate(pack, turns(pack, args.turns, args.seed), changes, out, progress)
-        print(f"{count.turns} turns ({args.style} pack, seed {args.seed}), threshold "
-              f"{changes.threshold:g}: {count.cells} cell looks compared, {count.changed} "
-              f"changed; {count.missed} changed cells taken as unchanged; "
-              f"{count.reread} read again ({100 * count.reread / max(1, count.cells):.1f} %); "
-              f"least difference of a changed cell {count.least_changed:.1f}; "
-              f"{count.relocated} turns re-located (the table moved); "
-              f"{time.perf_counter() - start:.0f} s")
+        print(
+            f"{count.turns} turns ({args.style} pack, seed {args.seed}), threshold "
+            f"{changes.threshold:g}: {count.cells} cell looks compared, {count.changed} "
+            f"changed; {count.missed} changed cells taken as unchanged; "
+            f"{count.reread} read again ({100 * count.reread / max(1, count.cells):.1f} %); "
+            f"least difference of a changed cell {count.least_changed:.1f}; "
+            f"{count.relocated} turns re-located (the table moved); "
+            f"{time.perf_counter() - start:.0f} s"
+        )
         for miss in (count.misses or [])[:20]:
             print(f"  missed: {miss}")
     if args.timed:
         got = timed_turns(pack, args.timed, args.seed)
-        print(f"{args.timed} demo turns through the incremental reader: reads {got['kinds']}; "
-              f"one decode {got['decode_ms']:.0f} ms; read of what changed "
-              f"{got['changes_in_decodes']:.2f} decodes (median; p90 "
-              f"{got['changes_p90_in_decodes']:.2f}), cells read again "
-              f"{got['cells_read_again_median']} (median); whole read "
-              f"{got['whole_in_decodes']:.2f} decodes")
+        print(
+            f"{args.timed} demo turns through the incremental reader: reads {got['kinds']}; "
+            f"one decode {got['decode_ms']:.0f} ms; read of what changed "
+            f"{got['changes_in_decodes']:.2f} decodes (median; p90 "
+            f"{got['changes_p90_in_decodes']:.2f}), cells read again "
+            f"{got['cells_read_again_median']} (median); whole read "
+            f"{got['whole_in_decodes']:.2f} decodes"
+        )
     return 0 if args.turns <= 0 or count.missed == 0 else 1

@@ -66,7 +66,7 @@ class ChangeConfig:
     # A cell whose look differs by more than this (grey levels, `difference`) is read
     # again. Measured by `python -m vision.incremental --tune` (docs/live.md): kept far below
     # the least difference of a changed cell, for a missed change is far worse than a read.
-    threshold: float = 6.0
+    threshold: float = 3.0
     # A marker's patch (this many px round its corners) is found again by phase correlation.
     marker_margin_px: int = 12
     # The camera shaken: an area whose markers all moved alike (each within
@@ -269,24 +269,26 @@ class IncrementalReader:
         start = time.perf_counter()
         image = check_frame(image, self.config)
         colour: Image = (
-            image if image.ndim == 3
+            image
+            if image.ndim == 3
             else np.asarray(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), np.uint8)
         )
         base = self._base
         why = "no accepted read" if base is None else self._whole_because(colour, base, seats)
         if base is None or why is not None:
             table = self._whole(colour)
-            self.report = ReadReport("whole", why or "", cells=len(self._pending.reads)
-                                     if self._pending else 0,
-                                     seconds=time.perf_counter() - start)
+            self.report = ReadReport(
+                "whole",
+                why or "",
+                cells=len(self._pending.reads) if self._pending else 0,
+                seconds=time.perf_counter() - start,
+            )
             return table
         return self._changes(colour, base, start)
 
     # ------------------------------------------------------------ whole reads
 
-    def _whole_because(
-        self, colour: Image, base: _Base, seats: Collection[int]
-    ) -> str | None:
+    def _whole_because(self, colour: Image, base: _Base, seats: Collection[int]) -> str | None:
         if colour.shape != base.shape:
             return "the frame's size changed"
         missing = [s for s in seats if s not in base.view.seats]
@@ -303,9 +305,13 @@ class IncrementalReader:
         reads = _cell_reads(table, slots)
         grey = np.asarray(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), np.uint8)
         self._pending = _Base(
-            view, colour.shape, reads, dict(view.matches),
+            view,
+            colour.shape,
+            reads,
+            dict(view.matches),
             {slot: look_of(crop, self.changes) for slot, crop in zip(slots, crops, strict=True)},
-            hidden, marker_patches(grey, view, self.changes),
+            hidden,
+            marker_patches(grey, view, self.changes),
         )
         return table
 
@@ -317,14 +323,19 @@ class IncrementalReader:
         view = shifted(base.view, self._offsets)
         beside = ThreadPoolExecutor(max_workers=1)
         try:
-            ship_job = (beside.submit(read_ship_in_frame, colour, view.display, pack, config)
-                        if view.display is not None else None)
+            ship_job = (
+                beside.submit(read_ship_in_frame, colour, view.display, pack, config)
+                if view.display is not None
+                else None
+            )
             t0 = time.perf_counter()
             crops, refs, slots, _hidden = _crops(colour, view, pack, self.side, config)
             looks = {slot: look_of(crop, cfg) for slot, crop in zip(slots, crops, strict=True)}
             reread = [
-                i for i, slot in enumerate(slots)
-                if slot not in base.looks or base.reads.get(slot, UNKNOWN).unknown
+                i
+                for i, slot in enumerate(slots)
+                if slot not in base.looks
+                or base.reads.get(slot, UNKNOWN).unknown
                 or difference(base.looks[slot], looks[slot], cfg) > cfg.threshold
             ]
             timings["looks"] = time.perf_counter() - t0
@@ -334,16 +345,22 @@ class IncrementalReader:
             model = learn_pack(pack, config.crops.px_per_mm, config.cells)
             new_matches: dict[Slot, CellMatch] = {}
             if part:
-                got = read_part(model, ([crops[i] for i in part], [refs[i] for i in part],
-                                        _light_groups([slots[i] for i in part])))
+                got = read_part(
+                    model,
+                    (
+                        [crops[i] for i in part],
+                        [refs[i] for i in part],
+                        _light_groups([slots[i] for i in part]),
+                    ),
+                )
                 new_matches = {slots[i]: m for i, m in zip(reread, got, strict=False)}
             # Board cells read empty are weighed against the whole table's (as a whole read
             # does): the accepted matches stand in for the cells not read again.
             matches = {**base.matches, **new_matches}
             order = list(matches)
-            weighed_all = dict(zip(
-                order, weighed([matches[s] for s in order], order, model.config), strict=True
-            ))
+            weighed_all = dict(
+                zip(order, weighed([matches[s] for s in order], order, model.config), strict=True)
+            )
             fresh = [slots[i] for i in reread]
             answers = table_reads([weighed_all[s] for s in fresh], pack, config)
             reads = {**base.reads, **dict(zip(fresh, answers, strict=True))}
@@ -353,7 +370,12 @@ class IncrementalReader:
             if stored:
                 layout = pack.catalogue.board(self.side)
                 again = storage_against_table(
-                    colour, view.seats, reads, layout, pack.tile_mm, config,
+                    colour,
+                    view.seats,
+                    reads,
+                    layout,
+                    pack.tile_mm,
+                    config,
                     [m.corners for m in view.markers.values()],
                 )
                 reads.update({s: r for s, r in again.items() if s in stored})
@@ -364,11 +386,23 @@ class IncrementalReader:
         finally:
             beside.shutdown(wait=True)
         kept_looks = {**base.looks, **{s: looks[s] for s in fresh}}
-        self._pending = _Base(base.view, base.shape, reads, {**base.matches, **new_matches},
-                              kept_looks, base.hidden, base.patches)
+        self._pending = _Base(
+            base.view,
+            base.shape,
+            reads,
+            {**base.matches, **new_matches},
+            kept_looks,
+            base.hidden,
+            base.patches,
+        )
         table = _table(view, reads, ship, base.hidden, pack, self.side)
-        self.report = ReadReport("changes", reread=tuple(fresh), cells=len(slots),
-                                 seconds=time.perf_counter() - start, timings=timings)
+        self.report = ReadReport(
+            "changes",
+            reread=tuple(fresh),
+            cells=len(slots),
+            seconds=time.perf_counter() - start,
+            timings=timings,
+        )
         return table
 
 
@@ -400,30 +434,39 @@ def _cell_reads(table: TableRead, slots: Sequence[Slot]) -> dict[Slot, CellRead]
 
 
 def _table(
-    view: TableView, reads: Mapping[Slot, CellRead], ship: int | None,
-    hidden: Mapping[Any, list[str]], pack: Pack, side: str,
+    view: TableView,
+    reads: Mapping[Slot, CellRead],
+    ship: int | None,
+    hidden: Mapping[Any, list[str]],
+    pack: Pack,
+    side: str,
 ) -> TableRead:
     """A TableRead as vision.read.read_table_view builds it, from per-slot answers."""
     layout = pack.catalogue.board(side)
     warnings = list(view.warnings)
     # The whole read's own warnings about cells and the ship are made again here.
-    warnings = [w for w in warnings if "not wholly in the picture" not in w
-                and "explorer ship" not in w]
+    warnings = [
+        w for w in warnings if "not wholly in the picture" not in w and "explorer ship" not in w
+    ]
     for area, cells in hidden.items():
-        warnings.append(f"{area_name(area)}: not wholly in the picture, unknown: "
-                        f"{', '.join(cells)}")
+        warnings.append(
+            f"{area_name(area)}: not wholly in the picture, unknown: {', '.join(cells)}"
+        )
     if view.display is None:
         display = tuple(tuple(UNKNOWN for _ in range(4)) for _ in range(4))
     else:
-        display = tuple(tuple(reads.get((DISPLAY, r, c), UNKNOWN) for c in range(4))
-                        for r in range(4))
+        display = tuple(
+            tuple(reads.get((DISPLAY, r, c), UNKNOWN) for c in range(4)) for r in range(4)
+        )
         if ship is None:
             warnings.append("display: the explorer ship is not seen clearly")
     seats: dict[int, SeatRead] = {}
     for seat in sorted(view.seats):
         grid = tuple(
-            tuple(reads.get((seat, r, c), UNKNOWN) if layout.playable((r, c)) else None
-                  for c in range(layout.cols))
+            tuple(
+                reads.get((seat, r, c), UNKNOWN) if layout.playable((r, c)) else None
+                for c in range(layout.cols)
+            )
             for r in range(layout.rows)
         )
         seats[seat] = SeatRead(grid, reads.get((seat, -1, 0), UNKNOWN))

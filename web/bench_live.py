@@ -71,10 +71,18 @@ class Phone(threading.Thread):
 def _stats(values: list[float]) -> dict[str, float]:
     ms = sorted(v * 1000 for v in values)
     if not ms:
-        return {"median_ms": float("nan"), "p90_ms": float("nan"), "worst_ms": float("nan"),
-                "samples": 0}
-    return {"median_ms": statistics.median(ms), "p90_ms": float(np.percentile(ms, 90)),
-            "worst_ms": ms[-1], "samples": len(ms)}
+        return {
+            "median_ms": float("nan"),
+            "p90_ms": float("nan"),
+            "worst_ms": float("nan"),
+            "samples": 0,
+        }
+    return {
+        "median_ms": statistics.median(ms),
+        "p90_ms": float(np.percentile(ms, 90)),
+        "worst_ms": ms[-1],
+        "samples": len(ms),
+    }
 
 
 def _with_stray_tile(world: GameState, mover: int) -> GameState:
@@ -207,8 +215,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--phones", default="1,20", help="phone counts to measure (1,20)")
     parser.add_argument("--presses", type=int, default=10, help="presses per run (10)")
     parser.add_argument("--still", type=float, default=0.3, help="motion gate wait, s (0.3)")
-    parser.add_argument("--refuse-every", type=int, default=4, metavar="N",
-                        help="every N-th press shows a turn the tracker refuses (4; 0: none)")
+    parser.add_argument(
+        "--refuse-every",
+        type=int,
+        default=4,
+        metavar="N",
+        help="every N-th press shows a turn the tracker refuses (4; 0: none)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--cache", default=str(Path.home() / ".cache" / "maori-companion"))
     parser.add_argument("--json", action="store_true")
@@ -225,8 +238,10 @@ def run(args: argparse.Namespace) -> int:
     for r in results:
         a, w = r["press_to_first_event"], r["press_to_still"]
         t, f = r["still_to_recorded_turn_at_phones"], r["still_to_refusal_at_phones"]
-        kinds = ", ".join(f"{k} {v['samples']} (median {v['median_ms']:.0f} ms)"
-                          for k, v in sorted(r["reads"].items()))
+        kinds = ", ".join(
+            f"{k} {v['samples']} (median {v['median_ms']:.0f} ms)"
+            for k, v in sorted(r["reads"].items())
+        )
         print(
             f"{r['phones']:>3} phones, 5 seats: press -> first event median "
             f"{a['median_ms']:.0f} ms; the motion gate's wait (press -> still) median "

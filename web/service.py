@@ -164,8 +164,7 @@ def run(args: argparse.Namespace) -> int:
     if pack is not None:
         from vision.incremental import IncrementalReader
 
-        reader = _LensWatchingReader(IncrementalReader(pack, side=table.side), lens_watch,
-                                     session)
+        reader = _LensWatchingReader(IncrementalReader(pack, side=table.side), lens_watch, session)
 
     from vision.motion import MotionGate
 
