@@ -164,8 +164,10 @@ class LiveTable:
         self._unchanged: NDArray[np.uint8] | None = None
         self._unchanged_since = 0.0
         self._frozen = False
-        # When the motion gate last let a read go (the table still), by `clock`.
+        # When the motion gate last let a read go (the table still), and when the full frame
+        # of that read was in hand, by `clock`.
         self.still_at: float | None = None
+        self.frame_at: float | None = None
         # The game as it stood after the last turn the reader's read recorded.
         self._recorded: tuple[object, ...] | None = None
 
@@ -353,6 +355,7 @@ class LiveTable:
         """Take a full frame, read it and judge it (the gate already said the table is still)."""
         session = self.session
         frame = None if self.problem is not None else self.camera.capture()
+        self.frame_at = self.clock()
         if frame is not None and self._is_black(frame.image):
             self.problem, frame = BLACK_SENTENCE, None
         if frame is None:

@@ -7,8 +7,10 @@ measures, at every phone:
 - press → the first event (the page shows "reading the table");
 - the table still → the verdict at the phones: from the moment the motion gate lets the
   read go (`LiveTable.still_at`) to the first event carrying the session version of the
-  recorded turn, or of the refusal; the wait before it, press → still, is the motion gate's
-  (`--still`, a setting, not a cost) and is reported apart.
+  recorded turn, or of the refusal, less the synthetic camera's capture (it renders the
+  frame: `LiveTable.frame_at - still_at`, reported apart; a real camera has the frame
+  ready); the wait before it, press → still, is the motion gate's (`--still`, a setting,
+  not a cost) and is reported apart.
 Every `--refuse-every`-th press is a refused turn: a tile appears on another seat's board
 besides the turn (no single turn explains it); the host then enters the turn by hand, and
 the next read is a whole one, as after any refusal.
@@ -153,6 +155,7 @@ def measure(
     time.sleep(0.5)
     first: list[float] = []
     gate_wait: list[float] = []
+    rendering: list[float] = []
     to_turn: list[float] = []
     to_refusal: list[float] = []
     reads: dict[str, list[float]] = {}
@@ -179,6 +182,9 @@ def measure(
                 continue
             verdict, version = verdicts[-1]
             gate_wait.append(live.still_at - t0)
+            assert live.frame_at is not None
+            render_s = live.frame_at - live.still_at
+            rendering.append(render_s)
             reads.setdefault(reader.report.kind, []).append(reader.report.seconds)
             into = to_refusal if isinstance(verdict, Refused) else to_turn
             if not isinstance(verdict, Accepted | Refused):
@@ -189,7 +195,7 @@ def measure(
                     first.append(arrivals[0] - t0)
                 seen = [at for v, at in phone.versions if v >= version and at >= live.still_at]
                 if seen:
-                    into.append(seen[0] - live.still_at)
+                    into.append(seen[0] - live.still_at - render_s)
             if not isinstance(verdict, Accepted):  # the host enters the turn by hand
                 session.dismiss()
                 session.play(turn)
@@ -205,6 +211,7 @@ def measure(
         "still_seconds": still,
         "press_to_first_event": _stats(first),
         "press_to_still": _stats(gate_wait),
+        "synthetic_capture": _stats(rendering),
         "still_to_recorded_turn_at_phones": _stats(to_turn),
         "still_to_refusal_at_phones": _stats(to_refusal),
         "reads": {kind: _stats(v) for kind, v in reads.items()},
@@ -246,6 +253,8 @@ def run(args: argparse.Namespace) -> int:
             f"{r['phones']:>3} phones, 5 seats: press -> first event median "
             f"{a['median_ms']:.0f} ms; the motion gate's wait (press -> still) median "
             f"{w['median_ms']:.0f} ms ({r['still_seconds'] * 1000:.0f} ms still asked); "
+            f"the synthetic capture (not counted) median {r['synthetic_capture']['median_ms']:.0f} "
+            f"ms; "
             f"still -> recorded turn at the phones median {t['median_ms']:.0f} ms, p90 "
             f"{t['p90_ms']:.0f} ms ({t['samples']} arrivals); still -> refusal at the phones "
             f"median {f['median_ms']:.0f} ms, p90 {f['p90_ms']:.0f} ms ({f['samples']}); "
