@@ -1,4 +1,14 @@
-"""Errors that carry one sentence a player or a maintainer understands."""
+"""Errors that carry one sentence a player or a maintainer understands.
+
+Each kind says whose fault it is, and the web maps it to its HTTP status:
+
+- `MalformedMove` (400): the request does not describe anything (a cell off the board).
+- `IllegalMove` (409): a well-formed move the rules forbid in this position.
+- `NotNow` (409): a request the table's state does not allow at the moment (no game is
+  running, no question is open); not a move, so not an illegal one.
+- `DataError` (400 when a request names the file): a file is missing or malformed.
+- `StorageError` (503): the state directory could not take a write; the request was fine.
+"""
 
 from __future__ import annotations
 
@@ -60,3 +70,12 @@ class IllegalMove(CompanionError):
 
 class GameOver(IllegalMove):
     """A move was offered after the game ended."""
+
+
+class NotNow(CompanionError):
+    """A request the table's current state does not allow: no game is running, no question is
+    open, no turn is left to undo."""
+
+
+class StorageError(CompanionError):
+    """The state directory could not take a write: the server's fault, not the request's."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from companion.actions import Matching, Turn, Variant
 from companion.catalogue import Catalogue, default_catalogue
-from companion.errors import DataError, IllegalMove, MalformedMove
+from companion.errors import DataError, IllegalMove, MalformedMove, NotNow
 from companion.rules import Reach, Rules, TurnRecord, rules_for
 from companion.scoring import FinalScore, PlayerBoard, score_game
 from companion.state import (
@@ -189,7 +189,7 @@ class Game:
     def pop(self) -> TurnRecord:
         """Undo the last turn and return its record."""
         if not self._undo:
-            raise IllegalMove("There is no turn to undo.")
+            raise NotNow("There is no turn to undo.")
         self.state = self._undo.pop()
         self.events.append({"type": "undo"})
         return self.records.pop()
@@ -217,7 +217,7 @@ class Game:
                     game.pop()
                 else:
                     raise DataError(source, f"event {i} has unknown type {kind!r}")
-            except (IllegalMove, MalformedMove) as exc:
+            except (IllegalMove, MalformedMove, NotNow) as exc:
                 raise DataError(source, f"event {i} cannot be replayed: {exc.message}") from None
         return game
 

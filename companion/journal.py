@@ -1,14 +1,16 @@
 """Durable games: every confirmed turn is on disk before anyone sees it.
 
-A game is an append-only file of JSON lines (the Session's events: setup, turn, undo, log)
-in the state directory. A line is confirmed once it is written whole, newline included, and
-fsync'ed. An append that fails (a full disk, an I/O error) is cut off the file again before
-the error is raised, so the file holds exactly the confirmed lines; nothing is buffered in
-memory to be written later. Reading back, a last line without its newline (torn by a power
-cut mid-write) was never confirmed and is left out; any other line that is not an event
-makes the file damaged: it is reported, never cut or rewritten. Which file is the current
-game is named by a small pointer file replaced atomically (temp file, fsync, os.replace,
-directory fsync).
+A game is an append-only file of JSON lines, one event a line, the first its setup (which
+names the game: `"game"`, Māori's when it names none), in a journal's directory: Māori's
+Session keeps its events (setup, turn, undo, log) in the state directory, the board games'
+session (companion.games.session) its own (setup, action, undo) in a folder of it. A line is
+confirmed once it is written whole, newline included, and fsync'ed. An append that fails (a
+full disk, an I/O error) is cut off the file again before the error is raised, so the file
+holds exactly the confirmed lines; nothing is buffered in memory to be written later.
+Reading back, a last line without its newline (torn by a power cut mid-write) was never
+confirmed and is left out; any other line that is not an event makes the file damaged: it is
+reported, never cut or rewritten. Which file is the current game is named by a small pointer
+file replaced atomically (temp file, fsync, os.replace, directory fsync).
 """
 
 from __future__ import annotations
@@ -19,19 +21,33 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from companion.errors import CompanionError, DataError
+from companion.errors import DataError
+from companion.errors import StorageError as StorageError
 
 CURRENT = "current"
 GAME_FILE = re.compile(r"game-[0-9]{8}-[0-9]{6}-[0-9]+\.jsonl")
-EVENT_TYPES = ("setup", "turn", "undo", "log")
+#: Each event type a journal takes -> the field such a line must hold as an object (None:
+#: nothing checked beyond the type).
+MAORI_EVENTS: Mapping[str, str | None] = {
+    "setup": None,
+    "turn": None,
+    "undo": None,
+    "log": "entry",
+}
+BOARD_EVENTS: Mapping[str, str | None] = {"setup": None, "action": "action", "undo": None}
+#: The game a setup line names when it names none.
+DEFAULT_GAME = "maori"
 
 
-class StorageError(CompanionError):
-    """The state directory could not take a write: the server's fault, not the request's."""
+def game_of(setup: dict[str, Any]) -> str:
+    """The game a setup event names (`"game"`), Māori's when it names none."""
+    game = setup.get("game", DEFAULT_GAME)
+    return game if isinstance(game, str) else ""
 
 
 def storage_sentence(what: str, exc: OSError) -> str:
@@ -109,10 +125,14 @@ class Saved:
 
 
 class Journal:
-    """The state directory of one table: the current game's event file."""
+    """A directory holding one table's current game as an event file; `events` are the event
+    types its lines may hold (MAORI_EVENTS, BOARD_EVENTS)."""
 
-    def __init__(self, directory: str | Path) -> None:
+    def __init__(
+        self, directory: str | Path, events: Mapping[str, str | None] = MAORI_EVENTS
+    ) -> None:
         self.directory = Path(directory)
+        self.events = events
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -224,7 +244,7 @@ class Journal:
         good = 0
         *whole, _torn = data.split(b"\n")  # a last line without its newline: never confirmed
         for i, line in enumerate(whole, start=1):
-            event = _event(line)
+            event = _event(line, self.events)
             if event is None:
                 return Saved(path, tuple(events), f"line {i} of {path.name} is damaged")
             events.append(event)
@@ -273,14 +293,15 @@ class Journal:
             self._fd = None
 
 
-def _event(line: bytes) -> dict[str, Any] | None:
-    """The event on one confirmed line, or None if the line is not one."""
+def _event(line: bytes, types: Mapping[str, str | None]) -> dict[str, Any] | None:
+    """The event on one confirmed line, or None if the line is not one of `types`."""
     try:
         event = json.loads(line)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, a number too long
         return None
-    if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:
+    if not isinstance(event, dict) or event.get("type") not in types:
         return None
-    if event["type"] == "log" and not isinstance(event.get("entry"), dict):
+    field = types[event["type"]]
+    if field is not None and not isinstance(event.get(field), dict):
         return None
     return event

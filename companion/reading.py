@@ -8,9 +8,20 @@ like. They live in companion/ because they are the game's view of the table, not
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 Cell = tuple[int, int]
+
+
+class CameraState(StrEnum):
+    """Whether the camera gives pictures of the table (as the camera reports it and as the
+    pages show it)."""
+
+    OK = "ok"  # frames come
+    LOST = "lost"  # they do not: unplugged, covered, stopped
+    CLOSED = "closed"  # the camera is not open
+    NONE = "none"  # there is no camera at all: turns are entered by tapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +47,6 @@ class CellRead:
             "rotation": self.rotation,
             "confidence": round(float(self.confidence), 4),
         }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CellRead:
-        if data.get("empty"):
-            return EMPTY
-        if data.get("unknown"):
-            return UNKNOWN
-        return cls(str(data["tile"]), int(data["rotation"]), float(data.get("confidence", 1.0)))
 
 
 EMPTY = CellRead(empty=True)
@@ -93,40 +96,3 @@ class TableRead:
             "seats": {str(s): self.seats[s].to_json() for s in sorted(self.seats)},
             "warnings": list(self.warnings),
         }
-
-
-def cell_from_json(data: object) -> CellRead | None:
-    """Parse one CELL of `companion read --json` (None stays None: a non-playable cell)."""
-    if data is None:
-        return None
-    if not isinstance(data, dict):
-        raise ValueError(f"a cell must be an object, not {data!r}")
-    return CellRead.from_json(data)
-
-
-def player_ship_from_json(data: object) -> Cell | None:
-    """Parse a seat's `player_ship`: a [row, column] pair, or None when not seen."""
-    if data is None:
-        return None
-    if isinstance(data, list) and len(data) == 2 and all(type(v) is int for v in data):
-        return (data[0], data[1])
-    raise ValueError(f"player_ship must be a [row, column] pair, not {data!r}")
-
-
-def table_from_json(data: dict[str, Any]) -> TableRead:
-    """Parse the object `companion read --json` prints (for recorded reads and tests)."""
-    display = data["display"]
-    seats = {
-        int(seat): SeatRead(
-            tuple(tuple(cell_from_json(c) for c in row) for row in entry["cells"]),
-            cell_from_json(entry.get("storage")),
-            player_ship_from_json(entry.get("player_ship")),
-        )
-        for seat, entry in data.get("seats", {}).items()
-    }
-    return TableRead(
-        display=tuple(tuple(cell_from_json(c) for c in row) for row in display["cells"]),
-        ship=display.get("ship"),
-        seats=seats,
-        warnings=tuple(data.get("warnings", ())),
-    )

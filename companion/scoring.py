@@ -226,16 +226,6 @@ def tally(layout: BoardLayout, board: Board) -> BoardTally:
     )
 
 
-def score_player(
-    layout: BoardLayout, player: PlayerBoard, *, most_boats: bool, most_shells: bool
-) -> PlayerScore:
-    """One player's score, given whether they hold (or share) the boat and shell majorities.
-
-    The stored tile scores nothing.
-    """
-    return _score(player, tally(layout, player.board), most_boats, most_shells)
-
-
 def _score(player: PlayerBoard, t: BoardTally, most_boats: bool, most_shells: bool) -> PlayerScore:
     boats = t.boat_count if most_boats else 0
     shells = player.shells if most_shells else 0

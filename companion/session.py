@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from companion.actions import Matching, Turn, Variant, action_to_json
 from companion.catalogue import Catalogue, default_catalogue
-from companion.errors import DataError, IllegalMove
+from companion.errors import DataError, IllegalMove, NotNow
 from companion.game import Game, Seat, new_game, score_state
 from companion.journal import Journal, StorageError, storage_sentence
-from companion.reading import CellRead, TableRead
+from companion.reading import CameraState, CellRead, TableRead
 from companion.rules import TurnRecord, at
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable, Verdict, infer_turn
 
@@ -68,10 +68,10 @@ class Question:
 
 
 @dataclass(slots=True)
-class CameraState:
-    """What the page says about the camera."""
+class CameraView:
+    """What the pages say about the camera, and its latest snapshot."""
 
-    status: str = "none"  # none | ok | lost | reading
+    status: CameraState = CameraState.NONE
     message: str = "No camera: play by taps."
     last_frame_at: float | None = None
     snapshot: bytes | None = None
@@ -149,7 +149,7 @@ class Session:
         self.question: Question | None = None
         self.last_read: TableRead | None = None
         self.reading = False
-        self.camera = CameraState()
+        self.camera = CameraView()
         self.version = 0
         self._log: deque[LogEntry] = deque(maxlen=LOG_KEPT)
         self._seq = 0
@@ -248,10 +248,10 @@ class Session:
         with self._lock:
             damage = self.damage
             if damage is None:
-                raise IllegalMove("There is no damaged game to resume.")
+                raise NotNow("There is no damaged game to resume.")
             events, game, _ = _replayable(damage.events, "the saved game")
             if game is None:
-                raise IllegalMove("The damaged game has no good turn: start a new game.")
+                raise NotNow("The damaged game has no good turn: start a new game.")
             kept = f" (a copy is kept as {damage.kept})" if damage.kept else ""
             logged = sum(1 for e in events if e.get("type") == "log")
             entry = LogEntry(
@@ -301,7 +301,7 @@ class Session:
         with self._lock:
             if self.reading:
                 return "reading"
-            if self.camera.status == "lost" or self.question is not None:
+            if self.camera.status is CameraState.LOST or self.question is not None:
                 return "problem"
             phase = self.phase
             if phase is Phase.OVER:
@@ -310,7 +310,7 @@ class Session:
 
     def _require_game(self) -> Game:
         if self.game is None:
-            raise IllegalMove("No game is running: start a new game first.")
+            raise NotNow("No game is running: start a new game first.")
         return self.game
 
     # ------------------------------------------------------------ host actions
@@ -392,7 +392,7 @@ class Session:
         with self._lock:
             game = self._require_game()
             if not game.records:
-                raise IllegalMove("There is no turn to undo.")
+                raise NotNow("There is no turn to undo.")
             last = game.records[-1]
             self._save(
                 {"type": "undo"}, [self._entry("undo", f"Undone: {last.describe()}", last.name)]
@@ -404,21 +404,32 @@ class Session:
 
     def observe(self, read: TableRead) -> Verdict | None:
         """Judge a fresh read after "turn done": record, refuse or ask. In setup, the read is
-        kept for the new-game screen and None is returned."""
+        kept for the new-game screen and None is returned. The verdict listeners hear the
+        tracker's verdict once the session's lock is released, so they may call back in."""
         with self._lock:
-            self.last_read = read
-            self.reading = False
-            if self.game is None:
-                self._bump()
-                return None
-            if self.game.over:
-                self._bump()
-                return Refused("The game is over.")
-            verdict = infer_turn(self.game.rules, self.game.state, read)
-            self._apply_verdict(verdict, read)
-            for listener in self.listeners.on_verdict:
+            verdict, judged = self._judge(read)
+        self._tell(judged)
+        return verdict
+
+    def _judge(self, read: TableRead) -> tuple[Verdict | None, Verdict | None]:
+        """The verdict on `read`, and the tracker's verdict for the listeners (None when the
+        tracker was not asked: no game, or the game is over). Called under the lock."""
+        self.last_read = read
+        self.reading = False
+        if self.game is None:
+            self._bump()
+            return None, None
+        if self.game.over:
+            self._bump()
+            return Refused("The game is over."), None
+        verdict = infer_turn(self.game.rules, self.game.state, read)
+        self._apply_verdict(verdict, read)
+        return verdict, verdict
+
+    def _tell(self, verdict: Verdict | None) -> None:
+        if verdict is not None:
+            for listener in list(self.listeners.on_verdict):
                 listener(verdict)
-            return verdict
 
     def _apply_verdict(self, verdict: Verdict, read: TableRead | None) -> None:
         assert self.game is not None
@@ -439,9 +450,9 @@ class Session:
         """The host picks one of the turns a doubtful read allows."""
         with self._lock:
             if self.question is None:
-                raise IllegalMove("There is no question to answer.")
+                raise NotNow("There is no question to answer.")
             if not 0 <= index < len(self.question.candidates):
-                raise IllegalMove("That choice is not one of the turns offered.")
+                raise NotNow("That choice is not one of the turns offered.")
             return self.play(self.question.candidates[index])
 
     def dismiss(self) -> None:
@@ -455,18 +466,28 @@ class Session:
     def correct(self, area: str | int, row: int, col: int, cell: CellRead) -> Verdict:
         """Correct one cell of the last read (area "display" or a seat number) and judge again."""
         with self._lock:
-            read = self.question.read if self.question and self.question.read else self.last_read
-            if read is None:
-                raise IllegalMove("There is no read of the table to correct.")
-            read = _with_cell(read, area, row, col, cell)
-            where = "display" if area == "display" else f"seat {area}"
-            self._note("note", f"Corrected {where} {at((row, col))}.")
-            question, self.question = self.question, None
-            try:
-                return self.observe(read) or Unreadable("No game is running.")
-            except StorageError:  # the corrected turn was not saved: the question stays open
-                self.question = question
-                raise
+            verdict, judged = self._correct(area, row, col, cell)
+        self._tell(judged)
+        return verdict
+
+    def _correct(
+        self, area: str | int, row: int, col: int, cell: CellRead
+    ) -> tuple[Verdict, Verdict | None]:
+        """The verdict on the corrected read, and the tracker's for the listeners (under the
+        lock)."""
+        read = self.question.read if self.question and self.question.read else self.last_read
+        if read is None:
+            raise NotNow("There is no read of the table to correct.")
+        read = _with_cell(read, area, row, col, cell)
+        where = "display" if area == "display" else f"seat {area}"
+        self._note("note", f"Corrected {where} {at((row, col))}.")
+        question, self.question = self.question, None
+        try:
+            verdict, judged = self._judge(read)
+        except StorageError:  # the corrected turn was not saved: the question stays open
+            self.question = question
+            raise
+        return verdict or Unreadable("No game is running."), judged
 
     # ------------------------------------------------------------ camera side
 
@@ -476,13 +497,16 @@ class Session:
                 self.reading = reading
                 self._bump()
 
-    def set_camera(self, status: str, message: str, *, snapshot: bytes | None = None) -> None:
-        """Camera status for the page ("ok", "lost", "none"), and optionally a new snapshot."""
+    def set_camera(
+        self, status: CameraState | str, message: str, *, snapshot: bytes | None = None
+    ) -> None:
+        """The camera's state and sentence for the pages, and optionally a new snapshot."""
+        status = CameraState(status)
         with self._lock:
             now = self.clock()
             changed = (status, message) != (self.camera.status, self.camera.message)
             self.camera.status, self.camera.message = status, message
-            if status == "ok":
+            if status is CameraState.OK:
                 self.camera.last_frame_at = now
             if snapshot is not None:
                 self.camera.snapshot, self.camera.snapshot_at = snapshot, now
@@ -506,7 +530,7 @@ class Session:
                 "phase": self.phase.value,
                 "status": self.status,
                 "camera": {
-                    "status": self.camera.status,
+                    "status": self.camera.status.value,
                     "message": self.camera.message,
                     "last_frame_at": self.camera.last_frame_at,
                     "snapshot_at": self.camera.snapshot_at,
@@ -647,16 +671,16 @@ def _game_view(game: Game) -> dict[str, Any]:
 def _with_cell(read: TableRead, area: str | int, row: int, col: int, cell: CellRead) -> TableRead:
     if area == "display":
         if not (0 <= row < 4 and 0 <= col < 4):
-            raise IllegalMove(f"The display has no {at((row, col))}.")
+            raise NotNow(f"The display has no {at((row, col))}.")
         grid = [list(r) for r in read.display]
         grid[row][col] = cell
         return replace(read, display=tuple(tuple(r) for r in grid))
     seat = int(area)
     if seat not in read.seats:
-        raise IllegalMove(f"Seat {seat} was not in the read.")
+        raise NotNow(f"Seat {seat} was not in the read.")
     cells = [list(r) for r in read.seats[seat].cells]
     if not (0 <= row < len(cells) and 0 <= col < len(cells[row])):
-        raise IllegalMove(f"Seat {seat}'s board has no {at((row, col))}.")
+        raise NotNow(f"Seat {seat}'s board has no {at((row, col))}.")
     cells[row][col] = cell
     seats = dict(read.seats)
     seats[seat] = replace(read.seats[seat], cells=tuple(tuple(r) for r in cells))

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from companion.errors import DataError
-
 EDGES = "NESW"
 ROTATIONS = (0, 90, 180, 270)
 OPPOSITE = {"N": "S", "E": "W", "S": "N", "W": "E"}
@@ -173,11 +171,3 @@ class Meaning:
             lei=parse_edges(data.get("lei", ""), "lei"),
             **counts,
         )
-
-
-def meaning_from_mapping(data: Mapping[str, Any], source: str) -> Meaning:
-    """Like Meaning.from_mapping, but a problem becomes a DataError naming `source`."""
-    try:
-        return Meaning.from_mapping(data)
-    except ValueError as exc:
-        raise DataError(source, str(exc)) from None

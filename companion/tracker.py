@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Literal
 
 from companion.actions import (
     Action,
@@ -36,6 +38,24 @@ from companion.state import DISPLAY_SIZE, MAX_STEPS, SHIP_POSITIONS, GameState, 
 Place = tuple[str, int, int]
 #: What a place holds: None (empty) or (tile id, rotation).
 Content = tuple[str, int] | None
+
+
+class Unknown(Enum):
+    """A place the read could not see."""
+
+    UNKNOWN = "unknown"
+
+
+class Drawn(Enum):
+    """A refilled display slot: it holds whatever tile is drawn from the stack."""
+
+    DRAWN = "drawn"
+
+
+#: What the read shows at a place.
+Seen = Content | Literal[Unknown.UNKNOWN]
+#: What a place holds after an action.
+Predicted = Content | Literal[Drawn.DRAWN]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +91,10 @@ class Unreadable:
 Verdict = Accepted | Refused | Doubtful | Unreadable
 
 
-def _content(read: CellRead | None) -> Content | str:
-    """A read cell as content, or "unknown"."""
+def _content(read: CellRead | None) -> Seen:
+    """A read cell as content, or unknown."""
     if read is None or read.unknown:
-        return "unknown"
+        return Unknown.UNKNOWN
     if read.empty:
         return None
     assert read.tile is not None
@@ -115,8 +135,8 @@ def _observe(state: GameState, player: PlayerState, read: TableRead) -> _Observa
     changed: dict[Place, Content] = {}
     kept_full: set[Place] = set()
 
-    def note(place: Place, before: Content, seen: Content | str, turned: bool) -> None:
-        if isinstance(seen, str):
+    def note(place: Place, before: Content, seen: Seen, turned: bool) -> None:
+        if seen is Unknown.UNKNOWN:
             unknown.add(place)
             return
         known[place] = seen
@@ -132,7 +152,7 @@ def _observe(state: GameState, player: PlayerState, read: TableRead) -> _Observa
                 # the camera could not see (a pale arm or a lamp's glare over it) or a refill
                 # forgotten: unknown, never evidence of a change.
                 kept_full.add(("display", r, c))
-                seen = "unknown"
+                seen = Unknown.UNKNOWN
             note(("display", r, c), None if before is None else (before, 0), seen, False)
     seat = read.seats.get(player.seat)
     assert seat is not None
@@ -154,13 +174,13 @@ def _other_boards_changed(state: GameState, read: TableRead) -> str | None:
             if r >= len(seat.cells) or c >= len(seat.cells[r]):
                 continue
             seen = _content(seat.cells[r][c])
-            if not isinstance(seen, str) and not _same(
+            if seen is not Unknown.UNKNOWN and not _same(
                 state, _placed(player.board[r][c]), seen, turned=True
             ):
                 moved.append(at((r, c)))
         seen_storage = _content(seat.storage)
         stored = None if player.storage is None else (player.storage, 0)
-        if not isinstance(seen_storage, str) and not _same(
+        if seen_storage is not Unknown.UNKNOWN and not _same(
             state, stored, seen_storage, turned=False
         ):
             moved.append("the storage")
@@ -184,9 +204,9 @@ def _step_options(rules: Rules, state: GameState, ship: int | None) -> list[int]
 
 def _actions(
     state: GameState, rules: Rules, obs: _Observation
-) -> Iterator[tuple[Action, dict[Place, Content | str]]]:
+) -> Iterator[tuple[Action, dict[Place, Predicted]]]:
     """Every action worth considering, each with the places it changes and what they then hold
-    ("drawn" for the refilled display slot: whatever tile is drawn from the stack)."""
+    (Drawn for the refilled display slot)."""
     player = state.mover
     yield Pass(), {}
     targets = [
@@ -209,7 +229,7 @@ def _actions(
             return (seen[1],)
         return rules.rotations_for(state.catalogue.meaning(tile))
 
-    refill: Content | str = "drawn" if state.stack else None
+    refill: Predicted = Drawn.DRAWN if state.stack else None
     for r, c in state.layout.playable_cells:
         if player.board[r][c] is not None:
             yield Discard((r, c)), {("board", r, c): None}
@@ -240,7 +260,7 @@ def _actions(
 
 
 def _fits(
-    state: GameState, obs: _Observation, effects: dict[Place, Content | str]
+    state: GameState, obs: _Observation, effects: dict[Place, Predicted]
 ) -> tuple[bool, str | None]:
     """Does an action explain every change seen, and contradict nothing seen?
     Returns (fits, the tile drawn as seen or None)."""
@@ -251,12 +271,11 @@ def _fits(
         if place in obs.unknown:
             continue
         seen = obs.known[place]
-        if predicted == "drawn":
+        if predicted is Drawn.DRAWN:
             if seen is None or seen[0] not in state.stack:
                 return False, None
             drawn = seen[0]
             continue
-        assert not isinstance(predicted, str)
         if not _same(state, predicted, seen, turned=place[0] == "board"):
             return False, None
     return True, drawn
@@ -330,45 +349,18 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
     """The turn the player to move made, judged from `read` (see the module docstring)."""
     if state.over:
         return Refused("The game is over.")
-    player = state.mover
-    if player.seat not in read.seats:
-        return Unreadable(
-            f"{player.name}'s board (seat {player.seat}) is not in view: check that its markers "
-            "can be seen and press again."
-        )
-    if all(cell is None or cell.unknown for row in read.display for cell in row):
-        return Unreadable("The display could not be seen: check its markers and press again.")
-    other = _other_boards_changed(state, read)
-    if other:
-        return Refused(other)
+    unseen = _unseen_or_moved(state, read)
+    if unseen is not None:
+        return unseen
     steps_options = _step_options(rules, state, read.ship)
     if not steps_options:
         return Refused(
             "The explorer ship stands where it stood: the ship must move at least one step."
         )
-    obs = _observe(state, player, read)
-    fitting: list[Turn] = []
-    for action, effects in _actions(state, rules, obs):
-        fits, drawn = _fits(state, obs, effects)
-        if not fits:
-            continue
-        if isinstance(action, TakeToBoard | TakeToStorage) and state.stack and drawn is None:
-            slot = action.slot
-            if ("display", *slot) in obs.kept_full and obs.changed:
-                return Unreadable(
-                    f"The display's {at(slot)} looks empty, but it is refilled while tiles "
-                    "remain: draw a tile into it (or clear what covers it) and press again."
-                )
-            if ("display", *slot) in obs.unknown and obs.changed:
-                return Unreadable(
-                    f"The display's {at(slot)} cannot be seen, so the tile drawn is unknown: "
-                    "clear it and press again."
-                )
-            if ("display", *slot) in obs.unknown:
-                continue  # unseen slot and nothing else changed: not evidence of a take
-        path = _player_ship_path(rules, state, action)
-        for steps in steps_options:
-            fitting.append(Turn(steps, action, ship_path=path, drawn=drawn))
+    obs = _observe(state, state.mover, read)
+    fitting = _fitting_turns(rules, state, obs, steps_options)
+    if not isinstance(fitting, list):
+        return fitting
     if not fitting:
         return Refused(
             "The table shows more than one turn's changes: "
@@ -386,24 +378,74 @@ def infer_turn(rules: Rules, state: GameState, read: TableRead) -> Verdict:
     if not legal:
         assert first_refusal is not None
         return Refused(first_refusal, fitting[0] if len(fitting) == 1 else None)
-    seen = read.seats[player.seat].player_ship
+    seen = read.seats[state.mover.seat].player_ship
     placed, ship_refusal = _with_player_ship(rules, state, legal, seen)
     if not placed:
         assert ship_refusal is not None
         return Refused(ship_refusal, legal[0] if len(legal) == 1 else None)
     if len(placed) == 1:
         return Accepted(placed[0])
-    if len(legal) == 1:
-        reason = f"The camera cannot see {player.name}'s ship: where does it stand now?"
-    elif read.ship is None:
-        reason = "The explorer ship could not be seen: where is it now?"
-    elif obs.unknown:
+    return Doubtful(_question(state, read, obs, several_turns=len(legal) > 1), tuple(placed))
+
+
+def _unseen_or_moved(state: GameState, read: TableRead) -> Verdict | None:
+    """Why `read` cannot be judged at all (the mover's board or the display unseen, another
+    player's board changed), or None."""
+    player = state.mover
+    if player.seat not in read.seats:
+        return Unreadable(
+            f"{player.name}'s board (seat {player.seat}) is not in view: check that its markers "
+            "can be seen and press again."
+        )
+    if all(cell is None or cell.unknown for row in read.display for cell in row):
+        return Unreadable("The display could not be seen: check its markers and press again.")
+    other = _other_boards_changed(state, read)
+    if other:
+        return Refused(other)
+    return None
+
+
+def _fitting_turns(
+    rules: Rules, state: GameState, obs: _Observation, steps_options: list[int]
+) -> list[Turn] | Unreadable:
+    """Every turn whose action explains the changes seen, or why the tile drawn into a
+    display slot taken from cannot be known."""
+    fitting: list[Turn] = []
+    for action, effects in _actions(state, rules, obs):
+        fits, drawn = _fits(state, obs, effects)
+        if not fits:
+            continue
+        if isinstance(action, TakeToBoard | TakeToStorage) and state.stack and drawn is None:
+            slot = ("display", *action.slot)
+            if slot in obs.kept_full and obs.changed:
+                return Unreadable(
+                    f"The display's {at(action.slot)} looks empty, but it is refilled while "
+                    "tiles remain: draw a tile into it (or clear what covers it) and press again."
+                )
+            if slot in obs.unknown and obs.changed:
+                return Unreadable(
+                    f"The display's {at(action.slot)} cannot be seen, so the tile drawn is "
+                    "unknown: clear it and press again."
+                )
+            if slot in obs.unknown:
+                continue  # unseen slot and nothing else changed: not evidence of a take
+        path = _player_ship_path(rules, state, action)
+        for steps in steps_options:
+            fitting.append(Turn(steps, action, ship_path=path, drawn=drawn))
+    return fitting
+
+
+def _question(state: GameState, read: TableRead, obs: _Observation, *, several_turns: bool) -> str:
+    """What to ask the host when more than one turn fits."""
+    if not several_turns:
+        return f"The camera cannot see {state.mover.name}'s ship: where does it stand now?"
+    if read.ship is None:
+        return "The explorer ship could not be seen: where is it now?"
+    if obs.unknown:
         hidden = sorted(place for place in obs.unknown if place[0] != "storage")
         where = ", ".join(f"{a} {at((r, c))}" for a, r, c in hidden[:4])
-        reason = f"Some cells could not be seen ({where}): which turn was it?"
-    else:
-        reason = "More than one turn fits what the camera sees: which was it?"
-    return Doubtful(reason, tuple(placed))
+        return f"Some cells could not be seen ({where}): which turn was it?"
+    return "More than one turn fits what the camera sees: which was it?"
 
 
 def read_of_state(

@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.errors import DataError, printable
+from companion.reading import CameraState
 from hardware.config import CameraConfig
 from vision.lens import Lens
 from vision.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
@@ -41,7 +42,6 @@ from vision.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, de
 log = logging.getLogger(__name__)
 
 Image = NDArray[np.uint8]
-CameraState = Literal["ok", "lost", "closed", "none"]
 ExposureState = Literal["settling", "locked"]
 
 #: libcamera's AfMode values (libcamera.controls.AfModeEnum).
@@ -63,8 +63,7 @@ class Frame:
 
 @dataclass(frozen=True, slots=True)
 class CameraStatus:
-    """ok: frames come; lost: they do not (`message` says why); closed: not open;
-    none: there is no camera at all (manual play)."""
+    """The camera's state and one sentence on it (for LOST, why)."""
 
     state: CameraState
     message: str
@@ -72,7 +71,7 @@ class CameraStatus:
 
     @property
     def ok(self) -> bool:
-        return self.state == "ok"
+        return self.state is CameraState.OK
 
 
 class CameraSource(Protocol):
@@ -167,7 +166,7 @@ class _Source:
         self._wanted = False  # between open() and close()
         self._connected = False
         self._retry_at = 0.0
-        self._state: CameraState = "closed"
+        self._state = CameraState.CLOSED
         self._message = f"{name} is not open."
         self._last_at: float | None = None
         self._lens = Lens(config.lens_k)
@@ -196,14 +195,14 @@ class _Source:
             self._wanted = False
             raise
         self._connected = True
-        self._set("ok", f"{self.name} is open.")
+        self._set(CameraState.OK, f"{self.name} is open.")
 
     def close(self) -> None:
         """Stop the source and release the device. Safe to call twice."""
         with self._lock:
             self._wanted = False
             self._drop()
-            self._set("closed", f"{self.name} is closed.")
+            self._set(CameraState.CLOSED, f"{self.name} is closed.")
 
     def preview(self) -> Frame | None:
         """A small grey frame for the motion gate, or None (see `status`)."""
@@ -247,7 +246,7 @@ class _Source:
 
     def _lose(self, lost: _Lost) -> None:
         self._drop()
-        self._set("lost", lost.reason)
+        self._set(CameraState.LOST, lost.reason)
         backoff = self.config.reopen_backoff_s if lost.retry else math.inf
         self._retry_at = self._clock() + backoff
 
@@ -264,7 +263,7 @@ class _Source:
             self._lose(error if isinstance(error, _Lost) else _Lost(_sentence(self.name, error)))
             return False
         self._connected = True
-        self._set("ok", f"{self.name} is open again.")
+        self._set(CameraState.OK, f"{self.name} is open again.")
         return True
 
     def _frame(self, read: Callable[[], Image]) -> Frame | None:
@@ -285,11 +284,13 @@ class _Source:
         sample = image[::_BLACK_SAMPLE_STEP, ::_BLACK_SAMPLE_STEP]
         if float(sample.mean()) < self.config.black_level:
             # Reopening does not uncover a lens: stay connected, the next frame may be fine.
-            self._set("lost", f"{self.name} sends black frames (lens covered, or no light).")
+            self._set(
+                CameraState.LOST, f"{self.name} sends black frames (lens covered, or no light)."
+            )
             return None
         now = self._clock()
         self._last_at = now
-        self._set("ok", f"{self.name} is sending frames.")
+        self._set(CameraState.OK, f"{self.name} is sending frames.")
         return Frame(self._lens.straighten(image), now)
 
 
@@ -825,7 +826,9 @@ class NoCamera(_Source):
         self._none()
 
     def _none(self) -> None:
-        self._set("none", "no camera is configured: turns are entered by tapping on a phone.")
+        self._set(
+            CameraState.NONE, "no camera is configured: turns are entered by tapping on a phone."
+        )
 
     def open(self) -> None:
         """Nothing to open."""

@@ -27,6 +27,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from companion.errors import CompanionError, DataError
+from companion.reading import CameraState
 from hardware.camera import CameraSource, CameraStatus, Frame
 from hardware.config import CameraConfig
 
@@ -120,9 +121,9 @@ class FaultyCamera:
     def status(self) -> CameraStatus:
         inner = self.inner.status
         if self._unplugged:
-            return CameraStatus("lost", UNPLUGGED, inner.last_frame_at)
+            return CameraStatus(CameraState.LOST, UNPLUGGED, inner.last_frame_at)
         if self.fault_at(self.clock()) == "no_frames":
-            return CameraStatus("lost", NO_FRAMES, inner.last_frame_at)
+            return CameraStatus(CameraState.LOST, NO_FRAMES, inner.last_frame_at)
         return inner
 
     # ------------------------------------------------------------ the faults

@@ -31,7 +31,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.errors import CompanionError, IllegalMove
+from companion.errors import CompanionError, IllegalMove, NotNow
 from companion.journal import StorageError
 from companion.reading import TableRead
 from companion.session import Phase, Session
@@ -327,7 +327,7 @@ class LiveTable:
         try:
             self.session.undo()
             self.indicators.accepted()
-        except IllegalMove as exc:
+        except (IllegalMove, NotNow) as exc:
             self.session.note("refused", exc.message)
             self.indicators.refused()
 

@@ -16,6 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vision.config import VisionConfig
 
 STYLE_CHOICES = ("ink", "random", "lagoon")  # vision.artpacks.STYLES (not imported: numpy)
 TABLE_CHOICES = ("wood", "cloth")  # vision.scene.TABLE_TOPS, likewise
@@ -72,10 +76,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="write one row per set (rendered and scenes) with its figures")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the benchmark and print its figures."""
+def _checked(args: argparse.Namespace) -> VisionConfig:
+    """The config the arguments ask for; a CompanionError for arguments that do not fit."""
     from companion.errors import CompanionError
-    from vision.bench import report, run_bench
     from vision.config import VisionConfig, with_settings
 
     if args.scenes < 1:
@@ -97,6 +100,38 @@ def run(args: argparse.Namespace) -> int:
                              "not with --lens")
     if args.no_render and not args.scenes_dirs:
         raise CompanionError("--no-render leaves nothing to read without --scenes-dir DIR")
+    return config
+
+
+def _command(args: argparse.Namespace, styles: tuple[str, ...]) -> str:
+    """The command line that runs this benchmark again."""
+    command = f"companion bench vision --scenes {args.scenes} --seed {args.seed}"
+    command += "".join(f" --pack-style {s}" for s in styles)
+    if args.true_poses:
+        command += " --true-poses"
+    if args.bare_table:
+        command += " --bare-table"
+    if args.hand_on_storage:
+        command += " --hand-on-storage"
+    if args.table != "wood":
+        command += f" --table {args.table}"
+    if args.lens:
+        command += f" --lens {args.lens:g}" + (" --straighten" if args.straighten else "")
+    command += "".join(f" --set {s}" for s in args.settings)
+    command += "".join(f" --scenes-dir {d}" for d in args.scenes_dirs)
+    if args.no_render:
+        command += " --no-render"
+    if args.csv is not None:
+        command += f" --csv {args.csv}"
+    return command
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark and print its figures."""
+    from companion.errors import CompanionError
+    from vision.bench import report, run_bench
+
+    config = _checked(args)
     csv_path: Path | None = args.csv
     if csv_path is not None and (csv_path.is_dir() or not csv_path.parent.is_dir()):
         raise CompanionError(f"--csv: {csv_path} cannot be written (not a file in a folder "
@@ -125,24 +160,7 @@ def run(args: argparse.Namespace) -> int:
         storage_hands=args.hand_on_storage, table_top=args.table, keep_mistakes=keep,
         lens_k=args.lens, straighten=args.straighten)
     scenes = [(folder, bench_scenes(folder, config, progress)) for folder in folders]
-    command = f"companion bench vision --scenes {args.scenes} --seed {args.seed}"
-    command += "".join(f" --pack-style {s}" for s in styles)
-    if args.true_poses:
-        command += " --true-poses"
-    if args.bare_table:
-        command += " --bare-table"
-    if args.hand_on_storage:
-        command += " --hand-on-storage"
-    if args.table != "wood":
-        command += f" --table {args.table}"
-    if args.lens:
-        command += f" --lens {args.lens:g}" + (" --straighten" if args.straighten else "")
-    command += "".join(f" --set {s}" for s in args.settings)
-    command += "".join(f" --scenes-dir {d}" for d in args.scenes_dirs)
-    if args.no_render:
-        command += " --no-render"
-    if args.csv is not None:
-        command += f" --csv {args.csv}"
+    command = _command(args, styles)
     print(report(results, command) if results else f"$ {command}")
     rows = [rendered_row(pack, name, tally) for pack, tallies in results
             for name, tally in tallies.items()]

@@ -122,11 +122,9 @@ class AreaConfig:
     # with the frame's at board_px_per_mm, turned about the marker up to board_turn_deg
     # (the sticker may sit 2° off; every board_coarse_turn_deg, then every
     # board_turn_step_deg near the best) and shifted up to board_shift_mm (then within
-    # board_fine_shift_mm of the best shift). Some 45 ms a seat. A match below
-    # board_min_match leaves the seat unread: on hard rendered tables (seeds 7-9, every
-    # seat placed from each of its markers in turn, 300 placements) half the seats were
-    # placed, each within 2 mm at its worst cell; at 0.15 six in ten, within 2.5 mm; at
-    # 0.12 seven in ten, but six of them 3 to 8 mm off.
+    # board_fine_shift_mm of the best shift). A match (normalised correlation, 0..1) below
+    # board_min_match leaves the seat unread: a lower bar places more seats from one marker,
+    # and more of them millimetres off.
     board_px_per_mm: float = 2.0
     board_detail_mm: float = 1.5
     board_turn_deg: float = 3.0
@@ -139,13 +137,8 @@ class AreaConfig:
     # A display with one marker seen whose lane outline is not seen either (glare, an arm) is
     # placed by the tiles in its cells as a seat is by its board (the settings above), the
     # edges of 16 tile squares on white paper shifted by up to tiles_shift_mm (the marker
-    # alone put cells up to 11-14 mm off on hard rendered tables). A match below
-    # tiles_min_match leaves it unread. (Sixteenth session, hard tables of seeds 7-10, both
-    # packs, all display markers but the first seen hidden, 80 tables: the lane outline
-    # placed 21 displays; with the tiles after it 79, their cells 1 069 right, 25 unknown,
-    # none wrong, the ship right on 68 of 70 and never wrong. Seeds 7-10 alone, every
-    # display marker in turn: the tiles put the worst cell 2.0-2.6 mm off at the median,
-    # 4.3 at the 90th percentile; matches 0.11-0.37, a tenth below 0.17.)
+    # alone may put cells over 10 mm off). A match (normalised correlation, 0..1) below
+    # tiles_min_match leaves it unread.
     tiles_shift_mm: float = 12.0
     tiles_min_match: float = 0.12
     # Line samples further than this from the fitted outline are outliers (mm).
@@ -194,15 +187,14 @@ class ReadConfig:
     # numpy let go of Python's lock while they work, so a second core does it).
     ship_beside_cells: bool = True
     # Worker processes that read parts of the table's cells beside this one (vision.cellpool);
-    # None: one fewer than the cores, at most 2 (each holds the model: some 185 MB); 0: read
+    # None: one fewer than the cores, at most 2 (each holds its own copy of the model); 0: read
     # every cell in this process.
     cell_workers: int | None = None
     # With workers, this process reads the display's cells and enough of the seats' cells to
     # make this many times a worker's part (the workers share the rest alike). It also cuts
-    # the crops and looks for the ship, yet a worker's cells took longer a cell. (Seed 7's
-    # hard tables, one worker, medians of two runs each: at 1.0 this process waited 1.3 and
-    # 1.8 ms for the worker, at 1.1 0.3 and 1.2, at 1.2 0.6 and 1.1; reads 93.3 / 92.8,
-    # 92.0 / 92.5, 94.0 / 97.4 ms. Whole areas shared out, the reader waited 5-11 ms.)
+    # the crops and looks for the ship, yet a worker's cells take longer a cell (each is
+    # sent to it and back). `companion bench vision --set read.cells_here_weight=W` times a
+    # read with another share.
     cells_here_weight: float = 1.1
 
 
@@ -255,9 +247,8 @@ class StorageConfig:
     # when the table round it, looked at in a square cut at this scale, keeps less than this
     # share of the other seats' rings' saturation: a pale arm or hand lies over the slot and
     # all round it; on a table coloured at least pale_table_chroma (on a white or grey one
-    # saturation tells a pale arm nothing). (Hard card tables of seeds 7-12, 21, 28 and 36:
-    # four tiles read empty under such an arm at 0.12-0.20, four of 578 empty slots below
-    # 0.25; docs/vision.md.)
+    # saturation tells a pale arm nothing). Saturations are shares (0..1); chromas are the
+    # length of the log colour less its mean.
     ring_px_per_mm: float = 1.0
     min_empty_saturation: float = 0.25
     pale_table_chroma: float = 0.08
@@ -305,8 +296,10 @@ class JudgeConfig:
 class CellConfig:
     """Reading what lies in a cell (vision.tilemodel, vision.recognise).
 
-    Chosen on scenes rendered with the "lagoon" art (docs/vision.md says which other packs
-    were looked at while developing); measured on packs never looked at.
+    Fits and shares are 0..1, evidence -1..1 (vision.recognise), rms values grey levels
+    (0..255). What one value does is measured by reading rendered tables with it changed:
+    `companion bench vision --seed 7 --set cells.NAME=VALUE --csv FILE` (cells right,
+    wrong, unknown and covered cells answered, per pack and difficulty; docs/vision.md).
     """
 
     # Working scale: a tile is matched at this many pixels a side (whatever the crop's scale).
@@ -332,12 +325,8 @@ class CellConfig:
     pose_candidates: int = 3
     # A crop where no tile is named searches its place with this many more candidates: those
     # that place a tile best at a quarter of the scale (every place and turn of the crop),
-    # for the coarse colour match misses the right one in hard light or under a hand (nearly
-    # half of the tiles hard tables left unknown were not in its best ten). One that places
-    # the tile better (by place_margin) is fitted there. Hard tables of seeds 7-14 (ink and
-    # random packs), seven of them against the next seven by the coarse match (the sixth
-    # session's rule): unknown 659 -> 552 cells, wrong 8 -> 5. Five with one retry (below)
-    # against seven with two: 487 -> 495 unknown, for some 10 ms less CPU a hard table.
+    # for the coarse colour match often misses the right one in hard light or under a hand.
+    # One that places the tile better (by place_margin) is fitted there.
     # (`companion bench vision --set cells.pose_candidates_more=0` reads without them.)
     pose_candidates_more: int = 5
     # A cell where no tile is named is placed again by up to this many more candidates
@@ -346,31 +335,21 @@ class CellConfig:
     # ... but one in doubt between two tiles (the best fit and its closest rival, each well
     # fitted) is placed again by each of the two that did not place it: a thin detail one
     # has (a garland of dots, a shell) lies a pixel off where the other placed the tile, and
-    # fits worse than no detail at all (the better fit stands). Seventeenth session: seed
-    # 72's random easy tables 11 -> 4 unknown (docs/vision.md). False
+    # fits worse than no detail at all (the better fit stands). False
     # (`--set cells.doubt_placed_by_both=False`): as the other unnamed cells.
     doubt_placed_by_both: bool = True
     # A tile named with less evidence than this against its closest rival is placed again
-    # by that rival (the better fit stands). The first sessions did so for every named tile
-    # and saw 1 answer change in 26 000 cells; a random pack drawn in the eighth session
-    # (seed 1021) has a boat whose thin outline, a pixel off where the bare tile placed it,
-    # fitted worse than no boat: in 100 easy tables end-boat read end-bare 7 times, and a
-    # tile with no garland read as one with a garland 3 times (evidence 0.61-0.72). At
-    # 0.75: 10 -> 1 wrong cells there (0.8: the same); hard tables of seeds 7-17 668 -> 669
-    # unknown and 5 -> 4 covered cells answered wrongly; easy and lagoon tables unchanged.
-    # It costs a hard table some 8 ms more CPU (seed 7, one process: 114 -> 122 ms), an
-    # easy one 2.
+    # by that rival (the better fit stands): a thin outline (a boat, a garland) a pixel off
+    # where the other tile placed it fits worse than no detail at all, so a tile without it
+    # may win. Placing again for every named tile changes almost nothing and costs time.
     rival_recheck_evidence: float = 0.75
     # ... and below this when blocks were left out as covered: the detail a tile lacks (a
     # boat) is unexplained by it and may be taken for a cover, and then the evidence against
-    # the tile that has it is weighed without it (seed 24's random pack, an easy table:
-    # middle-boat read middle-bare at 0.77 with a third of the tile "covered"). Hard tables
-    # of seeds 7-17: 669 -> 672 unknown, nothing else changed; 3 ms more CPU a hard table.
+    # the tile that has it is weighed without it.
     rival_recheck_evidence_covered: float = 0.9
     # "Places it better": its pose match (a normalised correlation) higher by this much. A
-    # tile's own candidate at its place scores some 0.5-0.8 against others' 0.1-0.2; fitting
-    # every slightly better place cost a hard table some 10 ms more CPU (seeds 7-14: unknown
-    # 495 at 0, 492 at 0.1, 511 at 0.2).
+    # tile's own candidate at its place scores well above others'; fitting every slightly
+    # better place costs time and names no more tiles.
     place_margin: float = 0.1
     # Every candidate is ranked at medium_tile_px; the best `shortlist` are fitted finely.
     medium_tile_px: int = 24
@@ -388,42 +367,30 @@ class CellConfig:
     # A tile partly hidden (at least covered_share of its blocks left out as covered) must
     # fit what is seen of it at least min_fit_covered: a hand over two thirds of a tile, of
     # which the cover search finds only a sixth, is explained in part by the plain stretch
-    # of some other tile. (Eighth session; hard tables of seeds 7-17: covered cells answered
-    # wrongly 13 -> 8, wrong 8 -> 7, unknown 684 -> 688 (at 0.78: 8, 7, 693); lagoon
-    # hard tables 92 -> 95 unknown, none wrong; easy tables unchanged.)
+    # of some other tile.
     covered_share: float = 0.12
     min_fit_covered: float = 0.75
     # ... and a tile with at least doubt_covered_share of its blocks left out as covered must
     # fit at least sure_fit_covered or beat its rivals by sure_evidence_covered: an arm over
     # nine tenths of a cell, of which the cover search finds a tenth, is fairly explained
-    # by a plain tile (a skin-coloured island, evidence 0.60-0.74, fit 0.67-0.80). (Eleventh
-    # session; hard tables of seeds 7-20 and 22-27: covered cells answered wrongly 5 -> 1,
-    # unknown 1 251 -> 1 257, wrong unchanged; lagoon hard seeds 7-9 93 -> 94; seed 21's
-    # 100 hard tables: covered 15 -> 13, wrong 27 -> 26.)
+    # by a plain tile (a skin-coloured island).
     doubt_covered_share: float = 0.1
     sure_fit_covered: float = 0.82
     sure_evidence_covered: float = 0.8
     # A tile named with blocks left out as covered must still beat its rivals by this much
     # with the blocks beside the cover (sharing a side) left out as well: the edge of a
     # cover not caught as covered (a finger's side, an arm's shadow) lies there, and may be
-    # all that favours it (fingers over an island's end read as a whole island). (Hard
-    # tables of seeds 7-46, 2 418 tiles named partly covered, scratch: at 0.3 the four
-    # covered ones named wrongly and one more are unknown, and two named rightly; the
-    # rightly named ones beat their rivals so by 0.4 and more but for those two.) -inf
+    # all that favours it (fingers over an island's end read as a whole island); a tile
+    # named rightly beats its rivals so by far more. -inf
     # (`--set cells.cover_edge_evidence=-inf`): never asked.
     cover_edge_evidence: float = 0.3
     # The pattern must be seen with at least this share of its contrast (light times what
-    # glare leaves); fainter is washed out (the renderer counts 60 % glare as hidden). At
-    # 0.3 (sessions 1-6) hard tables of seeds 7-14 left 542 cells unknown, 6 wrong, 11 of
-    # the covered wrong; at 0.25 487, 6, 12 (seeds 15-17, never tuned on: 204, 1, 8 ->
-    # 182, 2, 9); at 0.2 469, 6, 13.
+    # glare leaves); fainter is washed out (the renderer counts 60 % glare as hidden). A
+    # lower bar names more tiles in hard light and answers more covered cells wrongly.
     min_gain: float = 0.25
     # Light tints the channels alike, give or take a colour cast: the fitted gains of the
-    # channels may differ by at most this factor. (2.0 until the eighth session; at 2.5
-    # hard tables of seeds 7-17 leave 688 -> 668 cells unknown, 19 of them seed 7's random
-    # pack under its warm lamp, none answered wrongly; lagoon and easy tables unchanged. A
-    # lamp's warm light under a camera balanced for daylight scales red over blue by 2 and
-    # more.)
+    # channels may differ by at most this factor: a lamp's warm light under a camera
+    # balanced for daylight scales red over blue by 2 and more.
     max_gain_spread: float = 2.5
     # ... and, against every rival meaning something else, the evidence (+1: exactly the
     # best, -1: exactly the rival, 0: half way) is at least this.
@@ -448,11 +415,7 @@ class CellConfig:
     # empty look over up to that share too) stands; an empty cell never is (its look keeps
     # max_hidden). A player's ship standing on a tile, turned across it, and its shadow
     # often touch more than 0.45 of the blocks (0.47-0.5 in the cells traced), and what is
-    # left names the tile at fits of 0.8-0.95. (Fifteenth session, scratch: hard tables of
-    # seeds 7-50 and 55, 96 762 cells: unknown 3 168 -> 2 830 (at 0.55: 2 847; 0.65:
-    # 2 828), 339 seen and 33 covered cells named rightly, 1 named cell unknown, nothing
-    # more wrong; a player's ship stood on 253 of the 596 cells seeds 7-16 left unknown.
-    # Easy seeds 7-20: 47 -> 45 unknown; lagoon hard seeds 7-9: 95 -> 90; none wrong.)
+    # left names the tile well.
     max_hidden_named: float = 0.6
     cover_passes: int = 3
     # A block is covered only if none of this many best-fitting candidates explains it.
@@ -466,13 +429,11 @@ class CellConfig:
     # A square fitting worse than min_fit is fitted again (by its `refit` closest
     # candidates) without this share of its blocks, those its best fit explains worst,
     # before the covered blocks are sought: a cover big or colourful enough drags the first
-    # fit's light model along. Hard tables of seeds 7-14: unknown 556 -> 519 cells, wrong
-    # 5 -> 8, covered cells answered wrongly 16 -> 14 (refitting 8 candidates: 531, 9, 15).
+    # fit's light model along.
     cover_trim: float = 0.5
     # A tile named where the first fit was that poor must beat its rivals by this evidence,
     # not min_evidence: the cover that spoiled the first fit may hide what tells two tiles
-    # apart. (Hard seeds 7-14, trimmed fits: unknown 519 -> 542 cells, wrong 8 -> 6, covered
-    # cells answered wrongly 14 -> 11; at 0.8: 614, 5, 10.)
+    # apart.
     min_evidence_trimmed: float = 0.7
     # The empty display mat or storage card: within the tile's square, what the smooth light
     # leaves unexplained is at most this (grey levels, rms) ... (board cells: what the
@@ -490,8 +451,8 @@ class CellConfig:
     # again (vision.recognise._look_again): moved by a fraction of a pixel (its printed lines
     # may lie between the pixels), and against the board picture blurred only
     # reference_sharp_blur_px (a sharper camera than reference_blur_px assumes), taken when
-    # that leaves at most empty_sure_rms (taken whenever it explained more, it let three
-    # tiles under a hand on seed 21's 100 hard tables pass as empty) ...
+    # that leaves at most empty_sure_rms (taken whenever it explained more, it would let a
+    # tile under a hand pass as empty) ...
     empty_again_rms: float = 6.0
     reference_sharp_blur_px: float = 0.5
     # ... and the moved look counts when it sees the board picture with at least this much
@@ -510,28 +471,20 @@ class CellConfig:
     # ... unless a tile explains more of it than the empty look by empty_max_excess times
     # the noise energy and fits at least min_fit (a tile left unnamed for glare or doubt
     # alone): then it stays unknown. A nearly plain board's contrast is its thin cell
-    # outline, which a tile's own edge can stand in for (eighteenth session: seed 77's
-    # random hard table 7, a sand and pink island end in glare fitted at 0.86 and a bare
-    # end in doubt at 0.90 were read empty at board gains of 0.78 and more; at min_fit_floor
-    # two empty cells of seed 75 under hands, fitted at 0.39 and 0.45, were lost too).
+    # outline, which a tile's own edge can stand in for (a tile in glare or in doubt would
+    # read empty at a full board gain; at min_fit_floor instead, empty cells under hands
+    # would be lost).
     # False (`--set cells.full_gain_yields_to_tile=False`): empty at full gain whatever a
     # tile explains.
     full_gain_yields_to_tile: bool = True
     # A board cell that is not empty beyond doubt is never empty when, where nothing covers
     # it (the blocks left out as covered left out), the board picture explains less than
     # this share of the detail the smooth light leaves there, and that detail is more than
-    # empty_detail_floor grey levels (rms; on hard tables, whose frames carry sensor noise
-    # of 6 grey levels a pixel, the board picture leaves right empties 2.6-3.3 at the 5th
-    # and 50th percentiles: the floor keeps noise alone from counting). A plain water
-    # tile lying over the board shows its own edge and waves, which the board's thin
-    # printed outline, seen at some contrast beside them, does not explain. (Nineteenth
-    # session: of the board cells read empty after doubt on the hard tables of 50 seeds,
-    # 7-33, 61-63 and 71-90, both packs, it makes 23 of the 26 tiles among them unknown,
-    # all 4 covered ones, and 237 of the 3 897 empty ones. End to end, hard tables of seeds
-    # 7-14, 83 and 85-90: wrong cells 9 -> 2, covered cells answered wrongly 8 -> 7,
-    # abstained 3.10 -> 3.33 %; the fresh seeds 91-96: covered 1 -> 0, wrong 2 -> 2,
-    # abstained 2.62 -> 2.79 %; easy tables unchanged. `--set
-    # cells.empty_min_explained_kept=-inf` turns it off.)
+    # empty_detail_floor grey levels (rms; the floor lies above what a camera's sensor
+    # noise alone leaves over a right empty cell). A plain water tile lying over the board
+    # shows its own edge and waves, which the board's thin printed outline, seen at some
+    # contrast beside them, does not explain. `--set cells.empty_min_explained_kept=-inf`
+    # turns it off.
     empty_min_explained_kept: float = 0.25
     empty_detail_floor: float = 3.9
     empty_board_min_gain: float = 0.1
@@ -540,11 +493,8 @@ class CellConfig:
     # the board picture explain at least this share of its detail (what the smooth light
     # alone leaves): a flat pale arm's skin or a tile washed out by a lamp's glare, wholly
     # over the cell, shows a board's thin lines at 0.13-0.19 of their contrast by chance and
-    # leaves only noise, of which the board explains 5-6 % (of empty board cells, 1 in 200
-    # under 10-15 %: those looked at grey with glare or dark in shadow). (Eleventh
-    # session: 40 hard tables of seed 21, two covered cells and one wrong one unknown, 2
-    # right ones too; hard tables of seeds 7-20 and 22-27: 21 visible empty cells unknown,
-    # nothing wrong changed; lagoon hard seeds 7-9: none changed.)
+    # leaves only noise, of which the board explains little; an empty board cell's picture
+    # explains more, but for cells grey with glare or dark in shadow.
     empty_board_min_explained: float = 0.1
     # A board cell read empty (not beyond doubt) must show its board picture along the
     # tile's edge (a band from empty_rim_inside_mm inside to empty_rim_outside_mm outside
@@ -560,58 +510,45 @@ class CellConfig:
     empty_rim_min_detail: float = 5.0
     empty_rim_min_explained: float = 0.08
     # A plain cell of a light group (the display's) must be at least this bright against the
-    # paper seen around the tile's place (that rim's paper_quantile brightness): a pale plain
-    # tile in a lamp's glare reached 0.87 of it and an arm over the cell 0.89 (a hand's
-    # shadow darkening an empty cell to some 0.8 of it makes the cell unknown). A plain cell
-    # read alone (the storage card, whose crop's rim is not all card) needs
-    # empty_min_white_alone: at 0.9 an empty card under the lamp's uneven light was unknown
-    # one time in 40.
+    # paper seen around the tile's place (that rim's paper_quantile brightness, a share of
+    # it): a pale plain tile in a lamp's glare or an arm over the cell is a little darker
+    # (a hand's shadow over an empty cell makes it unknown). A plain cell read alone (the
+    # storage card, whose crop's rim is not all card) needs only empty_min_white_alone,
+    # for a lamp lights a card unevenly.
     empty_min_white: float = 0.9
     empty_min_white_alone: float = 0.78
     paper_quantile: float = 0.9
     # A plain cell of a light group must have the hue of the paper seen round it (the rim's
     # brightest tenth; hues compared as each channel over the colour's mean) give or take
-    # this much: the same paper under the same light a few mm away. A pale lilac tile in a
-    # lamp's glare and a pale arm over a whole display cell read empty at 0.021-0.03; empty
-    # display cells of hard tables (seeds 7-17) reach 0.010, empty storage cards (read
-    # alone, not tested) 0.014 at the 99th percentile, but a hand's bluish shadow over the
-    # card and not its rim takes them beyond (hard tables of seeds 7-17: covered cells
-    # answered wrongly 8 -> 5, unknown unchanged; tested on the cards too: 10 more unknown).
+    # this much: the same paper under the same light a few mm away. A pale tile in a
+    # lamp's glare or a pale arm over a whole display cell is tinted beyond it. The storage
+    # card, read alone, is not tested: a hand's bluish shadow over the card and not its rim
+    # would tint an empty card as much.
     empty_max_tint: float = 0.02
     # Glare: cells read as one light group (the display's) share the paper seen round them
     # (the group's median). A block of a plain cell whiter than that paper by glare_washout
     # of the way to white is in a lamp's reflection, which may wash a tile out altogether:
     # such a cell is never empty. Paper at least glare_max_paper bright leaves no room to
-    # tell glare, and the test is not made. (0.5 until the seventh session: a pale arm in
-    # the lamp's light over a whole display cell, rim and all, looked like paper a fifth of
-    # the way whiter and read empty over the tile under it. At 0.2, hard tables of seeds
-    # 7-17: covered cells answered wrongly 19 -> 13, unknown 674 -> 684; easy unchanged.)
+    # tell glare, and the test is not made. A pale arm in the lamp's light over a whole
+    # display cell, rim and all, looks like paper a fifth of the way whiter, so the bar
+    # lies below that. Brightness is grey levels (0..255); glare_washout a share of the
+    # way from the paper to white.
     glare_washout: float = 0.2
     glare_max_paper: float = 245.0
     # ... but where it is, a plain cell with a block at least glare_clip white is in glare:
-    # white to clipping, a tile in a lamp's reflection looks like paper. (Eighth session: 100 hard
-    # tables never looked at before (seed 21) had two with a reflection over most of the
-    # display: 10 and 13 tiles read empty there; seeds 7-17 unchanged. The cost: a
-    # camera that clips the mat's paper itself leaves empty display cells unknown; the mat
-    # should not be exposed to white.) The storage card, read alone, is in glare when its
-    # square is this white on the whole (tenth session: seed 27's hard tables, never looked
-    # at before, had a tile under a reflection read empty there in both packs). And a plain
-    # cell of a group whose own paper is this white is in glare, whatever its group's paper
-    # (eleventh session: seed 21's table 59, a reflection over the whole display, left two
-    # tiles whose rims measured 250-252 read empty, their own whitest blocks 244-249; empty
-    # display cells of the hard tables of seeds 7-27 have paper of at most 228, so none of
-    # them changed. At glare_max_paper instead, a bright exposure's paper of 245-249 would
-    # leave every empty display cell unknown.)
+    # white to clipping (grey levels), a tile in a lamp's reflection looks like paper. The
+    # cost: a camera that clips the mat's paper itself leaves empty display cells unknown;
+    # the mat should not be exposed to white. The storage card, read alone, is in glare
+    # when its square is this white on the whole. And a plain cell of a group whose own
+    # paper is this white is in glare, whatever its group's paper (a reflection over the
+    # whole display). At glare_max_paper instead, a bright exposure's paper would leave
+    # every empty display cell unknown.
     glare_clip: float = 250.0
     # A board cell is in glare (never empty) when the board picture, at the contrast it is
     # seen with, leaves more than this of its brightness unaccounted for (grey levels: a
     # lamp's reflection laid over it as a veil, or anything pale and flat: an arm). Under
     # such a veil a tile's picture is a faint copy whose edge, lying by the board's printed
     # outline, passes for the board.
-    # (Fifteenth session, scratch, hard tables of seeds 7-50, 55, 57 and 58: board cells
-    # read empty rightly and seen (by the renderer's truth) are under veils of at most 155;
-    # six tiles under reflections read empty were under 152-233, five of them above 160;
-    # 390 empty cells under reflections (covered, by the renderer's truth) above it too.)
     board_glare_veil: float = 160.0
     # The board picture is compared at every shift up to this many pixels (at tile_px) each
     # way: a seat's pose may put its crops a millimetre or two off the printed cells.
@@ -624,27 +561,20 @@ class CellConfig:
     empty_max_cast: float = 0.15
     # ... or of this share, for a board picture with a pattern of its own that is seen with
     # at least empty_board_doubt_gain of its contrast and explained over the whole square
-    # down to empty_sure_rms (hard tables of seeds 7-14, random packs' boards under a warm
-    # lamp: unknown 681 -> 659, no answer made wrong; lagoon and easy tables unchanged).
+    # down to empty_sure_rms (a patterned board under a warm lamp shifts further).
     empty_max_cast_patterned: float = 0.3
     # A board cell read empty after doubt, part of it taken as covered, is unknown when its
     # colour over its board picture's differs in hue by more than this from what the
     # table's board cells empty beyond doubt show (its seat's, else all seats'; natural log
     # of the per-channel ratios, the largest off their mean): a hand over most of the cell
-    # reads as the board washed out by glare (vision.recognise.doubt_odd_light). Hard tables
-    # of seeds 7-17: of 583 such cells the 4 covered tiles (all the covered cells answered
-    # wrongly) are off by 0.59-0.67, one empty cell by 0.55, the rest by at most 0.47
-    # (unknown 672 -> 673); lagoon hard seeds 7-9 95 -> 99 unknown; easy tables unchanged.
+    # reads as the board washed out by glare (vision.recognise.doubt_odd_light).
     empty_max_light_tint: float = 0.5
     # A tile named with at least covered_share of its blocks left out as covered is unknown
     # when the black its fitted light adds differs in hue (grey levels, per channel off
     # their mean) by more than this from the tiles named with nothing left out and a fit of
     # at least tile_clean_fit (its area's, else the table's): a lamp's glare veils a tile in
     # white, but a hand over most of a plain island's end, taken for its sand, asks for a
-    # veil of the skin's hue (vision.recognise.doubt_odd_light). (Sixteenth session, hard
-    # tables of seeds 7-12 and 61-66, both packs: the three hands read as the ink pack's bare
-    # island end were off by 22-32; of 771 tiles named rightly so covered, 9 by more than
-    # 20, all of the random packs.)
+    # veil of the skin's hue (vision.recognise.doubt_odd_light).
     tile_max_veil_tint: float = 20.0
     tile_clean_fit: float = 0.8
     # A board picture whose square has a pattern of at least this rms (grey levels) must
@@ -653,8 +583,6 @@ class CellConfig:
     # only a truly plain board cannot tell a flat arm from itself).
     empty_min_pattern: float = 3.0
     empty_min_gain: float = 0.3
-    # An empty board cell: the board picture's light model explains at least this share.
-    empty_min_fit: float = 0.55
     # Confidence reaches 1 at this evidence and this fit.
     full_evidence: float = 0.9
     full_fit: float = 0.9

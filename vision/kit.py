@@ -131,9 +131,3 @@ class SeatGeometry:
             -(self.cols / 2 + 1) * self.pitch - STORAGE_OFFSET_MM,
             (self.rows / 2 - 0.5) * self.pitch,
         )
-
-
-def seat_of_marker(marker_id: int) -> int | None:
-    """The seat a marker id belongs to (None for the display's markers 0-3)."""
-    seat = marker_id // 4
-    return seat if seat in SEATS else None

@@ -41,6 +41,7 @@ from vision.scene import (
     Clutter,
     PlacedTile,
     Point,
+    SeatScene,
     TableScene,
     check_seat_cells,
     scene_points,
@@ -946,6 +947,141 @@ def _sample_square(
     return apply(placement, np.column_stack([gx.ravel(), gy.ravel()]))
 
 
+def _draw_display(
+    frame: _Frame,
+    scene: TableScene,
+    geo: kit.DisplayGeometry,
+    h_display: Matrix,
+    module_px: int,
+    marker_corners: dict[int, NDArray[np.float64]],
+    tiles_to_draw: list[tuple[Matrix, Point, PlacedTile]],
+) -> None:
+    """The display mat: paper, thin grey outlines and its stickers; its tiles are added to
+    `tiles_to_draw`, its stickers' corners to `marker_corners`."""
+    tile_mm = geo.tile_mm
+    left, top, pw, ph = _mat_paper(tile_mm)
+    frame.fill(
+        h_display,
+        [(left, top), (left + pw, top), (left + pw, top + ph), (left, top + ph)],
+        (244, 247, 248),
+    )
+    for r in range(4):
+        for c in range(4):
+            frame.outline(
+                h_display,
+                _square(*geo.cell_centre(r, c), tile_mm / 2),
+                kit.MAT_OUTLINE_MM,
+                kit.MAT_OUTLINE_GREY,
+            )
+            tile = scene.display[r][c]
+            if tile is not None:
+                tiles_to_draw.append((h_display, geo.cell_centre(r, c), tile))
+    for half in (geo.lane_inner, geo.half_extent):
+        frame.outline(h_display, _square(0, 0, half), kit.MAT_OUTLINE_MM, kit.MAT_OUTLINE_GREY)
+    for marker_id, centre in geo.marker_centres().items():
+        marker_corners[marker_id] = _draw_sticker(
+            frame, h_display, scene, marker_id, centre, module_px
+        )
+
+
+def _draw_seat(
+    frame: _Frame,
+    pack: Pack,
+    scene: TableScene,
+    seat: SeatScene,
+    h_seat: Matrix,
+    module_px: int,
+    marker_corners: dict[int, NDArray[np.float64]],
+    tiles_to_draw: list[tuple[Matrix, Point, PlacedTile]],
+) -> None:
+    """A seat: its board (rim, picture), stickers and storage card; its tiles are added to
+    `tiles_to_draw`, its stickers' corners to `marker_corners`."""
+    catalogue = pack.catalogue
+    tile_mm = pack.tile_mm
+    layout = catalogue.board(seat.side)
+    check_seat_cells(seat, layout)
+    sgeo = kit.SeatGeometry(seat.seat, layout.rows, layout.cols, tile_mm)
+    gw, gh = layout.cols * sgeo.pitch, layout.rows * sgeo.pitch
+    board = pack.boards.get(seat.side)
+    rim = cfg.BOARD_BORDER_MM
+    rim_colour = _board_rim_colour(board) if board is not None else (60, 90, 120)
+    frame.fill(
+        h_seat,
+        [
+            (-gw / 2 - rim, -gh / 2 - rim),
+            (gw / 2 + rim, -gh / 2 - rim),
+            (gw / 2 + rim, gh / 2 + rim),
+            (-gw / 2 - rim, gh / 2 + rim),
+        ],
+        rim_colour,
+    )
+    if board is not None:
+        bh, bw = board.shape[:2]
+        frame.paste(board, h_seat @ picture_to_mm(bw, bh, gw, gh))
+    sx, sy = sgeo.storage_centre()
+    if scene.storage_cards:
+        card = sgeo.pitch / 2 + kit.STORAGE_CARD_MARGIN_MM
+        frame.fill(h_seat, _square(sx, sy, card), (240, 244, 245))
+        frame.outline(h_seat, _square(sx, sy, sgeo.pitch / 2), kit.STORAGE_OUTLINE_MM,
+                      kit.STORAGE_OUTLINE_GREY, 240)
+    for marker_id, centre in sgeo.marker_centres().items():
+        marker_corners[marker_id] = _draw_sticker(
+            frame, h_seat, scene, marker_id, centre, module_px
+        )
+    for r, row in enumerate(seat.cells):
+        for c, tile in enumerate(row):
+            if tile is not None:
+                tiles_to_draw.append((h_seat, sgeo.cell_centre(r, c), tile))
+    if seat.storage is not None:
+        tiles_to_draw.append((h_seat, (sx, sy), seat.storage))
+
+
+def _occlusion(
+    scene: TableScene,
+    pack: Pack,
+    h_display: Matrix,
+    homographies: dict[Area, Matrix],
+    maps: _LightMaps,
+    cam: Camera,
+) -> dict[CellKey, float]:
+    """The hidden share of each placed tile (covered, washed out or outside the frame)."""
+    catalogue = pack.catalogue
+    tile_mm = pack.tile_mm
+    geo = kit.DisplayGeometry(tile_mm)
+    occlusion: dict[CellKey, float] = {}
+    for key, _tile in scene.placed():
+        area, r, c = key
+        if area == DISPLAY:
+            h_area, centre = h_display, geo.cell_centre(r, c)
+        else:
+            seat = scene.seat(int(area))
+            layout = catalogue.board(seat.side)
+            sgeo = kit.SeatGeometry(seat.seat, layout.rows, layout.cols, tile_mm)
+            if r != STORAGE_ROW and not layout.playable((r, c)):
+                continue
+            centre = sgeo.storage_centre() if r == STORAGE_ROW else sgeo.cell_centre(r, c)
+            h_area = homographies[seat.seat]
+        samples = _sample_square(h_area @ _translate(*centre), tile_mm / 2)
+        hidden, inside = maps.sample(samples, cam.size)
+        occlusion[key] = float(np.mean(hidden | ~inside))
+    return occlusion
+
+
+def _hidden_markers(
+    marker_corners: dict[int, NDArray[np.float64]], maps: _LightMaps, cam: Camera
+) -> set[int]:
+    """The markers hidden enough not to be found."""
+    hidden_markers: set[int] = set()
+    for marker_id, corners in marker_corners.items():
+        quad = cv2.getPerspectiveTransform(
+            np.array(kit.marker_corners((0.0, 0.0)), np.float32), corners.astype(np.float32)
+        ).astype(np.float64)
+        hidden, inside = maps.sample(_sample_square(quad, kit.MARKER_MM / 2), cam.size)
+        if np.mean(hidden | ~inside) >= cfg.MARKER_HIDDEN_FRACTION:
+            hidden_markers.add(marker_id)
+    return hidden_markers
+
+
 def render_table(
     scene: TableScene,
     pack: Pack,
@@ -976,70 +1112,13 @@ def render_table(
     geo = kit.DisplayGeometry(tile_mm)
     h_display = h_table @ area_to_table(scene.display_origin_mm, scene.display_facing_deg)
     homographies[DISPLAY] = h_display / h_display[2, 2]
-    left, top, pw, ph = _mat_paper(tile_mm)
-    frame.fill(
-        h_display,
-        [(left, top), (left + pw, top), (left + pw, top + ph), (left, top + ph)],
-        (244, 247, 248),
-    )
-    for r in range(4):
-        for c in range(4):
-            frame.outline(
-                h_display,
-                _square(*geo.cell_centre(r, c), tile_mm / 2),
-                kit.MAT_OUTLINE_MM,
-                kit.MAT_OUTLINE_GREY,
-            )
-            tile = scene.display[r][c]
-            if tile is not None:
-                tiles_to_draw.append((h_display, geo.cell_centre(r, c), tile))
-    for half in (geo.lane_inner, geo.half_extent):
-        frame.outline(h_display, _square(0, 0, half), kit.MAT_OUTLINE_MM, kit.MAT_OUTLINE_GREY)
-    for marker_id, centre in geo.marker_centres().items():
-        marker_corners[marker_id] = _draw_sticker(
-            frame, h_display, scene, marker_id, centre, module_px
-        )
+    _draw_display(frame, scene, geo, h_display, module_px, marker_corners, tiles_to_draw)
 
     # The seats: board (rim, picture), stickers, storage card.
     for seat in scene.seats:
-        layout = catalogue.board(seat.side)
-        check_seat_cells(seat, layout)
-        sgeo = kit.SeatGeometry(seat.seat, layout.rows, layout.cols, tile_mm)
         h_seat = h_table @ area_to_table(seat.origin_mm, seat.facing_deg)
         homographies[seat.seat] = h_seat / h_seat[2, 2]
-        gw, gh = layout.cols * sgeo.pitch, layout.rows * sgeo.pitch
-        board = pack.boards.get(seat.side)
-        rim = cfg.BOARD_BORDER_MM
-        rim_colour = _board_rim_colour(board) if board is not None else (60, 90, 120)
-        frame.fill(
-            h_seat,
-            [
-                (-gw / 2 - rim, -gh / 2 - rim),
-                (gw / 2 + rim, -gh / 2 - rim),
-                (gw / 2 + rim, gh / 2 + rim),
-                (-gw / 2 - rim, gh / 2 + rim),
-            ],
-            rim_colour,
-        )
-        if board is not None:
-            bh, bw = board.shape[:2]
-            frame.paste(board, h_seat @ picture_to_mm(bw, bh, gw, gh))
-        sx, sy = sgeo.storage_centre()
-        if scene.storage_cards:
-            card = sgeo.pitch / 2 + kit.STORAGE_CARD_MARGIN_MM
-            frame.fill(h_seat, _square(sx, sy, card), (240, 244, 245))
-            frame.outline(h_seat, _square(sx, sy, sgeo.pitch / 2), kit.STORAGE_OUTLINE_MM,
-                          kit.STORAGE_OUTLINE_GREY, 240)
-        for marker_id, centre in sgeo.marker_centres().items():
-            marker_corners[marker_id] = _draw_sticker(
-                frame, h_seat, scene, marker_id, centre, module_px
-            )
-        for r, row in enumerate(seat.cells):
-            for c, tile in enumerate(row):
-                if tile is not None:
-                    tiles_to_draw.append((h_seat, sgeo.cell_centre(r, c), tile))
-        if seat.storage is not None:
-            tiles_to_draw.append((h_seat, (sx, sy), seat.storage))
+        _draw_seat(frame, pack, scene, seat, h_seat, module_px, marker_corners, tiles_to_draw)
 
     for h_area, centre, tile in tiles_to_draw:
         _draw_tile(frame, pack, h_area, centre, tile)
@@ -1074,31 +1153,9 @@ def render_table(
     image, quality = _photograph(Lens(camera.lens_k).bend(frame.img), maps, effects, rng)
 
     # What is hidden.
-    occlusion: dict[CellKey, float] = {}
-    for key, _tile in scene.placed():
-        area, r, c = key
-        if area == DISPLAY:
-            h_area, centre = h_display, geo.cell_centre(r, c)
-        else:
-            seat = scene.seat(int(area))
-            layout = catalogue.board(seat.side)
-            sgeo = kit.SeatGeometry(seat.seat, layout.rows, layout.cols, tile_mm)
-            if r != STORAGE_ROW and not layout.playable((r, c)):
-                continue
-            centre = sgeo.storage_centre() if r == STORAGE_ROW else sgeo.cell_centre(r, c)
-            h_area = homographies[seat.seat]
-        samples = _sample_square(h_area @ _translate(*centre), tile_mm / 2)
-        hidden, inside = maps.sample(samples, cam.size)
-        occlusion[key] = float(np.mean(hidden | ~inside))
+    occlusion = _occlusion(scene, pack, h_display, homographies, maps, cam)
     covered = frozenset(k for k, v in occlusion.items() if v >= cfg.COVERED_FRACTION)
-    hidden_markers: set[int] = set()
-    for marker_id, corners in marker_corners.items():
-        quad = cv2.getPerspectiveTransform(
-            np.array(kit.marker_corners((0.0, 0.0)), np.float32), corners.astype(np.float32)
-        ).astype(np.float64)
-        hidden, inside = maps.sample(_sample_square(quad, kit.MARKER_MM / 2), cam.size)
-        if np.mean(hidden | ~inside) >= cfg.MARKER_HIDDEN_FRACTION:
-            hidden_markers.add(marker_id)
+    hidden_markers = _hidden_markers(marker_corners, maps, cam)
     ship_covered = False
     if ship_box is not None:
         hidden, inside = maps.sample(ship_box, cam.size)

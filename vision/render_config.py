@@ -37,14 +37,12 @@ HAND_WIDTH_MM = (80.0, 100.0)
 # A hand put over a storage slot (`hand_over_storage`): this wide, its middle this far off.
 STORAGE_HAND_MM = (60.0, 150.0)
 STORAGE_HAND_OFF_MM = 30.0
-ARM_WIDTH_MM = (65.0, 85.0)
 CUP_DIAMETER_MM = (75.0, 95.0)
 WOODEN_SHELL_MM = (16.0, 22.0)
 PLAYER_SHIP_MM = (28.0, 36.0)
 SKIN_BGR = ((150, 175, 225), (95, 130, 185), (60, 85, 130), (120, 160, 205))
 PLAYER_BGR = ((40, 40, 200), (200, 90, 30), (40, 170, 60), (30, 200, 230), (160, 60, 150))
-#: Where clutter's soft shadow falls, as a fraction of its size, and how dark it is.
-CLUTTER_SHADOW_SHIFT = 0.12
+#: How much light clutter's soft shadow takes away where it falls (0..1).
 CLUTTER_SHADOW_DARKNESS = 0.35
 
 # --- camera ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ clutter to any scene.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
@@ -459,6 +459,53 @@ def _seat_cell_on_table(
     return area_to_table(geo.cell_centre(*cell), seat.origin_mm, seat.facing_deg)
 
 
+def _cup(scene: TableScene, catalogue: Catalogue, rng: np.random.Generator) -> Clutter:
+    """A cup beside a seat's board (or anywhere on the table without seats)."""
+    tile_mm = catalogue.tile_mm
+    base = scene.seats[int(rng.integers(len(scene.seats)))] if scene.seats else None
+    if base is not None:
+        layout = catalogue.board(base.side)
+        west, east, _north, south = seat_extent(layout, tile_mm)
+        corner = (east + 30.0, south - 20.0) if rng.random() < 0.5 else (west - 20.0, south + 25.0)
+        at = area_to_table(corner, base.origin_mm, base.facing_deg)
+    else:
+        at = turn((330.0, 0.0), float(rng.uniform(0, 360)))
+    tint = int(rng.integers(150, 250))
+    colour = (tint, tint, tint) if rng.random() < 0.5 else (60, 60, int(rng.integers(120, 200)))
+    return Clutter("cup", at, float(rng.uniform(*cfg.CUP_DIAMETER_MM)), 0.0, colour)
+
+
+def _shell(
+    scene: TableScene,
+    catalogue: Catalogue,
+    rng: np.random.Generator,
+    anywhere_cell: Callable[[], Point],
+) -> Clutter:
+    """A wooden shell below a seat's board, now and then on a tile of it, else on any cell."""
+    tile_mm = catalogue.tile_mm
+    if scene.seats and rng.random() < 0.8:
+        s = scene.seats[int(rng.integers(len(scene.seats)))]
+        layout = catalogue.board(s.side)
+        west, east, north, south = seat_extent(layout, tile_mm)
+        local = (float(rng.uniform(west, east)), south + float(rng.uniform(5, 30)))
+        if rng.random() < 0.2:  # now and then a shell lies on a tile
+            local = (
+                float(rng.uniform(west + 60, east - 40)),
+                float(rng.uniform(north + 40, south - 40)),
+            )
+        at = area_to_table(local, s.origin_mm, s.facing_deg)
+    else:
+        at = anywhere_cell()
+    tone = int(rng.integers(0, 40))
+    return Clutter(
+        "shell",
+        at,
+        float(rng.uniform(*cfg.WOODEN_SHELL_MM)),
+        float(rng.uniform(0, 360)),
+        (110 + tone, 170 + tone, 215),
+    )
+
+
 def add_clutter(
     scene: TableScene,
     catalogue: Catalogue,
@@ -511,43 +558,9 @@ def add_clutter(
         at = (target[0] + jitter[0], target[1] + jitter[1])
         items.append(_reaching_hand(at, behind, cfg.HAND_WIDTH_MM, rng))
     for _ in range(cups):
-        base = scene.seats[int(rng.integers(len(scene.seats)))] if scene.seats else None
-        if base is not None:
-            layout = catalogue.board(base.side)
-            west, east, north, south = seat_extent(layout, tile_mm)
-            corner = (
-                (east + 30.0, south - 20.0) if rng.random() < 0.5 else (west - 20.0, south + 25.0)
-            )
-            at = area_to_table(corner, base.origin_mm, base.facing_deg)
-        else:
-            at = turn((330.0, 0.0), float(rng.uniform(0, 360)))
-        tint = int(rng.integers(150, 250))
-        colour = (tint, tint, tint) if rng.random() < 0.5 else (60, 60, int(rng.integers(120, 200)))
-        items.append(Clutter("cup", at, float(rng.uniform(*cfg.CUP_DIAMETER_MM)), 0.0, colour))
+        items.append(_cup(scene, catalogue, rng))
     for _ in range(shells):
-        if scene.seats and rng.random() < 0.8:
-            s = scene.seats[int(rng.integers(len(scene.seats)))]
-            layout = catalogue.board(s.side)
-            west, east, north, south = seat_extent(layout, tile_mm)
-            local = (float(rng.uniform(west, east)), south + float(rng.uniform(5, 30)))
-            if rng.random() < 0.2:  # now and then a shell lies on a tile
-                local = (
-                    float(rng.uniform(west + 60, east - 40)),
-                    float(rng.uniform(north + 40, south - 40)),
-                )
-            at = area_to_table(local, s.origin_mm, s.facing_deg)
-        else:
-            at = anywhere_cell()
-        tone = int(rng.integers(0, 40))
-        items.append(
-            Clutter(
-                "shell",
-                at,
-                float(rng.uniform(*cfg.WOODEN_SHELL_MM)),
-                float(rng.uniform(0, 360)),
-                (110 + tone, 170 + tone, 215),
-            )
-        )
+        items.append(_shell(scene, catalogue, rng, anywhere_cell))
     if player_ships:
         for s in scene.seats:
             layout = catalogue.board(s.side)

@@ -30,6 +30,7 @@ from companion.errors import CompanionError, DataError
 from companion.game import Seat, new_game, score_state
 from companion.gamefile import dump_game
 from companion.games import DEFAULT_GAME, game_keys
+from companion.games.session import BoardSession, board_journal
 from companion.session import Session
 from companion.state import GameState
 from companion.tracker import Accepted, Doubtful, Refused, Verdict
@@ -345,7 +346,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--state-dir", metavar="DIR", help="keep the game in DIR")
     parser.add_argument(
-        "--pace", type=float, default=None, help="seconds per turn (3 with the page, 0.6 headless)"
+        "--pace",
+        type=float,
+        default=None,
+        help="seconds per turn (Māori: 3 with the page, 0.6 headless; the others: 1 and 0)",
     )
     parser.add_argument("--pack", metavar="DIR", help="a tile pack (default: a drawn one)")
     parser.add_argument("--style", default="lagoon", help="art style of the drawn pack (lagoon)")
@@ -389,30 +393,62 @@ def run(args: argparse.Namespace) -> int:
         print(render_table(final))
         print(demo.tally.summary())
     if server is not None:
-        print("The game is over; the page stays up until Ctrl-C.", file=sys.stderr)
-        try:
-            threading.Event().wait()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.close()
+        _keep_serving(server)
     return 0
 
 
 def _run_board_game(args: argparse.Namespace) -> int:
-    """Bots play a whole game of Tongiaki (or another board game) through its interface."""
-    from companion.games.demo import run_demo
+    """Bots play a whole game of Tongiaki or Giants through the table's BoardSession: with
+    the phone pages (/games) following it live unless --headless, kept in --state-dir."""
+    from companion.games.demo import check_players, play_through, score_text
+    from companion.games.files import game_file
 
-    if not args.headless:
-        raise DataError("--game", f"the phone pages do not show {args.game} yet: add --headless")
+    check_players(args.game, args.players)
     if args.state_dir:
-        raise DataError("--state-dir", f"a {args.game} demo is not kept in a state directory")
-    save = Path(args.save_game) if args.save_game else None
-    print(run_demo(args.game, args.players, args.seed, as_json=args.json, save=save))
+        board = BoardSession.resume(board_journal(args.state_dir))
+        if board.damage is not None:
+            print(
+                f"The saved board game is damaged ({board.damage.problem}): a new one starts.",
+                file=sys.stderr,
+            )
+    else:
+        board = BoardSession()
+    pace = args.pace if args.pace is not None else (0.0 if args.headless else 1.0)
+    server = None
+    if not args.headless:
+        server = _start_server(Session(), args, board=board, page="games")
+    try:
+        game = play_through(board, args.game, args.players, args.seed, pace=pace)
+    except KeyboardInterrupt:
+        if server is not None:
+            server.close()
+        return 130
+    if args.save_game:
+        text = json.dumps(game_file(game), ensure_ascii=False) + "\n"
+        Path(args.save_game).write_text(text, "utf-8")
+    print(score_text(game.score(), as_json=args.json))
+    if server is not None:
+        _keep_serving(server)
     return 0
 
 
-def _start_server(session: Session, args: argparse.Namespace) -> Any:
+def _keep_serving(server: Any) -> None:
+    print("The game is over; the page stays up until Ctrl-C.", file=sys.stderr)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+
+
+def _start_server(
+    session: Session,
+    args: argparse.Namespace,
+    *,
+    board: BoardSession | None = None,
+    page: str = "",
+) -> Any:
     from web.app import create_app
     from web.serve import Server, announce
     from web.settings import WebSettings
@@ -423,6 +459,7 @@ def _start_server(session: Session, args: argparse.Namespace) -> Any:
         settings,
         teach_unavailable="The demo's camera films a drawn table: teach your own box with "
         "`companion run` and the table's camera.",
+        board=board,
     )
     server = Server(app, app.config["WEB_SETTINGS"])
     announce(
@@ -430,6 +467,8 @@ def _start_server(session: Session, args: argparse.Namespace) -> Any:
         app.config["WEB_SETTINGS"].pin if app.config.get("PIN_GENERATED") else None,
         sys.stdout,
     )
+    if page:
+        print(f"  The bots' game is on {server.url or server.local_url}{page}", flush=True)
     threading.Thread(target=server.run, name="web", daemon=True).start()
     return server
 

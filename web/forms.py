@@ -14,7 +14,7 @@ from typing import Any
 
 from companion.actions import Matching, StorageToBoard, TakeToBoard, Turn, Variant
 from companion.bots import placement_cells
-from companion.errors import IllegalMove, MalformedMove
+from companion.errors import IllegalMove, MalformedMove, NotNow
 from companion.game import MAX_PLAYERS, Seat
 from companion.reading import EMPTY, UNKNOWN, CellRead
 from companion.rules import at
@@ -137,13 +137,13 @@ def camera_display(session: Session) -> tuple[tuple[str | None, ...], ...]:
     """The display as the camera last read it, every cell seen (empty cells stay empty)."""
     read = session.last_read
     if read is None:
-        raise IllegalMove("The camera has not read the table yet: press the button first.")
+        raise NotNow("The camera has not read the table yet: press the button first.")
     rows: list[tuple[str | None, ...]] = []
     for r, row in enumerate(read.display):
         cells: list[str | None] = []
         for c, cell in enumerate(row):
             if cell is None or cell.unknown:
-                raise IllegalMove(
+                raise NotNow(
                     f"The camera could not see the display's {at((r, c))}: "
                     "clear it and press the button again."
                 )
@@ -179,7 +179,7 @@ def preview(session: Session, turn: Turn) -> dict[str, Any]:
     with session._lock:  # judge a copy of the state as it is now
         game = session.game
         if game is None:
-            raise IllegalMove("No game is running: start a new game first.")
+            raise NotNow("No game is running: start a new game first.")
         rotations: list[int] = []
         action = turn.action
         if isinstance(action, TakeToBoard | StorageToBoard):

@@ -1,41 +1,32 @@
 """The board games beside Māori on the phones: Tongiaki and Giants, entered by taps.
 
-One such game at a time sits on the `GameDesk`, beside the Māori session. Guests read it
-(GET /api/games/state, the /games page); the host starts one (POST /api/games/new), plays one
-of its legal actions (POST /api/games/action) and takes the last one back (POST
-/api/games/undo). With a state directory the desk keeps the game there as its game file
-(docs/formats.md: `{"game": key, "events": [...]}`), replaced atomically after every change, and
-takes it up again on start. These games need no camera. The pages poll the state every 2 s.
+One such game at a time sits in the table's BoardSession (companion.games.session), beside the
+Māori session. Guests read it (GET /api/games/state, the /games page, which follows
+/games/events); the host starts one (POST /api/games/new), plays one of its legal actions
+(POST /api/games/action), takes the last one back (POST /api/games/undo) and, after a damaged
+save, goes on from its last good move (POST /api/games/resume). The BoardSession keeps the
+game in its journal; these games need no camera.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import secrets
-import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request
 
-from companion.errors import CompanionError, IllegalMove, MalformedMove
+from companion.errors import IllegalMove, MalformedMove
 from companion.games import GAMES, game_class
 from companion.games.base import BoardGame
-from companion.games.files import game_file, read_game_file
-from companion.journal import StorageError, storage_sentence, write_atomically
+from companion.games.session import BoardSession, moves_of
 from web import auth
-
-log = logging.getLogger(__name__)
+from web.sse import Watched
 
 EXTENSION = "companion_games"
-#: The desk's game file in the state directory.
-GAME_FILE = "board-game.json"
 #: The longest player name the form takes.
 MAX_NAME = 24
-#: How often the pages ask for the state (milliseconds).
-POLL_MS = 2000
 #: Tongiaki's map edges, clockwise from east (companion.games.tongiaki.tiles.EDGE_NAMES).
 EDGES = ("east", "south-east", "south-west", "west", "north-west", "north-east")
 
@@ -81,143 +72,56 @@ def action_label(key: str, data: dict[str, Any]) -> str:
     return f"{title}: {', '.join(parts)}" if parts else title
 
 
-def _depth(events: list[dict[str, Any]]) -> int:
-    """How many actions of an event log an undo could take back."""
-    depth = 0
-    for event in events:
-        if event.get("type") == "action":
-            depth += 1
-        elif event.get("type") == "undo":
-            depth -= 1
-    return depth
-
-
-class GameDesk:
-    """The board game being played (or none), its version, and where it is kept."""
-
-    def __init__(self, directory: Path | None) -> None:
-        self.path = None if directory is None else Path(directory) / GAME_FILE
-        self.game: BoardGame | None = None
-        # Counted from a random start, so a page from before a restart sees a new number.
-        self.version = secrets.randbelow(2**31)
-        self._lock = threading.Lock()
-        if self.path is not None and self.path.exists():
-            self._load(self.path)
-
-    def _load(self, path: Path) -> None:
-        try:
-            data = read_game_file(path)
-            if not isinstance(data, dict) or not isinstance(data.get("events"), list):
-                raise MalformedMove(f"{path}: a game file is an object with `events`.")
-            self.game = game_class(str(data.get("game"))).replay(data["events"], str(path))
-        except CompanionError as exc:
-            aside = path.with_name(path.name + ".damaged")
-            try:  # kept for a person to look at; the next new game starts a fresh file
-                path.replace(aside)
-            except OSError:
-                aside = path
-            log.warning(
-                "the board game kept in %s cannot be taken up (%s); it is in %s", path, exc, aside
-            )
-
-    def _keep(self, game: BoardGame) -> None:
-        """Write `game` to the state directory; StorageError (one sentence) when it cannot."""
-        if self.path is None:
-            return
-        try:
-            write_atomically(self.path, json.dumps(game_file(game), ensure_ascii=False) + "\n")
-        except OSError as exc:
-            raise StorageError(storage_sentence("The board game", exc)) from None
-
-    def view(self, host: bool) -> dict[str, Any]:
-        """The desk as the pages draw it; the legal actions, labelled, for the host."""
-        with self._lock:
-            out: dict[str, Any] = {"version": self.version, "game": None, "poll_ms": POLL_MS}
-            game = self.game
-            if game is None:
-                return out
-            out["game"] = {
-                "key": game.key,
-                "title": game.title,
-                "needs_camera": game.needs_camera,
-                "over": game.over,
-                "to_move": game.to_move(),
-                "phase": game.phase(),
-                "score": game.score().to_json(),
-                "view": game.view(),
-                "can_undo": _depth(game.events) > 0,
-            }
-            if host:
-                actions = [a.to_json() for a in game.legal_actions()]
-                out["game"]["actions"] = [
-                    {"index": i, "label": action_label(game.key, a), "action": a}
-                    for i, a in enumerate(actions)
-                ]
+def view(board: BoardSession, host: bool) -> dict[str, Any]:
+    """The board session as the pages draw it; the legal actions, labelled, for the host."""
+    with board.lock:
+        out: dict[str, Any] = {
+            "version": board.version,
+            "game": None,
+            "damage": None if board.damage is None else board.damage.to_json(),
+            "unsaved": board.unsaved,
+        }
+        game = board.game
+        if game is None:
             return out
-
-    def start(self, key: str, names: list[str], seed: int) -> None:
-        """Set up a new game of `key`; the one before is replaced once the new one is kept."""
-        game = game_class(key).new(names, seed)
-        with self._lock:
-            self._keep(game)
-            self.game = game
-            self.version += 1
-
-    def play(self, choose: Callable[[BoardGame], Any]) -> str:
-        """Push the action `choose` picks from the game; undone again if it cannot be kept."""
-        with self._lock:
-            game = self._current()
-            action = choose(game)
-            logged = len(game.events)
-            game.push(action)
-            try:
-                self._keep(game)
-            except StorageError:
-                game.pop()
-                del game.events[logged:]  # the log as it was, as on disk
-                raise
-            self.version += 1
-            return action_label(game.key, action.to_json())
-
-    def undo(self) -> str:
-        """Take back the last action; pushed again if the change cannot be kept."""
-        with self._lock:
-            game = self._current()
-            logged = len(game.events)
-            action = game.pop()
-            try:
-                self._keep(game)
-            except StorageError:
-                game.push(action)
-                del game.events[logged:]
-                raise
-            self.version += 1
-            return action_label(game.key, action.to_json())
-
-    def _current(self) -> BoardGame:
-        if self.game is None:
-            raise IllegalMove("No board game is being played: start one first.")
-        return self.game
+        out["game"] = {
+            "key": game.key,
+            "title": game.title,
+            "needs_camera": game.needs_camera,
+            "over": game.over,
+            "to_move": game.to_move(),
+            "phase": game.phase(),
+            "score": game.score().to_json(),
+            "view": game.view(),
+            "can_undo": moves_of(game.events) > 0,
+        }
+        if host:
+            actions = [a.to_json() for a in game.legal_actions()]
+            out["game"]["actions"] = [
+                {"index": i, "label": action_label(game.key, a), "action": a}
+                for i, a in enumerate(actions)
+            ]
+        return out
 
 
 def register(
     app: Flask,
     *,
+    board: BoardSession,
     require_host: Callable[[], None],
     is_host: Callable[[], bool],
     read_body: Callable[[], dict[str, Any]],
-    directory: Path | None,
-) -> GameDesk:
-    """Add the board games' page and API to `app` around a new desk (in app.extensions)."""
-    desk = GameDesk(directory)
+    stream: Callable[[Watched], Response],
+) -> None:
+    """Add the board games' page, event stream and API to `app` around `board`."""
     app.extensions[EXTENSION] = {
-        "desk": desk,
+        "board": board,
         "require_host": require_host,
         "is_host": is_host,
         "read_body": read_body,
+        "stream": stream,
     }
     app.register_blueprint(bp)
-    return desk
 
 
 def _ext() -> dict[str, Any]:
@@ -225,9 +129,9 @@ def _ext() -> dict[str, Any]:
     return ext
 
 
-def _desk() -> GameDesk:
-    desk: GameDesk = _ext()["desk"]
-    return desk
+def _board() -> BoardSession:
+    board: BoardSession = _ext()["board"]
+    return board
 
 
 def _change() -> dict[str, Any]:
@@ -239,7 +143,7 @@ def _change() -> dict[str, Any]:
 
 def _state() -> dict[str, Any]:
     host = bool(_ext()["is_host"]())
-    state = _desk().view(host)
+    state = view(_board(), host)
     you: dict[str, Any] = {"host": host}
     if host:
         you["csrf"] = auth.csrf_token()
@@ -272,13 +176,21 @@ def games_page() -> str:
     return render_template("games.html", state=_state())
 
 
+@bp.get("/games/events")
+def events() -> Response:
+    """Server-Sent Events of the board session (web.sse), as /events is for Māori's."""
+    stream: Callable[[Watched], Response] = _ext()["stream"]
+    return stream(_board())
+
+
 @bp.get("/api/games/state")
 def api_state() -> Response:
-    """The desk; with `?since=VERSION` of the page's own state, only `unchanged` when it is."""
-    desk = _desk()
-    if request.args.get("since") == str(desk.version):
+    """The board session; with `?since=VERSION` of the page's own state, only `unchanged`
+    when it is."""
+    board = _board()
+    if request.args.get("since") == str(board.version):
         host = bool(_ext()["is_host"]())
-        return jsonify({"version": desk.version, "unchanged": True, "you": {"host": host}})
+        return jsonify({"version": board.version, "unchanged": True, "you": {"host": host}})
     return jsonify(_state())
 
 
@@ -296,7 +208,7 @@ def api_new() -> Response:
         seed = secrets.randbelow(2**31)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise MalformedMove("seed must be a whole number from 0.")
-    _desk().start(key, names, seed)
+    _board().start(key, names, seed)
     return jsonify({"ok": True, "text": f"A game of {cls.title} for {', '.join(names)}."})
 
 
@@ -306,31 +218,37 @@ def api_action() -> Response:
     index, data, version = body.get("index"), body.get("action"), body.get("version")
     if (index is None) == (data is None):
         raise MalformedMove("Send either index (of the legal actions) or action (its JSON).")
-    number = -1
+    board = _board()
     if data is None:
         if isinstance(index, bool) or not isinstance(index, int):
             raise MalformedMove("index must be the number of a legal action.")
-        number = index
+        chosen: Any = index
+    else:
+        with board.lock:
+            game = board.game
+            if game is None:
+                raise IllegalMove("No board game is being played: start one first.")
+            chosen = game.action_from_json(data)
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise MalformedMove("version must be the number the state gave.")
-    desk = _desk()
-
-    def choose(game: BoardGame) -> Any:
-        if version is not None and version != desk.version:
-            raise IllegalMove("The game changed since this page was drawn: look again.")
-        if data is not None:
-            return game.action_from_json(data)
-        legal = game.legal_actions()
-        if not 0 <= number < len(legal):
-            raise IllegalMove(f"There is no legal action number {number} now.")
-        return legal[number]
-
-    text = desk.play(choose)
-    return jsonify({"ok": True, "text": text})
+    action = board.play(chosen, version=version)
+    assert board.game is not None
+    return jsonify({"ok": True, "text": action_label(board.game.key, action.to_json())})
 
 
 @bp.post("/api/games/undo")
 def api_undo() -> Response:
     _change()
-    text = _desk().undo()
-    return jsonify({"ok": True, "text": f"Undone: {text}"})
+    board = _board()
+    action = board.undo()
+    assert board.game is not None
+    return jsonify(
+        {"ok": True, "text": f"Undone: {action_label(board.game.key, action.to_json())}"}
+    )
+
+
+@bp.post("/api/games/resume")
+def api_resume() -> Response:
+    """The host's choice for a damaged saved game: go on after its last good move."""
+    _change()
+    return jsonify({"ok": True, "text": _board().resume_last_good()})

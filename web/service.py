@@ -218,6 +218,9 @@ def run(args: argparse.Namespace) -> int:
         indicators.close()
         if session.journal is not None:
             session.journal.close()
+        board = app.extensions["companion_games"]["board"]
+        if board.journal is not None:
+            board.journal.close()
     return 0
 
 

@@ -1,4 +1,8 @@
-"""Server-Sent Events: one stream per open page, telling it when the session changed.
+"""Server-Sent Events: one stream per open page, telling it when its session changed.
+
+A stream follows anything that can be subscribed to (`Watched`): Māori's Session (`/events`)
+or the board games' BoardSession (`/games/events`); both share one `StreamSlots`, so the cap
+counts every open page.
 
 Each stream sends `event: state` with the session's version as soon as it opens and after
 every change; the page then fetches /api/state. A comment line every `keepalive_s` keeps the
@@ -14,13 +18,28 @@ import json
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
-
-from companion.session import Session
+from typing import Protocol
 
 #: How long the browser waits before reconnecting after the stream ends (milliseconds).
 RETRY_MS = 2000
 #: How often a quiet stream asks whether its phone has gone away (seconds).
 GONE_CHECK_S = 1.0
+
+
+class Subscription(Protocol):
+    """A subscriber's view of a version counter."""
+
+    def wait(self, timeout: float) -> int | None:
+        """The new version once it differs from the last one seen; None on timeout or close."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Watched(Protocol):
+    """What a stream follows: a session whose changes can be waited for."""
+
+    def subscribe(self) -> Subscription: ...
 
 
 def event(name: str, data: object, event_id: int | None = None) -> str:
@@ -38,7 +57,7 @@ class EventStream:
 
     def __init__(
         self,
-        session: Session,
+        session: Watched,
         *,
         lifetime_s: float,
         keepalive_s: float,
@@ -109,7 +128,7 @@ class StreamSlots:
 
     def open(
         self,
-        session: Session,
+        session: Watched,
         *,
         lifetime_s: float,
         keepalive_s: float,

@@ -24,7 +24,7 @@ import numpy as np
 from flask import Blueprint, Flask, Response, abort, current_app, jsonify
 
 from companion.catalogue import Catalogue
-from companion.errors import CompanionError, IllegalMove, MalformedMove
+from companion.errors import CompanionError, MalformedMove, NotNow, StorageError
 from vision.teach import (
     CELLS,
     BatchView,
@@ -37,6 +37,7 @@ from vision.teach import (
     cell_name,
     describe,
 )
+from web.api.common import ERROR_SENTENCES, ApiError
 
 FrameSource = Callable[[], np.ndarray | None]
 EXTENSION = "companion_teach"
@@ -85,7 +86,7 @@ class TeachStore:
 
     def running(self) -> TeachSession:
         if self.session is None:
-            raise IllegalMove("No box is being taught: start teaching first.")
+            raise NotNow("No box is being taught: start teaching first.")
         return self.session
 
     def drop_view(self) -> None:
@@ -133,8 +134,6 @@ def _change() -> TeachStore:
 def _read() -> TeachStore:
     store = _store()
     if not store.is_host():
-        from web.app import ERROR_SENTENCES, ApiError  # the app module imports this one
-
         raise ApiError(401, ERROR_SENTENCES[401])
     return store
 
@@ -330,15 +329,15 @@ def start() -> Response:
         raise MalformedMove("atoll must be true or false.")
     with store.lock:
         if store.unavailable is not None:
-            raise IllegalMove(store.unavailable)
+            raise NotNow(store.unavailable)
         if store.session is not None:
-            raise IllegalMove("A box is being taught already: finish or cancel it first.")
+            raise NotNow("A box is being taught already: finish or cancel it first.")
         sides = ("front", "atoll") if atoll else ("front",)
         try:
             store.session = TeachSession(store.catalogue(), name=name, batch=batch,
                                          board_sides=sides)
         except CompanionError as exc:  # e.g. a box without an atoll side
-            raise IllegalMove(_sentence(exc.message)) from None
+            raise NotNow(_sentence(exc.message)) from None
         store.drop_view()
         if store.prepare is not None:
             store.prepare()
@@ -351,15 +350,15 @@ def look() -> Response:
     with store.lock:
         session = store.running()
         if session.step.kind is StepKind.DONE:
-            raise IllegalMove("Everything is taught: finish to write the pack.")
+            raise NotNow("Everything is taught: finish to write the pack.")
         assert store.frames is not None  # start checks availability
         frame = store.frames()
         if frame is None:
-            raise IllegalMove("The camera gave no picture: try again.")
+            raise NotNow("The camera gave no picture: try again.")
         try:
             view = session.look(frame)
         except TeachError as exc:
-            raise IllegalMove(_sentence(exc.message)) from None
+            raise NotNow(_sentence(exc.message)) from None
         store.view = view
         store.looks += 1
         store.crops = _crops(view)
@@ -375,14 +374,14 @@ def accept() -> Response:
         session = store.running()
         view = store.view
         if view is None:
-            raise IllegalMove("Take a picture first.")
+            raise NotNow("Take a picture first.")
         answers = parse_answers(body.get("answers"), session.catalogue)
         if answers and not isinstance(view, BatchView):
             raise MalformedMove("Only a picture of tiles takes answers.")
         try:
             session.accept(view, answers)
         except TeachError as exc:
-            raise IllegalMove(_sentence(exc.message)) from None
+            raise NotNow(_sentence(exc.message)) from None
         store.drop_view()
         return jsonify({"ok": True, "text": str(session.progress) + "."})
 
@@ -400,7 +399,7 @@ def skip() -> Response:
             else:
                 session.skip()
         except TeachError as exc:
-            raise IllegalMove(_sentence(exc.message)) from None
+            raise NotNow(_sentence(exc.message)) from None
         store.drop_view()
         return jsonify({"ok": True, "text": session.step.instructions})
 
@@ -417,9 +416,9 @@ def finish() -> Response:
             out.parent.mkdir(parents=True, exist_ok=True)
             session.write(out)
         except TeachError as exc:
-            raise IllegalMove(_sentence(exc.message.replace(str(out), out.name))) from None
+            raise NotNow(_sentence(exc.message.replace(str(out), out.name))) from None
         except OSError:
-            raise IllegalMove("The pack could not be written to the packs folder.") from None
+            raise StorageError("The pack could not be written to the packs folder.") from None
         tiles = len(session.taught)
         store.reset()
         return jsonify({"ok": True, "out": out.name,

@@ -1,15 +1,22 @@
-"""`companion demo --game G --headless`: bots play a whole board game through its interface."""
+"""`companion demo --game G`: bots play a whole board game through the table's BoardSession,
+as the host's taps do: every move is checked by the rules, saved in the session's journal (if
+it has one) and seen by the pages that follow the session."""
 
 from __future__ import annotations
 
 import json
+import random
+import time
 from pathlib import Path
 
-from companion.errors import DataError
+from companion.errors import CompanionError, DataError
 from companion.games import game_class
-from companion.games.base import ScoreTable
-from companion.games.bots import play_game
+from companion.games.base import BoardGame, ScoreTable
 from companion.games.files import game_file
+from companion.games.session import BoardSession
+
+#: The most moves a demo game may take before the bots are said to be stuck.
+MAX_MOVES = 100_000
 
 NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine", "Manu")
 
@@ -31,18 +38,69 @@ def render_score(table: ScoreTable) -> str:
     return "\n".join(lines)
 
 
-def run_demo(key: str, players: int, seed: int, *, as_json: bool, save: Path | None = None) -> str:
-    """Play a whole game of `key` between `players` bots; the final score as text or JSON."""
+def check_players(key: str, players: int) -> None:
+    """DataError (one sentence) when `key` is not played by `players` players."""
     cls = game_class(key)
     if not cls.min_players <= players <= cls.max_players:
         raise DataError(
             "--players",
             f"{cls.title} is played by {cls.min_players} to {cls.max_players} players",
         )
-    game = play_game(cls, NAMES[:players], seed)
+
+
+def play_through(
+    board: BoardSession,
+    key: str,
+    players: int,
+    seed: int,
+    *,
+    pace: float = 0.0,
+) -> BoardGame:
+    """Bots play `board`'s game of `key` to its end through the session: a game of `key`
+    under way in it goes on, otherwise a new one is set up from `seed`. Each move is chosen by
+    a generator of its own (from `seed` and the moves logged), so a resumed game plays on as
+    an unbroken one; `pace` seconds pass between moves."""
+    check_players(key, players)
+    with board.lock:
+        game = board.game
+        fresh = game is None or game.key != key or game.over
+    if fresh:
+        board.start(key, NAMES[:players], seed)
+    for _ in range(MAX_MOVES):
+        with board.lock:
+            game = board.game
+            assert game is not None
+            if game.over:
+                return game
+            actions = game.legal_actions()
+            if not actions:
+                raise CompanionError(f"{game.title}: the game waits for a move but offers none.")
+            action = random.Random(f"{seed}/{len(game.events)}").choice(actions)
+        board.play(action)
+        if pace:
+            time.sleep(pace)
+    raise CompanionError(f"{key}: the bots did not finish within {MAX_MOVES} moves.")
+
+
+def run_demo(
+    key: str,
+    players: int,
+    seed: int,
+    *,
+    as_json: bool,
+    save: Path | None = None,
+    board: BoardSession | None = None,
+) -> str:
+    """Play a whole game of `key` between `players` bots through `board` (a session without a
+    journal by default); the final score as text or JSON."""
+    game = play_through(board or BoardSession(), key, players, seed)
     if save is not None:
         save.write_text(json.dumps(game_file(game), ensure_ascii=False) + "\n", "utf-8")
-    table = game.score()
+    return score_text(game.score(), as_json=as_json)
+
+
+def score_text(table: ScoreTable, *, as_json: bool) -> str:
+    """The final score as `companion score` prints it: JSON or an aligned table."""
     if as_json:
         return json.dumps(table.to_json(), ensure_ascii=False, indent=2)
     return render_score(table)

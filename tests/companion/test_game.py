@@ -9,7 +9,7 @@ import pytest
 
 from companion.actions import Matching, Pass, TakeToBoard, Turn, Variant
 from companion.bots import GreedyPlayer
-from companion.errors import DataError, IllegalMove
+from companion.errors import DataError, NotNow
 from companion.game import Game, Seat, new_game
 from companion.state import GameState
 from tests.companion.conftest import make_game
@@ -22,7 +22,7 @@ def test_pop_undoes_the_last_turn_exactly() -> None:
     assert game.state != before
     assert game.pop() == record
     assert game.state == before
-    with pytest.raises(IllegalMove, match="no turn to undo"):
+    with pytest.raises(NotNow, match="no turn to undo"):
         game.pop()
 
 

@@ -18,7 +18,7 @@ import pytest
 from companion import journal as journal_module
 from companion.actions import Pass, Turn
 from companion.bots import RandomPlayer
-from companion.errors import DataError, IllegalMove
+from companion.errors import DataError, NotNow
 from companion.game import Seat
 from companion.journal import Journal, StorageError
 from companion.session import Session
@@ -195,7 +195,7 @@ def test_a_new_game_that_cannot_be_saved_leaves_the_running_one(
     assert session.game is running and sorted(tmp_path.iterdir()) == files
     session.play(Turn(1, Pass()))
     again = Session.resume(Journal(tmp_path)).game
-    assert again is not None and again.state == running.state
+    assert again is not None and running is not None and again.state == running.state
 
 
 def test_a_new_game_named_by_the_pointer_is_the_one_played_on(
@@ -297,7 +297,7 @@ def test_a_damaged_line_is_the_same_damage_on_every_start(tmp_path: Path) -> Non
     (copy,) = damaged_copies(path)  # one copy, however often the service starts
     assert re.fullmatch(rf"{re.escape(path.name)}\.damaged-\d{{8}}T\d{{6}}Z", copy.name)
     assert copy.read_bytes() == original and first.damage == second.damage
-    assert first.damage.kept == copy.name
+    assert first.damage is not None and first.damage.kept == copy.name
     assert first.view()["damage"] == {
         "problem": f"line 9 of {path.name} is damaged",
         "kept": copy.name,
@@ -355,7 +355,7 @@ def test_a_file_cut_inside_its_setup_is_kept_and_reported(
     assert resumed.damage.problem == f"{path.name} {problem}"
     assert resumed.damage.turn_number is None
     assert path.read_bytes() == original and damaged_copies(path)[0].read_bytes() == original
-    with pytest.raises(IllegalMove, match="no good turn: start a new game"):
+    with pytest.raises(NotNow, match="no good turn: start a new game"):
         resumed.resume_last_good()
     resumed.start_game(SEATS[:2], seed=3)
     assert resumed.damage is None

@@ -331,7 +331,7 @@ def test_a_full_board_gives_every_other_player_exactly_one_more_turn() -> None:
 
 
 def test_the_game_also_ends_when_no_tile_can_ever_be_taken_again() -> None:
-    display = [[None] * 4 for _ in range(4)]
+    display: list[list[str | None]] = [[None] * 4 for _ in range(4)]
     display[0][0] = "water"
     game = make_game(display, ship=15)
     game.state.stack.clear()

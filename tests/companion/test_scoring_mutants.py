@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from companion.scoring import PlayerBoard, islands, score_game, score_player
-from tests.companion.test_scoring import board, end, layout, mid, water
+from companion.scoring import PlayerBoard, islands, score_game
+from tests.companion.test_scoring import board, end, layout, mid
 
 
 def test_the_printed_score_is_the_formats_md_object_in_whole_points() -> None:
@@ -49,22 +49,3 @@ def test_a_tile_on_a_cell_that_is_not_playable_is_refused() -> None:
 def test_a_game_without_players_is_refused() -> None:
     with pytest.raises(ValueError, match=r"^there must be at least one player to score$"):
         score_game(layout(".."), [])
-
-
-@pytest.mark.parametrize(("most_boats", "most_shells"), [(True, True), (False, False)])
-def test_one_player_scored_alone_scores_as_in_the_whole_game(
-    most_boats: bool, most_shells: bool
-) -> None:
-    lay = layout("...", boats=1)
-    b = board([end("E", palms=1), mid("EW", palms=2, boats=1), None])
-    alone = score_player(
-        lay, PlayerBoard("Ana", 3, b), most_boats=most_boats, most_shells=most_shells
-    )
-    rival = PlayerBoard("Ben", 0 if most_shells else 9, board([water(boats=0)] * 3))
-    if not most_boats:
-        rival = PlayerBoard(rival.name, rival.shells, board([water(boats=2)] * 3))
-    whole = score_game(lay, [PlayerBoard("Ana", 3, b), rival])
-    assert alone == whole.players[0]
-    assert alone.name == "Ana" and alone.shell_count == 3
-    assert alone.boat_count >= 1
-    assert (alone.boats, alone.shells) == ((alone.boat_count, 3) if most_boats else (0, 0))

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from companion.actions import Pass, TakeToBoard, Turn, Variant
-from companion.errors import IllegalMove
+from companion.errors import NotNow
 from companion.game import Seat
 from companion.journal import Journal, StorageError
 from companion.reading import UNKNOWN, CellRead
 from companion.session import Phase, Session
 from companion.state import Placed
-from companion.tracker import read_of_state
+from companion.tracker import Verdict, read_of_state
 from tests.companion.conftest import PLAIN_DISPLAY
 from tests.companion.test_tracker import with_cell
 
@@ -41,7 +41,7 @@ def test_a_new_session_waits_for_a_game() -> None:
     session = Session()
     assert session.phase is Phase.SETUP
     assert session.view()["game"] is None
-    with pytest.raises(IllegalMove, match="No game is running"):
+    with pytest.raises(NotNow, match="No game is running"):
         session.undo()
 
 
@@ -111,6 +111,27 @@ def test_the_host_can_correct_a_cell_and_the_read_is_judged_again() -> None:
     verdict = session.correct(1, 2, 2, CellRead("water", 90, 1.0))
     assert session.game is not None and session.game.records[-1].turn == turn
     assert verdict is not None and session.question is None
+
+
+def test_a_verdict_listener_may_call_back_into_the_session_from_another_thread() -> None:
+    """Listeners are told after the lock is released: a listener that waits for another
+    thread using the session (the web answering a phone) does not deadlock."""
+    session = started()
+    seen: list[tuple[str, int]] = []
+
+    def listener(verdict: Verdict) -> None:
+        worker = threading.Thread(
+            target=lambda: seen.append((type(verdict).__name__, session.view()["version"]))
+        )
+        worker.start()
+        worker.join(10)
+        assert not worker.is_alive(), "the listener was called with the session locked"
+
+    session.listeners.on_verdict.append(listener)
+    turn = Turn(1, TakeToBoard((0, 0), (2, 2), 90), drawn="middle-boat")
+    session.observe(with_cell(table_after(session, turn), 1, (2, 2), UNKNOWN))
+    session.correct(1, 2, 2, CellRead("water", 90, 1.0))
+    assert seen == [("Doubtful", seen[0][1]), ("Accepted", session.version)]
 
 
 def test_undo_and_manual_play() -> None:

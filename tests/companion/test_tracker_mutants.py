@@ -116,7 +116,7 @@ def test_display_tiles_read_at_any_turn_are_no_change() -> None:
     turn = Turn(1, TakeToBoard((1, 0), (2, 2)), drawn="middle-boat")
     read = read_of_state(after(game, turn))
     display = tuple(
-        tuple(CellRead(cell.tile, 90, 0.9) if cell.tile else cell for cell in row)
+        tuple(CellRead(cell.tile, 90, 0.9) if cell and cell.tile else cell for cell in row)
         for row in read.display
     )
     assert infer_turn(game.rules, game.state, replace(read, display=display)) == Accepted(turn)

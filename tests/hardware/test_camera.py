@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -84,11 +85,11 @@ def test_a_bending_lens_is_straightened_in_every_frame(tmp_path: Path) -> None:
     straight = np.full((height, width, 3), 200, np.uint8)
     straight[:, 60:66] = 60  # a dark vertical line near the left edge
     cv2.imwrite(str(tmp_path / "0.png"), Lens(k).bend(straight))
-    size = {"size": (width, height), "preview_size": (64, 36)}
-    plain = FolderSource(tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path), **size))
-    fixed = FolderSource(
-        tmp_path, config=CameraConfig(kind="folder", path=str(tmp_path), lens_k=k, **size)
+    plain_config = CameraConfig(
+        kind="folder", path=str(tmp_path), size=(width, height), preview_size=(64, 36)
     )
+    plain = FolderSource(tmp_path, config=plain_config)
+    fixed = FolderSource(tmp_path, config=replace(plain_config, lens_k=k))
 
     def line_columns(source: FolderSource) -> np.ndarray:
         """Where the line lies along each row (its darkness's centroid)."""
@@ -101,15 +102,18 @@ def test_a_bending_lens_is_straightened_in_every_frame(tmp_path: Path) -> None:
         # Clear of the canvas's black beyond the seen frame (its corners, its left edge).
         rows = image[round(0.15 * h) : round(0.85 * h), 30 : width // 2]
         dark = np.clip(180 - rows, 0, None).astype(float)  # the line, not the paper
-        return (dark * np.arange(rows.shape[1])).sum(axis=1) / dark.sum(axis=1)
+        columns: np.ndarray = (dark * np.arange(rows.shape[1])).sum(axis=1) / dark.sum(axis=1)
+        return columns
 
     bowed = line_columns(plain)
     assert np.ptp(bowed) >= 3  # the lens bows the line
     straightened = line_columns(fixed)
     assert np.ptp(straightened) <= 0.5
     fixed.open()
-    assert fixed.capture().image.shape[1] > width  # nothing cut off
-    assert fixed.preview().image.ndim == 2
+    captured, preview = fixed.capture(), fixed.preview()
+    assert captured is not None and preview is not None
+    assert captured.image.shape[1] > width  # nothing cut off
+    assert preview.image.ndim == 2
     fixed.close()
 
 
@@ -122,7 +126,7 @@ def test_folder_loops_when_asked(tmp_path: Path) -> None:
 
 def test_folder_reads_a_video(tmp_path: Path) -> None:
     video = tmp_path / "game.avi"
-    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 5, (160, 90))
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), 5, (160, 90))
     for value in (40, 120, 200):
         writer.write(picture(value))
     writer.release()

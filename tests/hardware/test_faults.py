@@ -15,6 +15,7 @@ from companion.actions import Turn
 from companion.bots import RandomPlayer
 from companion.errors import DataError
 from companion.game import Seat
+from companion.reading import CameraState
 from companion.session import Session
 from hardware.buttons import TurnDone
 from hardware.camera import CameraStatus, Frame, SyntheticSource
@@ -68,8 +69,8 @@ class NoisyCamera:
     @property
     def status(self) -> CameraStatus:
         if self.is_open:
-            return CameraStatus("ok", "frames arrive.", self.clock())
-        return CameraStatus("closed", "the camera is closed.", None)
+            return CameraStatus(CameraState.OK, "frames arrive.", self.clock())
+        return CameraStatus(CameraState.CLOSED, "the camera is closed.", None)
 
 
 class CountingNotifier:

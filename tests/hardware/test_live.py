@@ -16,7 +16,7 @@ from gpiozero.pins.mock import MockFactory
 from companion.actions import Pass, TakeToBoard, Turn
 from companion.game import Seat
 from companion.journal import Journal
-from companion.reading import TableRead
+from companion.reading import CameraState, TableRead
 from companion.session import Phase, Question, Session
 from companion.tracker import Accepted, infer_turn, read_of_state
 from hardware.buttons import TableButtons, TurnDone, UndoPressed
@@ -47,8 +47,8 @@ class FakeCamera:
     @property
     def status(self) -> CameraStatus:
         if self.ok:
-            return CameraStatus("ok", "frames arrive", 0.0)
-        return CameraStatus("lost", "the camera sends no frames (cable?)", None)
+            return CameraStatus(CameraState.OK, "frames arrive", 0.0)
+        return CameraStatus(CameraState.LOST, "the camera sends no frames (cable?)", None)
 
 
 @dataclass

@@ -118,6 +118,21 @@ def seat_default(seat: int) -> tuple[float, float, float]:
     return places[seat]
 
 
+def _board(img: NDArray[np.float32], h: Matrix, sgeo: kit.SeatGeometry) -> None:
+    """A seat's board (its grid of lines) and its storage slot."""
+    bx, by = sgeo.cols * sgeo.pitch / 2 + 8, sgeo.rows * sgeo.pitch / 2 + 8
+    _fill(img, h, [(-bx, -by), (bx, -by), (bx, by), (-bx, by)], (150, 120, 60))
+    gx, gy = sgeo.cols * sgeo.pitch / 2, sgeo.rows * sgeo.pitch / 2
+    for r in range(sgeo.rows + 1):
+        _line(img, h, (-gx, -gy + r * sgeo.pitch), (gx, -gy + r * sgeo.pitch), (90, 60, 20))
+    for c in range(sgeo.cols + 1):
+        _line(img, h, (-gx + c * sgeo.pitch, -gy), (-gx + c * sgeo.pitch, gy), (90, 60, 20))
+    sx, sy = sgeo.storage_centre()
+    p = sgeo.pitch / 2
+    _fill(img, h, [(sx - p, sy - p), (sx + p, sy - p), (sx + p, sy + p), (sx - p, sy + p)],
+          (150, 120, 60))
+
+
 def draw(
     scene: Scene,
     camera: Matrix,
@@ -156,17 +171,7 @@ def draw(
         sgeo = kit.SeatGeometry(seat, scene.rows, scene.cols, scene.tile_mm)
         h = camera @ placement(*where)
         truth[seat] = h
-        bx, by = sgeo.cols * sgeo.pitch / 2 + 8, sgeo.rows * sgeo.pitch / 2 + 8
-        _fill(img, h, [(-bx, -by), (bx, -by), (bx, by), (-bx, by)], (150, 120, 60))
-        gx, gy = sgeo.cols * sgeo.pitch / 2, sgeo.rows * sgeo.pitch / 2
-        for r in range(sgeo.rows + 1):
-            _line(img, h, (-gx, -gy + r * sgeo.pitch), (gx, -gy + r * sgeo.pitch), (90, 60, 20))
-        for c in range(sgeo.cols + 1):
-            _line(img, h, (-gx + c * sgeo.pitch, -gy), (-gx + c * sgeo.pitch, gy), (90, 60, 20))
-        sx, sy = sgeo.storage_centre()
-        p = sgeo.pitch / 2
-        _fill(img, h, [(sx - p, sy - p), (sx + p, sy - p), (sx + p, sy + p), (sx - p, sy + p)],
-              (150, 120, 60))
+        _board(img, h, sgeo)
         for marker_id, c in sgeo.marker_centres().items():
             sticker(h, marker_id, c)
     for marker_id, area, nominal in scene.wrong_stickers:
@@ -195,7 +200,7 @@ def draw(
         ramp = np.linspace(1 - light_gradient, 1.0, width, dtype=np.float32)
         img *= ramp[None, :, None]
     if blur_sigma:
-        img = cv2.GaussianBlur(img, (0, 0), blur_sigma)
+        img = np.asarray(cv2.GaussianBlur(img, (0, 0), blur_sigma), np.float32)
     if noise:
         img += rng.normal(0, noise, img.shape).astype(np.float32)
     return Frame(np.clip(img + 0.5, 0, 255).astype(np.uint8), truth, stickers)

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.catalogue import default_boards
+from companion.catalogue import BoardLayout, default_boards
 from tests.vision.handmade import (
     Frame,
     Scene,
@@ -68,7 +68,9 @@ def cell_error_mm(pose: AreaPose, truth: np.ndarray) -> float:
     return float(gap.max() / pose.px_per_mm())
 
 
-def _locate(frame: Frame, layout=FRONT, config: AreaConfig | None = None):
+def _locate(
+    frame: Frame, layout: BoardLayout = FRONT, config: AreaConfig | None = None
+) -> tuple[AreaPose | None, dict[int, AreaPose], list[str]]:
     grey = _grey(frame)
     return locate_all(detect_markers(grey), 45.0, layout, config, gray=grey)
 
@@ -320,7 +322,8 @@ def test_the_atoll_side_places_its_larger_board() -> None:
     scene = Scene(display=None, seats={2: seat_default(2)}, rows=5, cols=5)
     frame = draw(scene, camera_homography())
     _, seats, _ = _locate(frame, layout=ATOLL)
-    assert (seats[2].geometry.rows, seats[2].geometry.cols) == (5, 5)
+    geometry = seats[2].geometry
+    assert isinstance(geometry, kit.SeatGeometry) and (geometry.rows, geometry.cols) == (5, 5)
     assert cell_error_mm(seats[2], frame.truth[2]) < 0.3
 
 
@@ -343,7 +346,9 @@ def test_a_crop_is_north_up_and_centred_on_the_point_asked_for() -> None:
     camera = camera_homography(tilt_deg=20, roll_deg=215.0, px_per_mm=2.5, size=(1600, 1200))
     # Picture pixel -> area mm -> image: photograph the picture straight with the truth.
     to_mm = np.array([[0.25, 0, -150 + 0.125], [0, 0.25, -150 + 0.125], [0, 0, 1]])
-    photo = cv2.warpPerspective(picture, camera @ to_mm, (1600, 1200), flags=cv2.INTER_AREA)
+    photo = np.asarray(
+        cv2.warpPerspective(picture, camera @ to_mm, (1600, 1200), flags=cv2.INTER_AREA), np.uint8
+    )
     pose = AreaPose(DISPLAY, camera, (0, 1, 2, 3), 0.0, kit.DisplayGeometry())
     for centre in ((0.0, 0.0), (-60.0, 35.0), (40.0, -110.0)):
         crop = cell_crop(photo, pose, centre, 57.0, 2.0)

@@ -74,7 +74,9 @@ def test_palms_point_north_so_turned_tiles_differ(pack: Pack) -> None:
 
 def test_styles_are_clearly_different(pack_lagoon: Pack, pack_ink: Pack) -> None:
     def mean_colour(p: Pack) -> np.ndarray:
-        return np.mean([t.reshape(-1, 3).mean(axis=0) for t in p.tiles.values()], axis=0)
+        return np.asarray(
+            np.mean([t.reshape(-1, 3).mean(axis=0) for t in p.tiles.values()], axis=0)
+        )
 
     assert np.abs(mean_colour(pack_lagoon) - mean_colour(pack_ink)).max() > 60
     for tile_id in ("water", "end-s-palm1", "volcano"):

@@ -71,6 +71,7 @@ def test_a_killed_worker_costs_time_not_the_read(pack_ink: Pack) -> None:
     pool = workers._pool
     assert pool is not None
     for process in list(pool._processes.values()):
+        assert process.pid is not None
         os.kill(process.pid, signal.SIGKILL)
     time.sleep(0.2)
     assert read_table(rendered.image, pack_ink, config=TWO) == alone

@@ -28,7 +28,8 @@ from companion.errors import DataError
 from tests.jsonpaths import json_slots
 from tests.vision.bombs import rle_bmp, webp_header
 from vision import pack as pack_module
-from vision.pack import MAX_PICTURE_PIXELS, PACK_FILE, Pack, PackError, load_pack
+from vision.pack import PACK_FILE, Pack, PackError, load_pack
+from vision.picture import MAX_PICTURE_PIXELS
 
 FUZZ = settings(
     max_examples=80,
@@ -260,6 +261,7 @@ def pack_documents(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
         tiles = doc.get("tile")
         tables = [t for t in tiles if isinstance(t, dict)] if isinstance(tiles, list) else []
         if change == "duplicate" and tables:  # an earlier change may have put a non-table there
+            assert isinstance(tiles, list)
             tiles.append(dict(draw(st.sampled_from(tables))))
             continue
         if change == "image":

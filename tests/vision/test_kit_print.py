@@ -150,6 +150,7 @@ def test_pdfs_are_one_page_on_the_right_paper(kit_dir: Path) -> None:
 def test_seat_sheets_carry_their_four_upright_markers(kit_dir: Path) -> None:
     for seat in kit.SEATS:
         image = cv2.imread(str(kit_dir / f"seat-{seat}-markers-{PRINT_DPI}dpi.png"), 0)
+        assert image is not None
         found = _detect(image)
         geo = kit.SeatGeometry(seat)
         assert set(found) == set(geo.marker_ids), f"seat {seat}"

@@ -46,7 +46,9 @@ def _scored(read: TableRead, rendered: Rendered, scene: TableScene, pack: Pack) 
 @pytest.mark.parametrize("k", [0.12, -0.2])
 def test_straightening_undoes_the_bend(k: float) -> None:
     rng = np.random.default_rng(3)
-    straight = cv2.GaussianBlur(rng.integers(0, 255, (360, 640, 3), dtype=np.uint8), (0, 0), 4)
+    straight = np.asarray(
+        cv2.GaussianBlur(rng.integers(0, 255, (360, 640, 3), dtype=np.uint8), (0, 0), 4), np.uint8
+    )
     lens = Lens(k)
     back = lens.straighten(lens.bend(straight))
     cw, ch = lens.canvas(640, 360)

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from tests.vision.handmade import Scene, camera_homography, draw, project, seat_default
+from tests.vision.handmade import Frame, Scene, camera_homography, draw, project, seat_default
 from vision import kit
 from vision.config import MarkerConfig
 from vision.markers import MarkerSighting, detect_markers, recover_markers
@@ -18,7 +18,7 @@ def _grey(image: np.ndarray) -> np.ndarray:
     return np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
 
 
-def _true_corners(frame, marker_id: int) -> np.ndarray:
+def _true_corners(frame: Frame, marker_id: int) -> np.ndarray:
     area = "display" if marker_id < 4 else marker_id // 4
     return project(frame.truth[area] @ frame.stickers[marker_id], kit.marker_corners((0, 0)))
 

@@ -3,13 +3,15 @@ which areas changed between two reads. Time is passed in: nothing here sleeps.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
 import pytest
 
 from companion.catalogue import default_boards
 from tests.vision.handmade import Scene, camera_homography, draw, seat_default
-from vision.areas import locate_all
+from vision.areas import AreaKey, AreaPose, locate_all
 from vision.config import MotionConfig
 from vision.markers import detect_markers
 from vision.motion import GateState, MotionGate, changed_areas, kit_mask
@@ -46,7 +48,9 @@ def _with_arm(frame: np.ndarray, reach: int) -> np.ndarray:
     return out
 
 
-def _feed(gate: MotionGate, frames: list[np.ndarray], t0: float, dt: float = 0.1):
+def _feed(
+    gate: MotionGate, frames: list[np.ndarray], t0: float, dt: float = 0.1
+) -> list[GateState]:
     return [gate.feed(f, t0 + i * dt) for i, f in enumerate(frames)]
 
 
@@ -130,7 +134,9 @@ def test_the_same_frames_and_times_give_the_same_states(table: np.ndarray) -> No
 # -- which areas changed -------------------------------------------------------------------
 
 
-def _areas_scene(squares: tuple = (), brightness: float = 1.0) -> tuple[np.ndarray, dict]:
+def _areas_scene(
+    squares: tuple[Any, ...] = (), brightness: float = 1.0
+) -> tuple[np.ndarray, dict[AreaKey, AreaPose]]:
     scene = Scene(seats={1: seat_default(1), 3: seat_default(3)}, squares=squares)
     camera = camera_homography(px_per_mm=1.6)
     frame = draw(scene, camera, noise=2.0)
@@ -139,7 +145,9 @@ def _areas_scene(squares: tuple = (), brightness: float = 1.0) -> tuple[np.ndarr
     display, seats, _ = locate_all(detect_markers(grey), 45.0, default_boards()["front"],
                                    gray=grey)
     factor = SMALL[0] / image.shape[1]
-    poses = {"display": display.scaled(factor)} if display is not None else {}
+    poses: dict[AreaKey, AreaPose] = {}
+    if display is not None:
+        poses["display"] = display.scaled(factor)
     poses.update({s: p.scaled(factor) for s, p in seats.items()})
     return _small(image), poses
 

@@ -447,7 +447,7 @@ def test_a_pale_arm_over_a_whole_display_cell_in_lamp_light_is_unknown_not_empty
     assert reads[14].empty
     if washout <= 0.2:
         assert reads[15].unknown
-    else:  # the old bar (half the way to white) took the arm for paper
+    else:  # a bar as high as half the way to white takes the arm for paper
         assert reads[15].empty
 
 
@@ -788,8 +788,7 @@ def test_tiles_under_a_warm_lamp_with_a_daylight_camera_are_read(
     style: str, models: dict[str, tuple[Pack, TileModel]]
 ) -> None:
     # A lamp's warm light under a camera balanced for daylight: red comes out at 2.2 times
-    # blue. (Until the eighth session the channels' gains might differ by 2 at most, and the
-    # lagoon pack's tiles were unknown.)
+    # blue (cells.max_gain_spread lets the channels' gains differ that much).
     pack, model = models[style]
     warm = (0.5, 0.8, 1.1)
     for name in ("end-e-palm1", "middle-ns-palm2", "single-palm1-shell"):
@@ -882,8 +881,8 @@ def test_a_board_cell_whose_printed_edge_is_seen_nowhere_is_not_empty(
     looks like the plain board under some light; the board's printed cell outline, at the
     tile's edge, is seen on no side. (The one under the reflection lies under a veil of
     light the board does not account for, too: that bar is off here to show this one. The
-    one under the arm and the ship leaves detail the board does not explain, too: the
-    nineteenth session's bar, off here as well.)"""
+    one under the arm and the ship leaves detail the board does not explain, too:
+    cells.empty_min_explained_kept, off here as well.)"""
     model = _with(_kept_cells_model(pack_ink, tmp_path, seed), board_glare_veil=math.inf,
                   empty_min_explained_kept=-math.inf)
     crop, board = _cell(name), _cell(f"{name}-ref")

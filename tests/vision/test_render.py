@@ -83,7 +83,7 @@ def _check_markers(rendered: Rendered, scene: TableScene, pack: Pack) -> None:
         assert np.abs(corners - rendered.marker_corners[marker_id]).max() < 1.5
         # ...and, warped back with the area's homography, the kit's place plus the jitter.
         centre, area = expected[marker_id]
-        back = apply(np.linalg.inv(rendered.homographies[area]), corners)
+        back = apply(np.asarray(np.linalg.inv(rendered.homographies[area]), np.float64), corners)
         error_mm = np.hypot(*(back - _sticker_corners_mm(scene, marker_id, centre)).T).max()
         assert error_mm * least_ppm < 1.5, f"marker {marker_id} is {error_mm:.2f} mm off"
 
@@ -169,7 +169,7 @@ def test_rotation_in_truth_is_the_clockwise_turn_of_the_upright_picture(pack_lag
     for r in (0, 2):
         for c in range(4):
             truth = rendered.truth.display[r][c]
-            assert truth.tile is not None
+            assert truth is not None and truth.tile is not None
             centre = geo.cell_centre(r, c)
             if r == 2:  # follow the tile's small shift so the comparison is fair
                 centre = (centre[0] + 2.0, centre[1] - 1.5)
@@ -177,7 +177,8 @@ def test_rotation_in_truth_is_the_clockwise_turn_of_the_upright_picture(pack_lag
                 pack_lagoon, truth.tile, _crop(rendered, DISPLAY, centre, catalogue.tile_mm)
             )
             assert seen == truth.rotation and margin > 3, (r, c, seen, truth.rotation)
-    assert rendered.truth.display[1][1].empty
+    middle = rendered.truth.display[1][1]
+    assert middle is not None and middle.empty
 
 
 @pytest.mark.parametrize("pack_name", ["pack_ink", "pack_random"])
@@ -208,13 +209,13 @@ def test_seats_facing_any_way_keep_cells_from_seat_north(
     )
     assert rendered.px_per_mm[0] >= 1.0
     for number in facings:
-        cells = rendered.truth.seats[number].cells
-        assert cells[0][0] is not None and cells[0][0].tile == "end-s-palm2-hut"
-        assert cells[3][2] is not None and (cells[3][2].tile, cells[3][2].rotation) == (
+        read = rendered.truth.seats[number].cells
+        assert read[0][0] is not None and read[0][0].tile == "end-s-palm2-hut"
+        assert read[3][2] is not None and (read[3][2].tile, read[3][2].rotation) == (
             "water-boat",
             270,
         )
-        assert cells[1][1] is not None and cells[1][1].empty
+        assert read[1][1] is not None and read[1][1].empty
         geo = kit.SeatGeometry(number, layout.rows, layout.cols, pack.tile_mm)
         for (r, c), (tile_id, rotation) in {
             (0, 0): ("end-s-palm2-hut", 0),

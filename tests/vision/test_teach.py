@@ -218,15 +218,15 @@ def test_a_frame_without_the_mat_is_refused_in_one_sentence(source: Pack) -> Non
 
 
 def test_glare_on_a_tile_is_pointed_out(source: Pack, script: Script) -> None:
-    frame = script.frames[1].copy()
-    markers = detect_markers(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+    frame: np.ndarray = script.frames[1].copy()
+    markers = detect_markers(np.asarray(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), np.uint8))
     geometry = kit.DisplayGeometry(source.tile_mm)
     pose = locate_display(markers, geometry)
     centre = pose.project([geometry.cell_centre(0, 1)])[0]
     glare = np.zeros(frame.shape[:2], np.float32)
     radius = 15 * pose.px_per_mm()
     cv2.circle(glare, (round(centre[0]), round(centre[1])), round(radius), 1.0, -1)
-    glare = cv2.GaussianBlur(glare, (0, 0), radius / 4)[..., None]
+    glare = np.asarray(cv2.GaussianBlur(glare, (0, 0), radius / 4), np.float32)[..., None]
     frame = (frame * (1 - glare) + 255 * glare).astype(np.uint8)
     view = TeachSession(source.catalogue, batch=4).look(frame)
     assert isinstance(view, BatchView)

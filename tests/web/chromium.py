@@ -25,7 +25,7 @@ def find_chromium(
     """The Chromium executable, however it is installed, or None."""
     named = environ.get("CHROMIUM")
     candidates = [named] if named else []
-    candidates += [*KNOWN_PLACES, *(which(name) for name in NAMES)]
+    candidates += [*KNOWN_PLACES, *(found for name in NAMES if (found := which(name)))]
     for candidate in candidates:
         if candidate and os.access(candidate, os.X_OK) and Path(candidate).is_file():
             return Path(candidate)

@@ -17,17 +17,18 @@ from gpiozero.pins.mock import MockFactory
 from companion.actions import TakeToBoard, Turn
 from companion.bots import GreedyPlayer
 from companion.game import Seat
+from companion.games.session import BoardSession
 from companion.session import Session
 from hardware.buttons import TableButtons
 from hardware.config import ButtonConfig
 from hardware.live import LiveSettings, LiveTable
 from tests.companion.conftest import PLAIN_DISPLAY
-from tests.hardware.test_live import CountingGate, FakeCamera
+from tests.hardware.fakes import CountingGate
+from tests.hardware.test_live import FakeCamera
 from tests.web.chromium import find_chromium, need_browser
 from tests.web.conftest import PIN, served, table_after, web_settings
 from web.app import create_app
 from web.forms import PLAYER_COLOURS
-from web.games_api import GameDesk
 
 try:
     from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -283,11 +284,13 @@ def test_no_name_breaks_inside_a_word_in_the_final_score(browser: Browser) -> No
     assert {name for name, _ in lines} >= set(LONG_NAMES) | set(winners)
     assert [name for name, rows in lines if rows != 1] == []
     assert problems == []
+
+
 def test_the_host_plays_a_tongiaki_turn_by_taps(browser: Browser) -> None:
     app = create_app(
         three_players(), web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
     )
-    desk: GameDesk = app.extensions["companion_games"]["desk"]
+    desk: BoardSession = app.extensions["companion_games"]["board"]
     with served(app) as server:
         problems: list[str] = []
         page = host_phone(browser, server.local_url, problems)
@@ -321,10 +324,14 @@ def test_the_host_plays_a_tongiaki_turn_by_taps(browser: Browser) -> None:
         expect(guest.locator(".hex[data-tile=tonga] .boat")).to_have_count(1)
         # Later, when the moves name several islands, tapping one keeps only its moves.
         for _ in range(60):
-            named = {a.to_json().get("island") for a in desk.game.legal_actions()} - {None}
+            named = {
+                str(island)
+                for a in desk.game.legal_actions()
+                if (island := a.to_json().get("island")) is not None
+            }
             if len(named) >= 2:
                 break
-            desk.play(lambda game: game.legal_actions()[0])
+            desk.play(0)
         else:
             pytest.fail("no position with moves on two islands")
         island = sorted(named - {"tonga"})[0]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,9 +50,9 @@ def test_the_printed_scores_are_the_scoring_of_the_saved_game(unbroken) -> None:
 
 
 def test_a_demo_killed_mid_game_resumes_and_ends_as_an_unbroken_one(
-    unbroken,
+    unbroken: Any,
     cache: Path,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
 ) -> None:
     printed, _ = unbroken
     state = tmp_path / "state"

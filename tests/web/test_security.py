@@ -38,8 +38,8 @@ GOOD_BODIES: dict[str, dict[str, Any]] = {
 
 #: The host's teach-a-box changes (web.teach); {} is refused before it is read.
 TEACH_CHANGES = {f"/api/teach/{a}" for a in ("start", "look", "accept", "skip", "finish", "cancel")}
-#: The board games' changes (web.games_api): a new game, an action, an undo.
-GAMES_CHANGES = {f"/api/games/{a}" for a in ("new", "action", "undo")}
+#: The board games' changes (web.games_api): a new game, an action, an undo, a resume.
+GAMES_CHANGES = {f"/api/games/{a}" for a in ("new", "action", "undo", "resume")}
 
 
 def post_routes(app: Flask) -> list[str]:

@@ -5,7 +5,6 @@
 (function () {
   'use strict';
 
-  var SVGNS = 'http://www.w3.org/2000/svg';
   var TILE = 100;        // a tile's own drawing is 100 x 100 units
   var PITCH = 100;       // display cell pitch in the display drawing
   var GAP = 6;           // gap between display tiles
@@ -33,29 +32,9 @@
 
   // ------------------------------------------------------------------ DOM helpers
 
-  function build(doc, ns, tag, attrs, children) {
-    var node = ns ? doc.createElementNS(ns, tag) : doc.createElement(tag);
-    var key;
-    for (key in attrs || {}) {
-      if (!Object.prototype.hasOwnProperty.call(attrs, key)) continue;
-      var value = attrs[key];
-      if (value === null || value === undefined || value === false) continue;
-      if (key === 'text') node.textContent = value;
-      else if (key.slice(0, 2) === 'on' && typeof value === 'function') {
-        node.addEventListener(key.slice(2), value);
-      } else node.setAttribute(key, value === true ? '' : String(value));
-    }
-    (children || []).forEach(function (child) {
-      if (child === null || child === undefined || child === false) return;
-      node.appendChild(typeof child === 'string' || typeof child === 'number'
-        ? doc.createTextNode(String(child)) : child);
-    });
-    return node;
-  }
-  function el(tag, attrs, children) { return build(document, null, tag, attrs, children); }
-  function sv(tag, attrs, children) { return build(document, SVGNS, tag, attrs, children); }
-  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
-  function byId(id) { return document.getElementById(id); }
+  var common = window.CompanionCommon;
+  var el = common.el, sv = common.sv, clear = common.clear, byId = common.byId;
+  var toast = common.toast, setLive = common.setLive;
 
   function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
   function cellName(cell) { return 'row ' + (cell[0] + 1) + ', column ' + (cell[1] + 1); }
@@ -794,44 +773,6 @@
       });
   }
 
-  function setLive(mode) {
-    var live = byId('live');
-    live.className = 'live ' + mode;
-    live.textContent = { live: 'live', connecting: 'connecting…', offline: 'reconnecting…' }[mode];
-  }
-
-  var source = null, backoff = 1000, retryTimer = null;
-  function connect() {
-    retryTimer = null;
-    if (source) source.close();
-    source = new EventSource('/events');
-    source.addEventListener('open', function () { backoff = 1000; setLive('live'); });
-    source.addEventListener('state', function (event) {
-      var version;
-      try { version = JSON.parse(event.data).version; } catch (e) { version = null; }
-      if (version !== current.version) refresh();
-    });
-    source.addEventListener('error', function () {
-      setLive('offline');
-      source.close();
-      source = null;
-      if (!retryTimer) retryTimer = setTimeout(connect, backoff);
-      backoff = Math.min(backoff * 2, 30000);
-    });
-  }
-  document.addEventListener('visibilitychange', function () {
-    if (document.visibilityState === 'visible' && !source && !retryTimer) connect();
-  });
-
-  function toast(message, kind) {
-    var box = byId('toast');
-    box.textContent = message;
-    box.className = 'toast ' + (kind || 'error');
-    box.hidden = false;
-    clearTimeout(toast.timer);
-    toast.timer = setTimeout(function () { box.hidden = true; }, kind === 'ok' ? 3000 : 7000);
-  }
-
   byId('snapshot').addEventListener('error', function (event) { event.target.hidden = true; });
   byId('log-more').addEventListener('click', function () {
     ui.logExpanded = !ui.logExpanded;
@@ -850,5 +791,5 @@
   };
 
   render();
-  connect();
+  common.follow('/events', function (version) { if (version !== current.version) refresh(); });
 })();

@@ -1,10 +1,9 @@
 /* The board games beside Māori (Tongiaki, Giants): whose turn, the map or the Ahus, the scores,
- * and for the host the legal moves as buttons. Draws everything from /api/games/state, asked
- * again every few seconds. Vanilla JS, nothing from the internet. */
+ * and for the host the legal moves as buttons. Draws everything from /api/games/state and
+ * follows /games/events (common.js) for each change. Vanilla JS, nothing from the internet. */
 (function () {
   'use strict';
 
-  var SVGNS = 'http://www.w3.org/2000/svg';
   var HEX = 40;              // a hex's corner radius in map units
   var SHOWN = 40;            // buttons shown before "find a move" is needed
   var BOATS = {
@@ -16,37 +15,10 @@
   var csrf = current.you.csrf || '';
   var ui = { hex: null, search: '', busy: false };
 
-  function byId(id) { return document.getElementById(id); }
-  function build(ns, tag, attrs, children) {
-    var node = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (key) {
-      var value = attrs[key];
-      if (value === null || value === undefined || value === false) return;
-      if (key === 'text') node.textContent = value;
-      else if (key.slice(0, 2) === 'on' && typeof value === 'function') {
-        node.addEventListener(key.slice(2), value);
-      } else node.setAttribute(key, value === true ? '' : String(value));
-    });
-    (children || []).forEach(function (child) {
-      if (child === null || child === undefined || child === false) return;
-      node.appendChild(typeof child === 'string' || typeof child === 'number'
-        ? document.createTextNode(String(child)) : child);
-    });
-    return node;
-  }
-  function el(tag, attrs, children) { return build(null, tag, attrs, children); }
-  function sv(tag, attrs, children) { return build(SVGNS, tag, attrs, children); }
-  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  var common = window.CompanionCommon;
+  var el = common.el, sv = common.sv, clear = common.clear, byId = common.byId;
+  var toast = common.toast, setLive = common.setLive;
   function words(key) { return key.replace(/_/g, ' ').replace(/^./, function (c) { return c.toUpperCase(); }); }
-
-  function toast(message, kind) {
-    var box = byId('toast');
-    box.textContent = message;
-    box.className = 'toast ' + (kind || 'error');
-    box.hidden = false;
-    clearTimeout(toast.timer);
-    toast.timer = setTimeout(function () { box.hidden = true; }, kind === 'ok' ? 3000 : 7000);
-  }
 
   // ------------------------------------------------------------------ API
 
@@ -93,12 +65,6 @@
         if (needWhole || again) { again = false; return refresh(needWhole); }
         return null;
       }, function (error) { fetching = false; throw error; });
-  }
-
-  function setLive(mode) {
-    var live = byId('live');
-    live.className = 'live ' + mode;
-    live.textContent = { live: 'live', offline: 'reconnecting…' }[mode];
   }
 
   // ------------------------------------------------------------------ banner & scores
@@ -171,6 +137,44 @@
         }));
       }))
     ]);
+  }
+
+  // ------------------------------------------------------------------ saving & damage
+
+  function renderUnsaved(state) {
+    var box = clear(byId('unsaved'));
+    box.hidden = !state.unsaved;
+    if (!state.unsaved) return;
+    box.appendChild(el('h2', { text: 'Not saved' }));
+    box.appendChild(el('p', { class: 'question-reason', text: state.unsaved }));
+    box.appendChild(el('p', { class: 'hint', text: 'The last change was not made: make it again once the companion can save.' }));
+  }
+
+  function renderDamage(state) {
+    var box = clear(byId('damage'));
+    var damage = state.damage;
+    box.hidden = !damage;
+    if (!damage) return;
+    box.appendChild(el('h2', { text: 'The saved game is damaged' }));
+    box.appendChild(el('p', { class: 'question-reason', text: 'What is wrong: ' + damage.problem + '.' }));
+    if (damage.kept) {
+      box.appendChild(el('p', { class: 'hint', text: 'A copy of the damaged file is kept as ' + damage.kept
+        + ' in the companion’s state folder.' }));
+    }
+    if (!state.you.host) {
+      box.appendChild(el('p', { class: 'hint', text: 'The host chooses how to go on.' }));
+      return;
+    }
+    var actions = el('div', { class: 'actions' });
+    if (damage.moves !== null) {
+      actions.appendChild(el('button', { type: 'button', class: 'primary', id: 'btn-resume-saved',
+        text: damage.moves ? 'Resume after move ' + damage.moves + ', the last good one'
+          : 'Resume the game as it was set up',
+        onclick: function () { act('/api/games/resume', {}); } }));
+    }
+    actions.appendChild(el('button', { type: 'button', id: 'btn-damage-new', text: 'Start a new game',
+      onclick: function () { showForm(true); byId('newgame').scrollIntoView(); } }));
+    box.appendChild(actions);
   }
 
   // ------------------------------------------------------------------ Tongiaki's map
@@ -373,6 +377,8 @@
     byId('host-note').hidden = host;
     byId('newgame').hidden = !host;
     renderBanner(game);
+    renderUnsaved(current);
+    renderDamage(current);
     renderScores(game);
     byId('board-card').hidden = !game;
     byId('players-card').hidden = !game;
@@ -392,10 +398,14 @@
     event.preventDefault();
     var names = byId('ng-names').value.split('\n').map(function (n) { return n.trim(); })
       .filter(function (n) { return n; });
+    if (byId('ng-game').value === 'maori') { window.location.href = '/host'; return; }
     var body = { game: byId('ng-game').value, names: names };
     var seed = byId('ng-seed').value;
     if (seed !== '') body.seed = parseInt(seed, 10);
     act('/api/games/new', body, function () { showForm(false); });
+  });
+  byId('ng-game').addEventListener('change', function (event) {
+    if (event.target.value === 'maori') window.location.href = '/host';  // Māori's own set-up
   });
   byId('btn-undo').addEventListener('click', function () { act('/api/games/undo', {}); });
   byId('moves-search').addEventListener('input', function (event) {
@@ -407,6 +417,5 @@
   if (wanted) byId('ng-game').value = wanted;
   if (current.you.host && (wanted || !current.game)) showForm(true);
   render();
-  setInterval(function () { refresh(false); }, current.poll_ms || 2000);
-  refresh(false);
+  common.follow('/games/events', function (version) { if (version !== current.version) refresh(false); });
 })();

@@ -345,7 +345,7 @@ def _pass(state: State, island: Island, clan: Clan) -> None:
     advance(state, island, state.turn)
 
 
-def _place(state: State, island: Island, clan: Clan, action: Place) -> None:
+def _place(state: State, island: Island, clan: Clan, action: Place) -> None:  # noqa: C901
     if state.phase != "place":
         raise IllegalMove("Pieces are placed on the island in the placing phase.")
     hex_info = island.hex_by_id.get(action.hex)
@@ -395,7 +395,7 @@ def _place(state: State, island: Island, clan: Clan, action: Place) -> None:
     advance(state, island, state.turn)
 
 
-def _power(state: State, island: Island, clan: Clan, action: Place, *, check_only: bool) -> None:
+def _power(state: State, island: Island, clan: Clan, action: Place, *, check_only: bool) -> None:  # noqa: C901
     kind = island.hex_by_id[action.hex].kind
     who = state.index(clan.name)
     ahus = island.ahus_at[action.hex]
@@ -487,7 +487,7 @@ def start_of(island: Island, item: Item) -> str:
     return island.only("moai_quarry" if item.kind == "moai" else "headdress_quarry")
 
 
-def _move(state: State, island: Island, clan: Clan, action: Move) -> Move:
+def _move(state: State, island: Island, clan: Clan, action: Move) -> Move:  # noqa: C901
     if state.phase != "transport":
         raise IllegalMove("Moai and headdresses move in the transport phase.")
     item = _movable(state, clan, action.item)

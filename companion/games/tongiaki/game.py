@@ -161,6 +161,7 @@ class Tongiaki:
         random.Random(seed).shuffle(rest)
         setup: dict[str, Any] = {
             "type": "setup",
+            "game": cls.key,
             "players": list(names),
             "seed": seed,
             "stack": [*first, *rest],
@@ -214,6 +215,9 @@ class Tongiaki:
         """The game `events` describe; a damaged log raises DataError naming `source`."""
         if not events or not isinstance(events[0], dict) or events[0].get("type") != "setup":
             raise DataError(source, "the log must start with a setup event")
+        named = events[0].get("game", cls.key)
+        if named != cls.key:
+            raise DataError(source, f"this is a game of {named!r}, not of tongiaki")
         try:
             game = cls(cls._state_from_setup(events[0], default_tiles()), default_tiles(), {})
             game.events = [events[0]]
@@ -539,7 +543,7 @@ class Tongiaki:
             return replace(action, beaches=tuple(sorted(action.beaches)))
         return action
 
-    def _refuse(self, action: Action) -> None:
+    def _refuse(self, action: Action) -> None:  # noqa: C901
         """Raise IllegalMove with the reason when `action` is not open now."""
         s = self.state
         wants = {
@@ -940,7 +944,7 @@ def _tally(data: dict[str, Any], source: str) -> ScoreTable:
     return score_islands(names, islands, Tongiaki.key)
 
 
-def _lay_out(state: State, tiles: TileSet, position: Any) -> None:
+def _lay_out(state: State, tiles: TileSet, position: Any) -> None:  # noqa: C901
     """Lay a position's map and boats on `state` (docs/formats.md, "Tongiaki game file",
     `position`)."""
     if not isinstance(position, dict) or not isinstance(position.get("map"), list):
