@@ -12,10 +12,9 @@ unknown; the others keep their accepted reading and confidence. The explorer shi
 for on every read (it moves every turn). A marker moved, or too few of an area's markers
 found again, and the read is a whole one.
 
-The threshold is a measured figure: `python -m vision.incremental --tune` renders game turns
-with glare, hands and camera shake, writes every cell's difference (changed or not) to a CSV
-and prints both distributions; `companion bench changes` counts changed cells taken as
-unchanged over thousands of rendered turns (docs/live.md).
+The threshold is a measured figure: `companion bench changes --csv FILE` renders game turns
+with glare, hands and camera shake, counts changed cells taken as unchanged and writes every
+compared cell's difference, changed or not, to the CSV (docs/live.md).
 """
 
 from __future__ import annotations
@@ -64,8 +63,8 @@ class ChangeConfig:
     # The difference is the worst block of this many look pixels a side.
     block_px: int = 3
     # A cell whose look differs by more than this (grey levels, `difference`) is read
-    # again. Measured by `python -m vision.incremental --tune` (docs/live.md): kept far below
-    # the least difference of a changed cell, for a missed change is far worse than a read.
+    # again: a third of the least difference of a changed cell over 2000 rendered turns
+    # (`companion bench changes`, docs/live.md), for a missed change is far worse than a read.
     threshold: float = 3.0
     # A marker's patch (this many px round its corners) is found again by phase correlation.
     marker_margin_px: int = 12
