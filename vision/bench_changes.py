@@ -60,7 +60,7 @@ NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine")
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """One rendered turn: the frame, the truth, and what shook the camera (mm, degrees)."""
+    """One rendered turn: the frame, the truth, and whether the camera was bumped."""
 
     game: int
     turn: int

@@ -290,6 +290,8 @@ class IncrementalReader:
     def _whole_because(self, colour: Image, base: _Base, seats: Collection[int]) -> str | None:
         if colour.shape != base.shape:
             return "the frame's size changed"
+        if base.view.display is None:
+            return "the display was not placed at the accepted read"
         missing = [s for s in seats if s not in base.view.seats]
         if missing:
             return f"seat {missing[0]} was not placed at the accepted read"
