@@ -31,7 +31,6 @@ from companion.game import Seat, new_game, score_state
 from companion.gamefile import dump_game
 from companion.games import DEFAULT_GAME, game_keys
 from companion.games.session import BoardSession, board_journal
-from companion.reading import TableRead
 from companion.session import Session
 from companion.state import GameState
 from companion.tracker import Accepted, Doubtful, Refused, Verdict
@@ -126,10 +125,12 @@ class Demo:
             self._render, config=CameraConfig(kind="synthetic"), clock=self._clock
         )
         self.camera.open()
+        from vision.incremental import IncrementalReader
+
         self.live = LiveTable(
             self.session,
             self.camera,
-            self._read,
+            IncrementalReader(self.pack, side=args.side),
             _gate(self._clock, fast=args.headless),
             settings=LiveSettings(preview_interval_s=0.0 if args.headless else 0.1),
             clock=self._clock,
@@ -165,11 +166,6 @@ class Demo:
         )
         image: np.ndarray = rendered.image
         return image
-
-    def _read(self, image: np.ndarray) -> TableRead:
-        from vision.read import read_table
-
-        return read_table(image, self.pack, side=self.args.side)
 
     def _wait(self, seconds: float) -> None:
         """Let time pass while the live loop runs (simulated time when headless)."""
