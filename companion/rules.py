@@ -190,7 +190,8 @@ class Rules:
             on_tiles = sum([boats_on[p.tile] for row in player.board for p in row if p])
         except KeyError:  # a tile the catalogue lacks: its own sentence says which
             meaning = state.catalogue.meaning
-            return boat_count(state.layout, [meaning(p.tile) for row in player.board for p in row if p])
+            tiles = [meaning(p.tile) for row in player.board for p in row if p]
+            return boat_count(state.layout, tiles)
         return state.layout.printed_boats + on_tiles
 
     def takeable(self, state: GameState, position: int) -> list[tuple[Cell, int]]:

@@ -172,10 +172,7 @@ class GameState:
     def has_empty_cell(self, player: PlayerState) -> bool:
         """True while a playable cell of the board holds no tile."""
         board = player.board
-        for r, c in self.layout.playable_cells:
-            if board[r][c] is None:
-                return True
-        return False
+        return any(board[r][c] is None for r, c in self.layout.playable_cells)
 
     def tiles_in_play(self) -> list[str]:
         """Every tile id wherever it is (display, stack, boards, storage, box)."""

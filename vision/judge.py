@@ -32,9 +32,7 @@ import hashlib
 import json
 import math
 import os
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,6 +43,7 @@ from numpy.typing import NDArray
 from threadpoolctl import ThreadpoolController
 
 from companion.catalogue import Catalogue
+from companion.progress import terminal_progress
 from companion.reading import UNKNOWN, CellRead
 from companion.tiles import Kind
 from vision.cache import cache_dir
@@ -421,21 +420,6 @@ def judge_key(pack: Any, config: Any) -> str:
 _MEMORY: dict[str, CellJudge] = {}
 
 
-def _terminal_progress(what: str) -> Callable[[int, int], None] | None:
-    if not sys.stderr.isatty():
-        return None
-    start = time.monotonic()
-
-    def show(done: int, total: int) -> None:
-        bar = "#" * (24 * done // max(total, 1))
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\r{what} [{bar:<24}] {done}/{total} "
-                         f"{time.monotonic() - start:4.0f} s{end}")
-        sys.stderr.flush()
-
-    return show
-
-
 def judge_for(
     pack: Any, model: TileModel, config: Any,
     progress: Callable[[int, int], None] | None = None,
@@ -458,7 +442,7 @@ def judge_for(
         judge = None
     if judge is None:
         judge = learn_judge(pack, model, config, cfg,
-                            progress or _terminal_progress(f"learning {pack.name}"))
+                            progress or terminal_progress(f"learning {pack.name}"))
         _store(path, judge)
     _MEMORY[key] = judge
     return judge

@@ -255,3 +255,24 @@ def test_maori_is_printed_with_its_macron(monkeypatch: pytest.MonkeyPatch) -> No
     # Every sheet of the kit says so.
     titles = [item.text for item in mat_page().items if isinstance(item, Text)]
     assert "Māori table companion: display mat" in titles
+
+
+def test_the_kit_command_shows_progress_on_a_terminal_and_none_when_piped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert main(["kit", "--out", str(tmp_path / "piped")]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.startswith("Table kit written to ")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["kit", "--out", str(tmp_path / "shown")]) == 0
+    count = len(kit_files())
+    assert f"writing the kit [########################] {count}/{count}" in terminal.getvalue()
