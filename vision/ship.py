@@ -547,8 +547,9 @@ def ship_model(
                 model = None
         if model is None:
             shown = terminal_progress(f"learning {pack.name}")
-            model = learn_ship(pack, VisionConfig(ships=cfg),
-                               progress=None if shown is None else shown.note)
+            model = learn_ship(
+                pack, VisionConfig(ships=cfg), progress=None if shown is None else shown.note
+            )
             if shown is not None:
                 shown.finish()
             if path is not None:

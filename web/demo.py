@@ -302,8 +302,10 @@ class Demo:
         while not self.world.over:
             self.play_turn()
             if shown is not None:
-                shown.note(f"turn {self.world.turn_number}, "
-                           f"{len(self.world.stack)} tiles left in the stack")
+                shown.note(
+                    f"turn {self.world.turn_number}, "
+                    f"{len(self.world.stack)} tiles left in the stack"
+                )
         if shown is not None:
             shown.finish()
         self.tally.seconds = time.monotonic() - start
