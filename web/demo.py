@@ -40,7 +40,7 @@ NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine")
 #: Seconds between two turns' presses with the page (a real table: 20-60) and headless
 #: (simulated time). With the page the default lets a whole game and the first read's
 #: learning fit in about two minutes on the reference machine (docs/live.md).
-PAGE_PACE = 0.5
+PAGE_PACE = 0.2
 HEADLESS_PACE = 0.6
 #: The share of a turn's pace the table lies still before the press (the rest: hands).
 STILL_SHARE = 0.4
