@@ -15,6 +15,7 @@ import time
 
 from companion.bots import RandomPlayer
 from companion.game import Game, Seat, new_game
+from companion.progress import terminal_progress
 
 SEATS = [Seat("North", 1), Seat("East", 2), Seat("South", 3), Seat("West", 4)]
 
@@ -33,13 +34,19 @@ def measure(seconds: float, seed: int) -> dict[str, float]:
     games = turns = 0
     start = time.perf_counter()
     samples: list[Game] = []
+    shown = terminal_progress("bench rules: seconds")
+    whole = max(1, round(seconds))
     while time.perf_counter() - start < seconds:
+        if shown is not None and games % 20 == 0:
+            shown(min(int(time.perf_counter() - start), whole), whole)
         game = play_random_game(seed + games)
         games += 1
         turns += len(game.records)
         if len(samples) < 20:
             samples.append(game)
     elapsed = time.perf_counter() - start
+    if shown is not None:
+        shown.note("timing the reach map")
     per_call: list[float] = []
     for game in samples:
         while game.records:
@@ -49,6 +56,8 @@ def measure(seconds: float, seed: int) -> dict[str, float]:
                 game.reach_map()
             per_call.append((time.perf_counter() - t0) / 20)
     per_call.sort()
+    if shown is not None:
+        shown.finish()
     return {
         "games": games,
         "games_per_second": games / elapsed,

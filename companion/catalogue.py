@@ -10,7 +10,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -96,9 +96,12 @@ class Catalogue:
     root: Path | None = field(default=None, compare=False)
     _by_id: dict[str, TileType] = field(init=False, repr=False, compare=False)
     volcanoes: frozenset[str] = field(init=False, repr=False, compare=False)
+    #: Boats printed on each tile type (the explorer ship's free steps come from these).
+    boats_on: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_id", {t.id: t for t in self.types})
+        object.__setattr__(self, "boats_on", {t.id: t.meaning.boats for t in self.types})
         volcanoes = frozenset(t.id for t in self.types if t.meaning.kind is Kind.VOLCANO)
         object.__setattr__(self, "volcanoes", volcanoes)
 
@@ -118,6 +121,11 @@ class Catalogue:
         """The upright meaning of a tile type."""
         tile = self._by_id.get(tile_id)
         return self[tile_id].meaning if tile is None else tile.meaning
+
+    @cached_property
+    def tile_entries(self) -> tuple[dict[str, Any], ...]:
+        """Each tile type as its game-file entry (id, count, meaning); copy before changing."""
+        return tuple({"id": t.id, "count": t.count, **t.meaning.to_json()} for t in self.types)
 
     @property
     def total(self) -> int:

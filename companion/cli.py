@@ -31,7 +31,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "bench",
         "companion.cli_bench",
-        "benchmarks: rules, vision, live, load (figures in docs/)",
+        "benchmarks: rules, vision, live, changes, load (figures in docs/)",
     ),
 )
 

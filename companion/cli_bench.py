@@ -14,6 +14,11 @@ BENCHES: tuple[tuple[str, str, str], ...] = (
     ("rules", "companion.bench", "random 4-player games per second and legal-move enumeration"),
     ("live", "web.bench_live", "button press to Server-Sent Event at the phones"),
     ("vision", "vision.bench_cli", "read rendered tables: wrong cells, abstentions, ship, speed"),
+    (
+        "changes",
+        "vision.bench_changes",
+        "rendered turns: changed cells the incremental read takes as unchanged, its speed",
+    ),
     ("load", "web.bench_load", "phones and games over time: memory, threads, open files"),
 )
 

@@ -156,7 +156,11 @@ def _check_display(
 
 
 class Game:
-    """A game with undo and an event log; `push` and `pop` like python-chess's Board."""
+    """A game with undo and an event log; `push` and `pop` like python-chess's Board.
+
+    Each turn is played on a new `state`; the one before it is kept, unchanged, for undo and
+    shares the players the turn left alone. Change a game only through push and pop.
+    """
 
     def __init__(self, state: GameState) -> None:
         self.state = state
@@ -179,8 +183,10 @@ class Game:
 
     def push(self, turn: Turn) -> TurnRecord:
         """Play a turn for the player to move; an illegal turn raises and changes nothing."""
-        before = self.state.copy()
-        record = self.rules.apply(self.state, turn)
+        before = self.state
+        after = before.copy_for_turn()
+        record = self.rules.apply(after, turn)
+        self.state = after
         self._undo.append(before)
         self.records.append(record)
         self.events.append({"type": "turn", "turn": record.turn.to_json()})

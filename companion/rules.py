@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from companion.actions import (
     Action,
@@ -39,6 +40,9 @@ from companion.tiles import EDGE_OFFSET, OPPOSITE, ROTATIONS, Meaning
 EDGE_NAMES = {"N": "north", "E": "east", "S": "south", "W": "west"}
 SIDE_NAMES = ("north", "east", "south", "west")
 NEIGHBOURS_8 = tuple((dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1) if (dr, dc) != (0, 0))
+# Kinds of action as tuples: isinstance with a tuple is cheaper than building `A | B` per call.
+_TAKES = (TakeToBoard, TakeToStorage)
+_LAYS = (TakeToBoard, StorageToBoard)
 
 
 def at(cell: Cell) -> str:
@@ -152,8 +156,7 @@ class TurnRecord:
         return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):
     """The outcome of checking a turn, used to apply it without checking again."""
 
     turn: Turn
@@ -182,8 +185,14 @@ class Rules:
 
     def boats(self, state: GameState, player: PlayerState) -> int:
         """Boats that move the explorer ship: printed plus those on tiles on the board now."""
-        meaning = state.catalogue.meaning
-        return boat_count(state.layout, [meaning(p.tile) for row in player.board for p in row if p])
+        boats_on = state.catalogue.boats_on
+        try:
+            on_tiles = sum([boats_on[p.tile] for row in player.board for p in row if p])
+        except KeyError:  # a tile the catalogue lacks: its own sentence says which
+            meaning = state.catalogue.meaning
+            tiles = [meaning(p.tile) for row in player.board for p in row if p]
+            return boat_count(state.layout, tiles)
+        return state.layout.printed_boats + on_tiles
 
     def takeable(self, state: GameState, position: int) -> list[tuple[Cell, int]]:
         """(slot, shells to skip to it) for each tile takeable from a ship position."""
@@ -289,21 +298,23 @@ class Rules:
         tile: str | None = None
         placed_cell: Cell | None = None
 
-        if isinstance(action, TakeToBoard | TakeToStorage):
+        if isinstance(action, TakeToBoard):
             tile, skip_cost = self._check_take(state, position, action.slot)
-            if isinstance(action, TakeToStorage) and player.storage is not None:
+            self._check_placement(state, player, action.cell, action.rotation, tile)
+            placed_cell = action.cell
+        elif isinstance(action, TakeToStorage):
+            tile, skip_cost = self._check_take(state, position, action.slot)
+            if player.storage is not None:
                 raise IllegalMove(f"{name}'s storage already holds a tile.")
-        if isinstance(action, StorageToBoard):
+        elif isinstance(action, StorageToBoard):
             if player.storage is None:
                 raise IllegalMove(f"{name}'s storage is empty.")
             tile = player.storage
-        if isinstance(action, TakeToBoard | StorageToBoard):
-            assert tile is not None
             self._check_placement(state, player, action.cell, action.rotation, tile)
             placed_cell = action.cell
-        if isinstance(action, Discard):
+        elif isinstance(action, Discard):
             tile = self._check_discard(state, player, action.cell)
-        if not isinstance(action, TakeToBoard | TakeToStorage | StorageToBoard | Discard | Pass):
+        elif not isinstance(action, Pass):
             raise MalformedMove("Unknown action.")
 
         drawn = self._check_drawn(state, turn)
@@ -378,10 +389,11 @@ class Rules:
         upright = state.catalogue.meaning(tile)
         if upright.palms and rotation != 0:
             raise IllegalMove("Palms must point to their owner: lay the tile upright.")
-        meaning = upright.rotated(rotation)
         if self.matching is Matching.STRICT:
+            meaning = upright.rotated(rotation)
             self._check_fit(state, player, cell, meaning)
-        return meaning
+            return meaning
+        return upright.rotated(rotation) if rotation else upright
 
     def _check_fit(
         self, state: GameState, player: PlayerState, cell: Cell, meaning: Meaning
@@ -411,7 +423,7 @@ class Rules:
         return placed.tile
 
     def _check_drawn(self, state: GameState, turn: Turn) -> str | None:
-        takes = isinstance(turn.action, TakeToBoard | TakeToStorage)
+        takes = isinstance(turn.action, _TAKES)
         if not takes:
             if turn.drawn is not None:
                 raise IllegalMove("Nothing was taken from the display, so nothing is drawn.")
@@ -454,7 +466,7 @@ class Rules:
         ship_from = state.ship
         state.ship = plan.new_position
         gained = 0
-        if isinstance(action, TakeToBoard | TakeToStorage):
+        if isinstance(action, _TAKES):
             r, c = action.slot
             state.display[r][c] = None
             drawn = plan.turn.drawn
@@ -468,7 +480,7 @@ class Rules:
             player.storage = plan.tile
         if isinstance(action, StorageToBoard):
             player.storage = None
-        if isinstance(action, TakeToBoard | StorageToBoard):
+        if isinstance(action, _LAYS):
             assert plan.tile is not None and plan.placed_cell is not None
             r, c = plan.placed_cell
             player.board[r][c] = Placed(plan.tile, action.rotation)
@@ -505,7 +517,7 @@ class Rules:
         state.turn_number += 1
         started = False
         if state.final_round_from is None and (
-            not state.empty_cells(state.mover) or self.tiles_exhausted(state)
+            not state.has_empty_cell(state.mover) or self.tiles_exhausted(state)
         ):
             state.final_round_from = state.to_move
             started = True

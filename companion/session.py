@@ -128,7 +128,7 @@ class Damage:
 class _Listeners:
     on_verdict: list[Callable[[Verdict], None]] = field(default_factory=list)
     # A cell the host corrected: (area, row, col, what truly lies there).
-    on_correction: list[Callable[[str | int, int, int, CellRead], None]] = field(
+    on_correction: list[Callable[[str | int, int, int, CellRead], object]] = field(
         default_factory=list)
 
 

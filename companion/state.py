@@ -46,7 +46,7 @@ class PlayerState:
         return PlayerState(
             self.name,
             self.seat,
-            [row[:] for row in self.board],
+            [*map(list.copy, self.board)],
             self.shells,
             self.storage,
             self.ship,
@@ -112,7 +112,31 @@ class GameState:
             self.variant,
             self.matching,
             [p.copy() for p in self.players],
-            [row[:] for row in self.display],
+            [*map(list.copy, self.display)],
+            self.stack[:],
+            self.ship,
+            self.start_player,
+            self.to_move,
+            self.supply,
+            self.box[:],
+            self.turn_number,
+            self.final_round_from,
+            self.over,
+        )
+
+    def copy_for_turn(self) -> GameState:
+        """A copy to play the mover's turn on: it shares the other players' states, which a
+        turn does not change (companion.game keeps the state before each turn for undo)."""
+        players = self.players[:]
+        players[self.to_move] = players[self.to_move].copy()
+        return GameState(
+            self.catalogue,
+            self.side,
+            self.layout,
+            self.variant,
+            self.matching,
+            players,
+            [*map(list.copy, self.display)],
             self.stack[:],
             self.ship,
             self.start_player,
@@ -144,6 +168,11 @@ class GameState:
         return [
             cell for cell in self.layout.playable_cells if player.board[cell[0]][cell[1]] is None
         ]
+
+    def has_empty_cell(self, player: PlayerState) -> bool:
+        """True while a playable cell of the board holds no tile."""
+        board = player.board
+        return any(board[r][c] is None for r, c in self.layout.playable_cells)
 
     def tiles_in_play(self) -> list[str]:
         """Every tile id wherever it is (display, stack, boards, storage, box)."""
@@ -211,7 +240,7 @@ def catalogue_to_json(catalogue: Catalogue) -> dict[str, Any]:
     return {
         "name": catalogue.name,
         "tile_mm": catalogue.tile_mm,
-        "tiles": [{"id": t.id, "count": t.count, **t.meaning.to_json()} for t in catalogue.types],
+        "tiles": [dict(entry) for entry in catalogue.tile_entries],
         "boards": {side: b.to_json() for side, b in catalogue.boards.items()},
     }
 

@@ -23,9 +23,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import cv2
 import numpy as np
@@ -51,6 +51,41 @@ from hardware.systemd import Notifier
 log = logging.getLogger(__name__)
 
 Reader = Callable[[np.ndarray], TableRead]
+
+
+@runtime_checkable
+class TurnReader(Protocol):
+    """A reader that reads only what changed since the last recorded turn
+    (vision.incremental.IncrementalReader): told when its read was recorded, or not."""
+
+    def __call__(self, image: np.ndarray, /) -> TableRead: ...
+
+    def read_turn(self, image: np.ndarray, seats: Collection[int] = ...) -> TableRead:
+        """The table, reading again only what changed (all of it when it must)."""
+        ...
+
+    def accepted(self) -> None:
+        """The last read's turn was recorded."""
+        ...
+
+    def forget(self) -> None:
+        """Anything else happened: the next read is a whole one."""
+        ...
+
+
+def _game_mark(session: Session) -> tuple[object, ...] | None:
+    """The game and its last recorded turn: any other change (an undo, a correction, a turn
+    entered by hand, a new game) gives another mark."""
+    game = session.game
+    if game is None:
+        return None
+    return (game, len(game.records), game.records[-1] if game.records else None)
+
+
+def _same_mark(a: tuple[object, ...] | None, b: tuple[object, ...] | None) -> bool:
+    if a is None or b is None:
+        return False
+    return a[0] is b[0] and a[1] == b[1] and a[2] is b[2]
 
 
 class StillnessGate(Protocol):
@@ -129,6 +164,12 @@ class LiveTable:
         self._unchanged: NDArray[np.uint8] | None = None
         self._unchanged_since = 0.0
         self._frozen = False
+        # When the motion gate last let a read go (the table still), and when the full frame
+        # of that read was in hand, by `clock`.
+        self.still_at: float | None = None
+        self.frame_at: float | None = None
+        # The game as it stood after the last turn the reader's read recorded.
+        self._recorded: tuple[object, ...] | None = None
 
     # ------------------------------------------------------------ the loop
 
@@ -307,12 +348,14 @@ class LiveTable:
                 self.indicators.refused()
             return
         self.waiting_since = None
+        self.still_at = now
         self.read_now()
 
     def read_now(self) -> None:
         """Take a full frame, read it and judge it (the gate already said the table is still)."""
         session = self.session
         frame = None if self.problem is not None else self.camera.capture()
+        self.frame_at = self.clock()
         if frame is not None and self._is_black(frame.image):
             self.problem, frame = BLACK_SENTENCE, None
         if frame is None:
@@ -321,17 +364,34 @@ class LiveTable:
             session.note("refused", f"No picture of the table: {why}")
             self.indicators.refused()
             return
+        reader = self.reader if isinstance(self.reader, TurnReader) else None
+        if reader is not None and not _same_mark(self._recorded, _game_mark(session)):
+            reader.forget()
         try:
-            read = self.reader(frame.image)
+            if reader is not None:
+                game = session.game
+                seats = [] if game is None else [p.seat for p in game.state.players]
+                read = reader.read_turn(frame.image, seats)
+            else:
+                read = self.reader(frame.image)
         except CompanionError as exc:
+            if reader is not None:
+                reader.forget()
             session.set_reading(False)
             session.note("unreadable", exc.message)
             self.indicators.refused()
             return
         self.reads += 1
-        snapshot = self._jpeg(frame.image)
-        session.set_camera("ok", "Camera ready.", snapshot=snapshot)
         verdict = session.observe(read)
+        if reader is not None:
+            if isinstance(verdict, Accepted):
+                reader.accepted()
+                self._recorded = _game_mark(session)
+            else:
+                reader.forget()
+                self._recorded = None
+        # The snapshot after the verdict: the phones hear the verdict first.
+        session.set_camera("ok", "Camera ready.", snapshot=self._jpeg(frame.image))
         if isinstance(verdict, Accepted):
             self.indicators.accepted()
         elif isinstance(verdict, Refused | Unreadable):

@@ -14,12 +14,13 @@ OpenCV is imported only when it runs.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from vision.config import VisionConfig
+
+from companion.progress import terminal_progress
 
 STYLE_CHOICES = ("ink", "random", "lagoon")  # vision.artpacks.STYLES (not imported: numpy)
 TABLE_CHOICES = ("wood", "cloth")  # vision.scene.TABLE_TOPS, likewise
@@ -149,8 +150,11 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise CompanionError(f"--keep-mistakes: cannot make {keep} ({e.strerror})") from None
 
+    shown = terminal_progress("bench vision:")
+
     def progress(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        if shown is not None:
+            shown.note(text)
 
     from vision.bench_scenes import bench_scenes, rendered_row, rows_table, scenes_row, write_csv
 

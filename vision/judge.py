@@ -32,9 +32,7 @@ import hashlib
 import json
 import math
 import os
-import sys
 import tempfile
-import time
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -46,6 +44,7 @@ from numpy.typing import NDArray
 from threadpoolctl import ThreadpoolController
 
 from companion.catalogue import Catalogue
+from companion.progress import terminal_progress
 from companion.reading import UNKNOWN, CellRead
 from companion.tiles import Kind
 from vision.cache import cache_dir
@@ -478,21 +477,6 @@ def judge_key(pack: Any, config: Any) -> str:
 _MEMORY: dict[str, CellJudge] = {}
 
 
-def _terminal_progress(what: str) -> Callable[[int, int], None] | None:
-    if not sys.stderr.isatty():
-        return None
-    start = time.monotonic()
-
-    def show(done: int, total: int) -> None:
-        bar = "#" * (24 * done // max(total, 1))
-        end = "\n" if done >= total else ""
-        sys.stderr.write(f"\r{what} [{bar:<24}] {done}/{total} "
-                         f"{time.monotonic() - start:4.0f} s{end}")
-        sys.stderr.flush()
-
-    return show
-
-
 def judge_for(
     pack: Any, model: TileModel, config: Any,
     progress: Callable[[int, int], None] | None = None,
@@ -527,7 +511,7 @@ def judge_for(
         examples = _cached_learning_set(
             cache_dir() / f"learning-{key}.npz",
             lambda: learning_set(pack, model, config, cfg,
-                                 progress or _terminal_progress(f"learning {pack.name}")))
+                                 progress or terminal_progress(f"learning {pack.name}")))
         judge = fit_judge(examples, cfg)
         _store(path, lambda out: out.write(json.dumps(judge.to_json()).encode()))
     _MEMORY[key] = judge

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from vision.kit_print import write_kit
+from companion.progress import terminal_progress
+from vision.kit_print import kit_files, write_kit
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +18,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the kit and list what was written."""
-    files = write_kit(args.out, args.tile_mm)
+    shown = terminal_progress("writing the kit")
+    count = len(kit_files())
+    written: list[str] = []
+
+    def progress(name: str) -> None:
+        written.append(name)
+        if shown is not None:
+            shown(len(written), count)
+
+    files = write_kit(args.out, args.tile_mm, progress)
     print(f"Table kit written to {args.out} (tile {args.tile_mm:g} mm):")
     for path in files:
         print(f"  {path.name}")

@@ -39,6 +39,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from companion.progress import terminal_progress
 from vision import kit
 from vision.areas import AreaPose, cell_crop
 from vision.cache import cache_dir
@@ -545,7 +546,12 @@ def ship_model(
             except (OSError, ValueError, UnicodeDecodeError):
                 model = None
         if model is None:
-            model = learn_ship(pack, VisionConfig(ships=cfg))
+            shown = terminal_progress(f"learning {pack.name}")
+            model = learn_ship(
+                pack, VisionConfig(ships=cfg), progress=None if shown is None else shown.note
+            )
+            if shown is not None:
+                shown.finish()
             if path is not None:
                 _write_quietly(path, model.to_json())
         if len(_MODELS) > 8:

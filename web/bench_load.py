@@ -36,6 +36,7 @@ from typing import Any
 
 from companion.bots import RandomPlayer
 from companion.game import Seat
+from companion.progress import terminal_progress
 from companion.session import Session
 from web.memory import tune_allocator
 
@@ -324,9 +325,12 @@ def measure_load(clients: int, minutes: float, seed: int, fetch: bool) -> dict[s
     end = start + minutes * 60.0
     next_sample = start
     warm: HeapSites | None = None
+    shown = terminal_progress("bench load: seconds")
     try:
         while True:
             now = time.monotonic()
+            if shown is not None:
+                shown(min(int(now - start), int(minutes * 60.0)), int(minutes * 60.0))
             # Before the sample: taking it costs RSS once, which the growth leaves out.
             if warm is None and now - start >= WARMUP_MINUTES * 60.0:
                 warm = heap_sites(TRACE_SITE_MIN_BYTES)
@@ -395,6 +399,7 @@ def measure_soak(turns: int, players: int, seed: int, cache: Path) -> dict[str, 
     )
     demo = Demo(args)
     played = games = 0
+    shown = terminal_progress("bench load: turns")
     warm: HeapSites | None = None
     start = time.monotonic()
     try:
@@ -413,6 +418,8 @@ def measure_soak(turns: int, players: int, seed: int, cache: Path) -> dict[str, 
             while not demo.world.over and played < turns:
                 demo.play_turn()
                 played += 1
+                if shown is not None:
+                    shown(played, turns)
                 if played == WARMUP_TURNS:  # before the sample, as in the load run
                     warm = heap_sites(TRACE_SITE_MIN_BYTES)
                 if played % SOAK_SAMPLE_TURNS == 0:

@@ -31,12 +31,19 @@ from companion.game import Seat, new_game, score_state
 from companion.gamefile import dump_game
 from companion.games import DEFAULT_GAME, game_keys
 from companion.games.session import BoardSession, board_journal
-from companion.reading import TableRead
+from companion.progress import terminal_progress
 from companion.session import Session
 from companion.state import GameState
 from companion.tracker import Accepted, Doubtful, Refused, Verdict
 
 NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine")
+#: Seconds between two turns' presses with the page (a real table: 20-60) and headless
+#: (simulated time). With the page the default lets a whole game and the first read's
+#: learning fit in about two minutes on the reference machine (docs/live.md).
+PAGE_PACE = 0.2
+HEADLESS_PACE = 0.6
+#: The share of a turn's pace the table lies still before the press (the rest: hands).
+STILL_SHARE = 0.4
 COLOURS = ("red", "blue", "yellow", "green", "purple")
 
 
@@ -126,11 +133,13 @@ class Demo:
             self._render, config=CameraConfig(kind="synthetic"), clock=self._clock
         )
         self.camera.open()
+        from vision.incremental import IncrementalReader
+
         self.live = LiveTable(
             self.session,
             self.camera,
-            self._read,
-            _gate(self._clock, fast=args.headless),
+            IncrementalReader(self.pack, side=args.side),
+            _gate(args.pace),
             settings=LiveSettings(preview_interval_s=0.0 if args.headless else 0.1),
             clock=self._clock,
         )
@@ -165,11 +174,6 @@ class Demo:
         )
         image: np.ndarray = rendered.image
         return image
-
-    def _read(self, image: np.ndarray) -> TableRead:
-        from vision.read import read_table
-
-        return read_table(image, self.pack, side=self.args.side)
 
     def _wait(self, seconds: float) -> None:
         """Let time pass while the live loop runs (simulated time when headless)."""
@@ -241,10 +245,10 @@ class Demo:
         self.hands = 1
         self.camera.set_motion(True)
         record = rules.apply(self.world, turn)
-        self._wait(self.args.pace * 0.6)
+        self._wait(self.args.pace * (1 - STILL_SHARE))
         self.hands = 0
         self.camera.set_motion(False)
-        self._wait(self.args.pace * 0.4)
+        self._wait(self.args.pace * STILL_SHARE)
         truth = record.turn
         for _attempt in range(3):
             verdict = self._press_and_read(mover.seat)
@@ -291,8 +295,16 @@ class Demo:
         start = time.monotonic()
         if self.session.game is None:
             self.setup()
+        shown = terminal_progress("playing:") if self.args.headless else None
         while not self.world.over:
             self.play_turn()
+            if shown is not None:
+                shown.note(
+                    f"turn {self.world.turn_number}, "
+                    f"{len(self.world.stack)} tiles left in the stack"
+                )
+        if shown is not None:
+            shown.finish()
         self.tally.seconds = time.monotonic() - start
         game = self.session.game
         assert game is not None
@@ -310,11 +322,13 @@ def _outcome_of(session: Session, turn: Turn) -> Any:
     return (state.players, state.display, state.ship)
 
 
-def _gate(clock: Any, *, fast: bool) -> Any:
+def _gate(pace: float) -> Any:
+    """The motion gate: the table must stay still for the still part of a turn's pace
+    (0.3 to 1 s, the service's own wait), so a quick demo is not slowed by the gate."""
     from vision.config import MotionConfig
     from vision.motion import MotionGate
 
-    return MotionGate(MotionConfig(still_seconds=0.3 if fast else 1.0))
+    return MotionGate(MotionConfig(still_seconds=min(1.0, max(0.3, pace * STILL_SHARE))))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -353,7 +367,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--pace",
         type=float,
         default=None,
-        help="seconds per turn (Māori: 3 with the page, 0.6 headless; the others: 1 and 0)",
+        metavar="SECONDS",
+        help=f"seconds between turns: hands over the table, then still (Māori: {PAGE_PACE:g} "
+        f"with the page, {HEADLESS_PACE:g} of simulated time headless, a real table 20-60; "
+        "the other games: 1 and 0)",
     )
     parser.add_argument("--pack", metavar="DIR", help="a tile pack (default: a drawn one)")
     parser.add_argument("--style", default="lagoon", help="art style of the drawn pack (lagoon)")
@@ -374,7 +391,9 @@ def run(args: argparse.Namespace) -> int:
     if args.side == "atoll" and args.players > 4:
         raise DataError("--players", "the atoll side is played by at most 4 players")
     if args.pace is None:
-        args.pace = 0.6 if args.headless else 3.0
+        args.pace = HEADLESS_PACE if args.headless else PAGE_PACE
+    if not 0 <= args.pace <= 3600:
+        raise DataError("--pace", "give the seconds between turns, from 0 to 3600")
     save = Path(args.save_game) if args.save_game else None
     demo = Demo(args)
     server = None

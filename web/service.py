@@ -88,7 +88,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
 
 
-def run(args: argparse.Namespace) -> int:  # noqa: C901
+def run(args: argparse.Namespace) -> int:
     from hardware.buttons import TableButtons
     from hardware.camera import TableCamera, open_camera
     from hardware.config import GpioUnavailable, HardwareConfig
@@ -160,30 +160,19 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
             pack.tile_mm, pack.catalogue.board(table.side), lens_k=hardware.camera.lens_k
         )
 
-    lessons: Any = None
-    corrections: Any = None
+    reader: Any = _refuse_without_pack
     if pack is not None:
+        from vision.incremental import IncrementalReader
         from vision.lessons import LESSONS_DIR, CorrectionLessons, LessonBook
 
         book = LessonBook(table.state_dir / LESSONS_DIR, pack)
         lessons = book.load()
         if lessons is not None:
-            log.info("%d cells this table labelled refine its judge", len(lessons))
+            log.info("%d cells this table labelled revise its judge", len(lessons))
         corrections = CorrectionLessons(book, pack)
         session.listeners.on_correction.append(corrections.corrected)
-
-    def reader(image: Any) -> Any:
-        from vision.read import read_table_view
-
-        if pack is None:
-            raise DataError("", "No tile pack yet: teach the box on the host page first.")
-        read, view = read_table_view(image, pack, side=table.side, lessons=lessons)
-        corrections.seen(view.matches)
-        hint = lens_watch.hint(view.markers, image.shape[1], image.shape[0])
-        if hint is not None:
-            log.warning("%s", hint)
-            session.note("note", hint)
-        return read
+        reader = _ServiceReader(IncrementalReader(pack, side=table.side, lessons=lessons),
+                                lens_watch, session, corrections)
 
     from vision.motion import MotionGate
 
@@ -241,6 +230,43 @@ def run(args: argparse.Namespace) -> int:  # noqa: C901
         if board.journal is not None:
             board.journal.close()
     return 0
+
+
+def _refuse_without_pack(image: Any) -> Any:
+    raise DataError("", "No tile pack yet: teach the box on the host page first.")
+
+
+class _ServiceReader:
+    """The incremental reader (vision.incremental); after each whole read, the lens watch
+    says whether the markers ask for another lens_k; after each read, the corrections'
+    lessons keep its matches (a host's correction of one of its cells is a lesson)."""
+
+    def __init__(self, reader: Any, lens_watch: Any, session: Session, corrections: Any
+                 ) -> None:
+        self.reader = reader
+        self.lens_watch = lens_watch
+        self.session = session
+        self.corrections = corrections
+
+    def __call__(self, image: Any) -> Any:
+        return self.read_turn(image)
+
+    def read_turn(self, image: Any, seats: Any = ()) -> Any:
+        read = self.reader.read_turn(image, seats)
+        self.corrections.seen(self.reader.matches)
+        view = self.reader.view
+        if self.reader.report.kind == "whole" and view is not None:
+            hint = self.lens_watch.hint(view.markers, image.shape[1], image.shape[0])
+            if hint is not None:
+                log.warning("%s", hint)
+                self.session.note("note", hint)
+        return read
+
+    def accepted(self) -> None:
+        self.reader.accepted()
+
+    def forget(self) -> None:
+        self.reader.forget()
 
 
 def _report_damage(damage: Damage) -> None:

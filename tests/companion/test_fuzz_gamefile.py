@@ -198,6 +198,7 @@ def assert_scored_or_one_sentence(path: Path | str) -> int:
     return status
 
 
+@pytest.mark.slow
 @FUZZ
 @given(game=games())
 def test_every_well_formed_game_is_scored(workdir: Path, game: dict[str, Any]) -> None:
@@ -206,6 +207,7 @@ def test_every_well_formed_game_is_scored(workdir: Path, game: dict[str, Any]) -
     assert assert_scored_or_one_sentence(path) == 0
 
 
+@pytest.mark.slow
 @FUZZ
 @given(game=mutated_games(), depth=st.integers(1, 5000))
 def test_a_mutated_game_is_scored_or_refused_in_one_sentence(
@@ -216,6 +218,7 @@ def test_a_mutated_game_is_scored_or_refused_in_one_sentence(
     assert_scored_or_one_sentence(path)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=game_bytes())
 def test_damaged_bytes_are_scored_or_refused_in_one_sentence(workdir: Path, data: bytes) -> None:

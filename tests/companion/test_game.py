@@ -89,6 +89,7 @@ def test_a_greedy_game_ends_with_a_score_for_everyone() -> None:
         (2, Variant.ADVANCED, Matching.STRICT, 29),  # stored tiles that fit nowhere
     ],
 )
+@pytest.mark.slow
 def test_greedy_games_of_the_variants_end(
     players: int, variant: Variant, matching: Matching, seed: int
 ) -> None:

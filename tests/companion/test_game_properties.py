@@ -47,6 +47,7 @@ def check_invariants(game: Game, box: Counter[str]) -> None:
     matching=st.sampled_from(list(Matching)),
     atoll=st.booleans(),
 )
+@pytest.mark.slow
 def test_random_games_keep_every_invariant(
     seed: int, players: int, variant: Variant, matching: Matching, atoll: bool
 ) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,8 +16,9 @@ from gpiozero.pins.mock import MockFactory
 from companion.actions import Pass, TakeToBoard, Turn
 from companion.game import Seat
 from companion.journal import Journal
-from companion.reading import CameraState
+from companion.reading import CameraState, TableRead
 from companion.session import Phase, Question, Session
+from companion.tracker import Accepted, infer_turn, read_of_state
 from hardware.buttons import TableButtons, TurnDone, UndoPressed
 from hardware.camera import CameraStatus, Frame
 from hardware.config import ButtonConfig
@@ -288,3 +289,104 @@ def test_an_exposure_that_never_settles_times_out(rig: Rig) -> None:
         "The camera's exposure did not settle: press again."
     )
     assert live.reads == 0 and not live.session.reading
+
+
+class RememberingReader:
+    """A reader that keeps what it read (as vision.incremental.IncrementalReader does): it
+    notes whether each read could build on the last recorded one."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.kept = False  # a recorded read to build on
+        self.kinds: list[str] = []  # per read: "whole" or "changes"
+        self.seats: list[list[int]] = []
+
+    def __call__(self, image: np.ndarray) -> TableRead:
+        return self.read_turn(image)
+
+    def read_turn(self, image: np.ndarray, seats: Collection[int] = ()) -> TableRead:
+        self.kinds.append("changes" if self.kept else "whole")
+        self.seats.append(sorted(seats))
+        self.kept = False
+        return self.table.read(image)
+
+    def accepted(self) -> None:
+        self.kept = True
+
+    def forget(self) -> None:
+        self.kept = False
+
+
+def remembering(rig: Rig) -> RememberingReader:
+    reader = RememberingReader(rig.table)
+    rig.live.reader = reader
+    # The fake camera's preview never changes: no frozen-picture check over many rounds.
+    rig.live.settings = replace(rig.live.settings, frozen_after_s=None)
+    return reader
+
+
+def press_and_run(live: LiveTable) -> None:
+    live.events.put(TurnDone(None, 0.0))
+    run(live)
+
+
+def a_turn(live: LiveTable, table: Table, k: int = 0) -> Turn:
+    """The k-th legal turn that lays a display tile on the mover's board and that the tracker
+    tells apart from every other (it would be recorded without a question)."""
+    game = live.session.game
+    assert game is not None
+    clear = []
+    for turn in game.rules.legal_turns(table.state):
+        after = table.state.copy()
+        game.rules.apply(after, turn)
+        seen = infer_turn(game.rules, table.state, read_of_state(after))
+        if isinstance(turn.action, TakeToBoard) and isinstance(seen, Accepted):
+            clear.append(turn)
+    return clear[k]
+
+
+def test_after_a_recorded_turn_the_next_read_builds_on_it(rig: Rig) -> None:
+    live, table = rig.live, rig.table
+    reader = remembering(rig)
+    play_on_table(live, table, a_turn(live, table))
+    press_and_run(live)
+    play_on_table(live, table, a_turn(live, table))
+    press_and_run(live)
+    assert reader.kinds == ["whole", "changes"]
+    assert reader.seats == [[1, 2], [1, 2]], "the reader hears which seats play"
+    game = live.session.game
+    assert game is not None and len(game.records) == 2
+
+
+def test_a_refused_turn_makes_the_next_read_a_whole_one(rig: Rig) -> None:
+    live, table = rig.live, rig.table
+    reader = remembering(rig)
+    play_on_table(live, table, a_turn(live, table))
+    press_and_run(live)
+    press_and_run(live)  # nothing changed on the table: not recorded
+    assert live.session.view()["log"][-1]["kind"] in ("refused", "unreadable")
+    play_on_table(live, table, a_turn(live, table))
+    press_and_run(live)
+    assert reader.kinds == ["whole", "changes", "whole"]
+    game = live.session.game
+    assert game is not None and len(game.records) == 2
+
+
+def test_a_correction_or_an_undo_makes_the_next_read_a_whole_one(rig: Rig) -> None:
+    live, table = rig.live, rig.table
+    reader = remembering(rig)
+    play_on_table(live, table, a_turn(live, table))
+    press_and_run(live)
+    game = live.session.game
+    assert game is not None
+    # The host takes the turn back and enters another by hand.
+    live.session.undo()
+    table.state = game.state.copy()
+    turn = a_turn(live, table, 1)
+    live.session.play(turn)
+    play_on_table(live, table, turn)
+    assert len(game.records) == 1, "as many turns as before: only the mark tells them apart"
+    play_on_table(live, table, a_turn(live, table))
+    press_and_run(live)
+    assert reader.kinds == ["whole", "whole"]
+    assert len(game.records) == 2

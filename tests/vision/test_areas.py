@@ -180,6 +180,7 @@ def _tiles(seed: int, reach_mm: float = 3.0) -> tuple[Square, ...]:
     return tuple(out)
 
 
+@pytest.mark.slow
 def test_a_display_with_one_marker_and_its_lane_hidden_is_placed_by_its_tiles() -> None:
     scene = Scene(seats={1: seat_default(1), 3: seat_default(3)}, hidden=frozenset({0, 1, 2}),
                   sticker_mm=3.0, sticker_deg=2.0, seed=22, hands=LANE_HANDS, squares=_tiles(5))
@@ -203,6 +204,7 @@ def test_a_display_with_one_marker_and_its_lane_hidden_is_placed_by_its_tiles() 
     assert "display: only 1 of 4 markers seen (marker 3); not read" in warnings
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pack_name", ["ink", "random"])
 def test_a_display_on_one_marker_is_placed_by_its_tiles_closer_than_by_the_marker(
     pack_name: str, request: pytest.FixtureRequest
@@ -413,6 +415,7 @@ def test_visibility_of_many_crops_is_that_of_each() -> None:
 # -- rendered tables ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("roll", [0.0, 75.0, 160.0, 290.0])
 def test_rendered_tables_at_any_angle_tilted_25_degrees(pack_lagoon: Pack, roll: float) -> None:
     rng = np.random.default_rng(int(roll))
@@ -439,6 +442,7 @@ def _easy_table(pack: Pack, seed: int) -> tuple[Rendered, np.ndarray, dict[int, 
     return rendered, grey, detect_markers(grey)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pack_name", ["ink", "random"])
 def test_a_seat_on_one_marker_is_placed_by_its_board_closer_than_by_the_marker(
     pack_name: str, request: pytest.FixtureRequest

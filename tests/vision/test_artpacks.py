@@ -49,6 +49,7 @@ def test_pack_is_complete(pack: Pack) -> None:
     assert alpha[0, 0] == 0 and alpha[alpha.shape[0] // 2, alpha.shape[1] // 2] == 255
 
 
+@pytest.mark.slow
 def test_different_tile_types_look_different_at_every_rotation(pack: Pack) -> None:
     seen = {tile_id: _seen(p) for tile_id, p in pack.tiles.items()}
     for a, pa in seen.items():

@@ -117,6 +117,7 @@ def test_a_ship_not_seen_or_named_elsewhere_is_listed_among_the_mistakes() -> No
     assert "ship at 3: read at 7" in report([("pack", {"hard": tally})], "bench")
 
 
+@pytest.mark.slow
 def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
     pack_ink: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +148,7 @@ def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
     assert load_pack(keep / "pack").tiles.keys() == pack_ink.tiles.keys()
 
 
+@pytest.mark.slow
 def test_the_report_says_where_the_fastest_read_spent_its_time(
     pack_ink: Pack, monkeypatch: pytest.MonkeyPatch
 ) -> None:

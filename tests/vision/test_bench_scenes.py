@@ -159,6 +159,7 @@ def _covered(root: Path) -> int:
     )
 
 
+@pytest.mark.slow
 def test_a_reader_that_answers_the_truth_is_never_wrong(
     scenes: Scenes, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -52,6 +52,7 @@ def test_workers_are_one_fewer_than_the_cores_unless_set() -> None:
     assert 0 <= worker_count(VisionConfig()) <= 2
 
 
+@pytest.mark.slow
 def test_a_table_read_with_a_worker_reads_as_one_read_alone(pack_ink: Pack) -> None:
     for seed in (3, 4):
         rendered = _render(pack_ink, seed)
@@ -62,6 +63,7 @@ def test_a_table_read_with_a_worker_reads_as_one_read_alone(pack_ink: Pack) -> N
     assert workers is not None and workers.alive
 
 
+@pytest.mark.slow
 def test_a_killed_worker_costs_time_not_the_read(pack_ink: Pack) -> None:
     rendered = _render(pack_ink, 5)
     alone = read_table(rendered.image, pack_ink, config=ONE)
@@ -79,6 +81,7 @@ def test_a_killed_worker_costs_time_not_the_read(pack_ink: Pack) -> None:
     assert cell_workers(pack_ink, TWO) is None  # not restarted again and again
 
 
+@pytest.mark.slow
 def test_workers_refuse_a_pack_changed_on_disk_and_the_cells_are_read_here(
     pack_dirs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -205,6 +205,7 @@ def damage_picture(work: WorkPack, name: str, damage: str, data: st.DataObject) 
         path.write_bytes(encoded(200, 200, channels=4))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_a_damaged_picture_fails_in_one_sentence(pack: WorkPack, data: st.DataObject) -> None:
@@ -283,6 +284,7 @@ def pack_documents(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_a_changed_pack_toml_fails_in_one_sentence(pack: WorkPack, data: st.DataObject) -> None:
@@ -301,6 +303,7 @@ def test_a_changed_pack_toml_fails_in_one_sentence(pack: WorkPack, data: st.Data
         pack.restore()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_damaged_pack_toml_bytes_fail_in_one_sentence(pack: WorkPack, data: st.DataObject) -> None:

@@ -107,6 +107,7 @@ def _separable(n_tables: int, seed: int) -> Examples:
     return ex
 
 
+@pytest.mark.slow
 def test_a_judge_learns_a_separable_problem_and_answers_most_cells_right() -> None:
     judge = fit_judge(_separable(100, 1), JudgeConfig(steps=300))
     test = _separable(30, 2)
@@ -135,6 +136,7 @@ def test_a_judge_of_another_version_or_shape_is_refused() -> None:
         CellJudge.from_json({**data, "w1": [[0.0]]})
 
 
+@pytest.mark.slow
 def test_a_learnt_judge_is_kept_on_disk_and_read_back(
     pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

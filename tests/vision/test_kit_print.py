@@ -68,6 +68,7 @@ def _check_mat_markers(image: np.ndarray, tile_mm: float) -> None:
         assert error.max() < 0.5, f"marker {marker_id} is {error.max():.2f} mm off"
 
 
+@pytest.mark.slow
 def test_mat_markers_sit_where_the_kit_says(mat_png: np.ndarray) -> None:
     _check_mat_markers(mat_png, 45.0)
     # The four markers span the mat's true size, whatever the page layout says.
@@ -95,6 +96,7 @@ def test_scale_bar_measures_100_mm(mat_png: np.ndarray) -> None:
     assert min(bar) / PX_PER_MM == pytest.approx(100.0, abs=0.2)
 
 
+@pytest.mark.slow
 def test_active_area_holds_only_thin_light_outlines_and_markers(mat_png: np.ndarray) -> None:
     geo = kit.DisplayGeometry(45.0)
     layout = mat_layout(45.0)
@@ -147,6 +149,7 @@ def test_pdfs_are_one_page_on_the_right_paper(kit_dir: Path) -> None:
         assert boxes[0] == pytest.approx(size, abs=0.1), name
 
 
+@pytest.mark.slow
 def test_seat_sheets_carry_their_four_upright_markers(kit_dir: Path) -> None:
     for seat in kit.SEATS:
         image = cv2.imread(str(kit_dir / f"seat-{seat}-markers-{PRINT_DPI}dpi.png"), 0)
@@ -256,3 +259,25 @@ def test_maori_is_printed_with_its_macron(monkeypatch: pytest.MonkeyPatch) -> No
     # Every sheet of the kit says so.
     titles = [item.text for item in mat_page().items if isinstance(item, Text)]
     assert "Māori table companion: display mat" in titles
+
+
+@pytest.mark.slow
+def test_the_kit_command_shows_progress_on_a_terminal_and_none_when_piped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert main(["kit", "--out", str(tmp_path / "piped")]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out.startswith("Table kit written to ")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["kit", "--out", str(tmp_path / "shown")]) == 0
+    count = len(kit_files())
+    assert f"writing the kit [########################] {count}/{count}" in terminal.getvalue()

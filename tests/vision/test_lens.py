@@ -64,6 +64,7 @@ def test_straightening_undoes_the_bend(k: float) -> None:
         Lens(0.8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lens_k", [0.0, 0.06, 0.15])
 def test_the_bend_is_measured_from_the_kit_markers(pack_ink: Pack, lens_k: float) -> None:
     # Two photos, the boards in other places (stickers sit up to 3 mm off: one photo's
@@ -85,6 +86,7 @@ def test_no_bend_is_measured_without_two_areas_of_three_markers(pack_ink: Pack) 
                         default_boards()["front"]) is None
 
 
+@pytest.mark.slow
 def test_a_bent_table_straightened_reads_as_a_straight_one(pack_ink: Pack) -> None:
     scene, rendered = _table(pack_ink, 0.15)
     bent = _scored(read_table(rendered.image, pack_ink), rendered, scene, pack_ink)
@@ -97,6 +99,7 @@ def test_a_bent_table_straightened_reads_as_a_straight_one(pack_ink: Pack) -> No
     assert fixed.wrong <= bent.wrong and fixed.abstained <= bent.abstained
 
 
+@pytest.mark.slow
 def test_the_table_is_told_once_of_a_lens_that_bends(pack_ink: Pack) -> None:
     config = VisionConfig()
     front = default_boards()["front"]

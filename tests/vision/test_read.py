@@ -54,6 +54,7 @@ def test_a_frame_larger_than_allowed_is_refused_before_any_work(pack_lagoon: Pac
         read_table(np.zeros((1000, 1001), np.uint8), pack_lagoon, config=config)
 
 
+@pytest.mark.slow
 def test_a_table_reads_into_the_formats_md_object(pack_lagoon: Pack, rendered: Rendered) -> None:
     table, view = read_table_view(rendered.image, pack_lagoon)
     data = table.to_json()
@@ -88,6 +89,7 @@ def test_a_table_reads_into_the_formats_md_object(pack_lagoon: Pack, rendered: R
     assert 0.0 <= view.timings["waiting"] <= view.timings["cells"]
 
 
+@pytest.mark.slow
 def test_the_ship_read_beside_the_cells_reads_as_one_read_after_them(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:
@@ -116,6 +118,7 @@ def _assert_display_read(table: TableRead, rendered: Rendered, pack: Pack) -> No
                if not cell.unknown)
 
 
+@pytest.mark.slow
 def test_a_display_with_one_marker_seen_is_placed_by_it_and_its_lane_outline(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:
@@ -181,6 +184,7 @@ def _arm_over_display(image: np.ndarray, rendered: Rendered, outline_mm: list[li
     cv2.fillPoly(image, [np.round(arm).astype(np.int32)], (90, 120, 170))
 
 
+@pytest.mark.slow
 def test_a_display_with_one_marker_and_its_lane_under_an_arm_is_placed_by_its_tiles(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:
@@ -196,6 +200,7 @@ def test_a_display_with_one_marker_and_its_lane_under_an_arm_is_placed_by_its_ti
     _assert_display_read(table, rendered, pack_lagoon)
 
 
+@pytest.mark.slow
 def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_read(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:
@@ -236,6 +241,7 @@ def test_markers_the_first_pass_missed_are_found_again_from_one_seen(
     assert not any("markers seen" in w for w in view.warnings)
 
 
+@pytest.mark.slow
 def test_cells_outside_the_picture_are_unknown(pack_lagoon: Pack) -> None:
     scene = Scene(display=None, seats={3: seat_default(3)})
     frame = draw(scene, camera_homography(px_per_mm=1.8))
@@ -250,6 +256,7 @@ def test_cells_outside_the_picture_are_unknown(pack_lagoon: Pack) -> None:
     assert any(w.startswith("seat 3: not wholly in the picture") for w in table.warnings)
 
 
+@pytest.mark.slow
 def test_the_atoll_side_leaves_its_unplayable_corners_null(pack_lagoon: Pack) -> None:
     rendered = _render(pack_lagoon, 11, seats=2, side="atoll")
     table = read_table(rendered.image, pack_lagoon, side="atoll")

@@ -35,6 +35,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return status, out, err
 
 
+@pytest.mark.slow
 def test_json_is_the_formats_md_object(
     capsys: pytest.CaptureFixture[str], photo: Path, pack_dirs: dict[str, Path]
 ) -> None:
@@ -48,6 +49,7 @@ def test_json_is_the_formats_md_object(
         assert set(cell) in ({"tile", "rotation", "confidence"}, {"empty"}, {"unknown"})
 
 
+@pytest.mark.slow
 def test_without_json_a_short_summary(
     capsys: pytest.CaptureFixture[str], photo: Path, pack_dirs: dict[str, Path]
 ) -> None:
@@ -103,6 +105,7 @@ def test_bad_photos_end_with_exit_2_and_one_line(
     assert str(path) in err and problem in err
 
 
+@pytest.mark.slow
 def test_a_damaged_jpeg_is_one_line_without_libjpegs_own(
     capfd: pytest.CaptureFixture[str], tmp_path: Path, photo: Path, pack_dirs: dict[str, Path]
 ) -> None:

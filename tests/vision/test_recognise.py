@@ -585,6 +585,7 @@ def test_an_arm_over_most_of_a_cell_is_not_named_a_plain_island(
 @pytest.mark.parametrize(("name", "seed"), [
     ("ink-board-pale-arm-tile", None), ("random1021-board-glare-water", 1021)
 ])
+@pytest.mark.slow
 def test_a_board_cell_wholly_under_something_flat_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
 ) -> None:
@@ -603,6 +604,7 @@ def test_a_board_cell_wholly_under_something_flat_is_not_empty(
 @pytest.mark.parametrize(("name", "seed"), [
     ("random1090-board-water-ship", 1090), ("ink-board-glare-arm-end", None)
 ])
+@pytest.mark.slow
 def test_a_tile_whose_detail_the_board_does_not_explain_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
 ) -> None:
@@ -623,6 +625,7 @@ def test_a_tile_whose_detail_the_board_does_not_explain_is_not_empty(
     ("random1020-board-empty-between-pixels", {"empty_again_rms": 0.0}),
     ("random1020-board-empty-sharp", {"reference_sharp_blur_px": 1.0}),
 ])
+@pytest.mark.slow
 def test_an_empty_board_cell_with_thin_printed_lines_is_empty(
     tmp_path: Path, name: str, without: dict[str, float]
 ) -> None:
@@ -637,6 +640,7 @@ def test_an_empty_board_cell_with_thin_printed_lines_is_empty(
     assert read_cell(crop, _with(model, **without), board).unknown
 
 
+@pytest.mark.slow
 def test_an_arm_over_most_of_a_board_cell_is_unknown_on_the_table_not_empty(
     tmp_path: Path,
 ) -> None:
@@ -688,6 +692,7 @@ def test_a_hand_taken_for_a_plain_islands_sand_is_unknown_on_the_table(pack_ink:
     assert recognise.doubt_odd_light([whole, *matches[1:]], [5] * 4, model.config)[0].read.tile
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["random1017-board-hand-water", "random1017-board-hand-lei"])
 def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name: str) -> None:
     # Rendered hard tables' board cells, four fifths under a hand (tests/vision/cells; the
@@ -710,6 +715,7 @@ def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name
     ("random1043-board-fingers-end", 1043, "single-palm1"),
     ("ink-board-arm-edge-empty", None, "middle-bare"),
 ])
+@pytest.mark.slow
 def test_a_tile_favoured_only_beside_a_cover_is_not_named(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None, named: str
 ) -> None:
@@ -739,6 +745,7 @@ def test_a_board_cell_under_a_veil_of_glare_is_never_empty(pack_ink: Pack) -> No
     ("ink-board-player-ship", None, "single-palm1"),
     ("random1014-board-player-ship", 1014, "end-w-palm1"),
 ])
+@pytest.mark.slow
 def test_a_tile_under_a_players_ship_is_named(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None, tile: str
 ) -> None:
@@ -753,6 +760,7 @@ def test_a_tile_under_a_players_ship_is_named(
     assert read_cell(crop, _with(model, max_hidden_named=model.config.max_hidden), board).unknown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recheck", [0.75, 0.0])
 def test_a_thin_detail_a_pixel_off_does_not_lose_to_no_detail(
     tmp_path: Path, recheck: float
@@ -768,6 +776,7 @@ def test_a_thin_detail_a_pixel_off_does_not_lose_to_no_detail(
     assert (read.tile, read.rotation) == (("end-boat", 0) if recheck else ("end-bare", 0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recheck", [0.9, 0.75])
 def test_a_detail_taken_for_a_cover_is_checked_by_the_tile_that_has_it(
     tmp_path: Path, recheck: float
@@ -872,6 +881,7 @@ def test_a_plain_tile_under_a_player_ship_or_a_shell_is_read(
     ("ink-board-pale-arm-ship-water-boat", None), ("ink-board-reflection-water", None),
     ("random1018-board-ship-water", 1018),
 ])
+@pytest.mark.slow
 def test_a_board_cell_whose_printed_edge_is_seen_nowhere_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
 ) -> None:
@@ -920,6 +930,7 @@ def test_an_empty_board_cell_under_a_strong_warm_cast_is_empty(
     ("random1072-display-lei-doubt", "end-e-palm1-lei-n", 90),
     ("random1072-board-lei-doubt", "end-w-palm2", 0),
 ])
+@pytest.mark.slow
 def test_a_tile_in_doubt_over_a_thin_detail_is_placed_by_both_pictures(
     pack_ink: Pack, tmp_path: Path, name: str, tile: str, rotation: int
 ) -> None:
@@ -938,6 +949,7 @@ def test_a_tile_in_doubt_over_a_thin_detail_is_placed_by_both_pictures(
     assert read_cells([crop], alone, refs, light_groups=groups)[0].unknown
 
 
+@pytest.mark.slow
 def test_a_tile_fitting_well_in_glare_is_not_read_empty_for_a_plain_boards_outline(
     pack_ink: Pack, tmp_path: Path
 ) -> None:

@@ -228,6 +228,7 @@ def test_seats_facing_any_way_keep_cells_from_seat_north(
     assert north < 0 < south and west < 0 < east
 
 
+@pytest.mark.slow
 def test_same_seed_renders_the_same_frame(pack_random: Pack) -> None:
     def frame(seed: int) -> np.ndarray:
         rng = np.random.default_rng(seed)
@@ -242,6 +243,7 @@ def test_same_seed_renders_the_same_frame(pack_random: Pack) -> None:
     assert first.shape != other.shape or not np.array_equal(first, other)
 
 
+@pytest.mark.slow
 def test_rendering_frame_after_frame_with_one_pack_keeps_no_more_pictures(
     pack_random: Pack,
 ) -> None:

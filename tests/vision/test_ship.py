@@ -65,6 +65,7 @@ def rendered_ship(
     return got, rendered.ship_covered
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "ship"), [(1, 0), (2, 6), (3, 9), (4, 15)])
 def test_the_ship_is_found_on_rendered_tables_of_a_fresh_pack(
     fresh_pack: Pack, fresh_model: ShipModel, seed: int, ship: int
@@ -95,11 +96,13 @@ def test_the_model_found_the_ships_kept_back_from_learning(fresh_model: ShipMode
     assert ShipConfig().least_threshold <= fresh_model.threshold <= 1.0
 
 
+@pytest.mark.slow
 def test_learning_is_deterministic(pack_ink: Pack) -> None:
     assert learn_ship(pack_ink, QUICK).to_json() == learn_ship(pack_ink, QUICK).to_json()
     assert learn_ship(pack_ink, QUICK, seed=1) != learn_ship(pack_ink, QUICK)
 
 
+@pytest.mark.slow
 def test_the_model_round_trips_through_json(pack_ink: Pack) -> None:
     model = ship_model(pack_ink, QUICK)
     assert ship_model(pack_ink, QUICK) is model  # learned once per pack object
@@ -122,6 +125,7 @@ def test_a_garbled_model_is_refused(text: str, complaint: str) -> None:
         ShipModel.from_json(text)
 
 
+@pytest.mark.slow
 def test_a_model_with_too_few_weights_is_refused(pack_ink: Pack) -> None:
     doc = json.loads(ship_model(pack_ink, QUICK).to_json())
     doc["weights"] = doc["weights"][:-1]
@@ -129,6 +133,7 @@ def test_a_model_with_too_few_weights_is_refused(pack_ink: Pack) -> None:
         ShipModel.from_json(json.dumps(doc))
 
 
+@pytest.mark.slow
 def test_the_model_is_kept_in_a_cache_and_read_back_from_it(
     pack_dirs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

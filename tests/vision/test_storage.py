@@ -38,6 +38,7 @@ def bare_table(pack_ink: Pack) -> tuple[TableScene, CameraSpec, Rendered]:
     return scene, camera, render_table(scene, pack_ink, camera, Effects.easy(), rng)
 
 
+@pytest.mark.slow
 def test_empty_storage_slots_on_a_table_without_cards_read_empty(
     pack_ink: Pack, bare_table: tuple[TableScene, CameraSpec, Rendered]
 ) -> None:
@@ -80,6 +81,7 @@ def _hand_over_storage(
     return storage
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size_mm", [70.0, 140.0])
 @pytest.mark.parametrize("skin", SKIN_BGR)
 def test_a_hand_over_a_storage_tile_on_the_bare_table_is_not_read_empty(
@@ -93,6 +95,7 @@ def test_a_hand_over_a_storage_tile_on_the_bare_table_is_not_read_empty(
     assert not _hand_over_storage(pack_ink, scene, camera, seat, size_mm, skin).empty
 
 
+@pytest.mark.slow
 def test_a_pale_hand_over_a_storage_card_and_all_round_it_is_not_read_empty(
     pack_ink: Pack, bare_table: tuple[TableScene, CameraSpec, Rendered]
 ) -> None:

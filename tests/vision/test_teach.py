@@ -266,6 +266,7 @@ def test_the_terminal_flow_writes_the_pack(
 LENS_K = 0.2  # a strong wide lens: unstraightened, the taught tiles match at some 0.77
 
 
+@pytest.mark.slow
 def test_pictures_through_a_bending_lens_are_straightened_first(
     source: Pack, script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

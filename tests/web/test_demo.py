@@ -33,6 +33,7 @@ def unbroken(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dic
         timeout=600,
     )
     assert out.returncode == 0, out.stderr
+    assert "\r" not in out.stderr  # piped: no progress line
     return json.loads(out.stdout), saved
 
 

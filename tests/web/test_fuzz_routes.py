@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
@@ -392,6 +393,7 @@ def test_the_fuzzer_covers_every_route() -> None:
     assert any("<" in rule for rule in rules)  # static files: their variable part is fuzzed
 
 
+@pytest.mark.slow
 def test_a_guest_changes_nothing_whatever_it_sends() -> None:
     session = started_session()
     session.set_camera("ok", "Camera ready.", snapshot=b"\xff\xd8 a jpeg \xff\xd9")
@@ -440,6 +442,7 @@ def new_night(session: Session) -> None:
     session.game, session.question, session.last_read = fresh.game, None, None
 
 
+@pytest.mark.slow
 def test_the_host_changes_the_game_only_by_legal_actions() -> None:
     changed: list[str] = []
     session = started_session()

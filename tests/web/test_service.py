@@ -96,6 +96,7 @@ def running(tmp_path: Path, file_size_limit: int | None = None) -> Iterator[Serv
         service.returncode = proc.returncode
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_the_service_keeps_its_pin_out_of_its_output(tmp_path: Path) -> None:
     with running(tmp_path) as service:
@@ -108,6 +109,7 @@ def test_the_service_keeps_its_pin_out_of_its_output(tmp_path: Path) -> None:
     assert service.returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_the_service_starts_with_a_damaged_saved_game_and_says_so(tmp_path: Path) -> None:
     saved = Session(journal=Journal(tmp_path / "state"))
@@ -130,6 +132,7 @@ def test_the_service_starts_with_a_damaged_saved_game_and_says_so(tmp_path: Path
     assert service.returncode == 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_the_service_starts_on_a_full_disk(tmp_path: Path) -> None:
     saved = Session(journal=Journal(tmp_path / "state"))

@@ -196,6 +196,7 @@ def test_view_hides_the_colour_of_a_face_down_base_during_play() -> None:
     pytest.fail("no Moai was erected on an unreserved Ahu")
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), steps=st.integers(0, 250), players=st.sampled_from([3, 4, 5]))
 def test_push_then_pop_restores_and_replay_matches(seed: int, steps: int, players: int) -> None:

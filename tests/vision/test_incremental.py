@@ -1,0 +1,138 @@
+"""Reading only what changed (vision.incremental): the gate never takes a changed cell for an
+unchanged one on rendered turns, a moved table and a forgotten read make whole reads, and a
+read of what changed has the form of a whole read."""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from companion.bots import GreedyPlayer
+from companion.game import Seat, new_game
+from companion.reading import TableRead
+from companion.rules import rules_for
+from companion.state import GameState
+from vision.bench_changes import _content, run_gate, turns
+from vision.config import JudgeConfig, VisionConfig
+from vision.incremental import ChangeConfig, IncrementalReader, _cell_reads, difference, look_of
+from vision.pack import Pack
+from vision.read import Slot
+from vision.render import CameraSpec, Effects, render_table
+from vision.scene import scene_points
+from vision.table_scene import scene_for_state
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("style", ["lagoon", "ink"])
+def test_no_two_tiles_look_alike_to_the_gate_and_light_alone_changes_nothing(
+    style: str, request: pytest.FixtureRequest
+) -> None:
+    pack: Pack = request.getfixturevalue(f"pack_{style}")
+    cfg = ChangeConfig()
+    looks = {t: look_of(np.ascontiguousarray(p[:, :, :3]), cfg) for t, p in pack.tiles.items()}
+    least = min(difference(looks[a], looks[b], cfg) for a, b in combinations(sorted(looks), 2))
+    assert least > 3 * cfg.threshold
+    n = cfg.look_px
+    ramp = np.linspace(0.8, 1.1, n, dtype=np.float32)[None, :, None]
+    for look in looks.values():
+        lit = look * np.float32(0.7) * ramp + np.float32(25.0)  # dimmer, warmer to one side
+        assert difference(look, lit, cfg) < cfg.threshold
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_a_changed_cell_is_never_taken_as_unchanged_on_rendered_turns(
+    pack_lagoon: Pack, seed: int
+) -> None:
+    count = run_gate(pack_lagoon, turns(pack_lagoon, 10, seed), ChangeConfig(), None, False)
+    assert count.changed > 0, "the turns changed cells"
+    assert count.missed == 0, count.misses
+
+
+def _game(pack: Pack) -> tuple[GameState, CameraSpec]:
+    seats = [Seat("Aroha", 1), Seat("Tama", 2), Seat("Mere", 3)]
+    world = new_game(seats, seed=9, ship=4, catalogue=pack.catalogue)
+    points = np.asarray(scene_points(scene_for_state(world, table_seed=9), pack.catalogue))
+    centre = (float(points[:, 0].mean()), float(points[:, 1].mean()))
+    span = float(np.ptp(points, axis=0).max())
+    return world, CameraSpec.overhead(
+        roll_deg=20.0, px_per_mm=0.85 * 2880 / span, look_at_mm=centre
+    )
+
+
+def _frame(
+    pack: Pack, world: GameState, spec: CameraSpec, seed: int
+) -> tuple[np.ndarray, TableRead]:
+    rendered = render_table(
+        scene_for_state(world, table_seed=9),
+        pack,
+        spec,
+        Effects.easy(),
+        np.random.default_rng(seed),
+    )
+    return rendered.image, rendered.truth
+
+
+def _cells(read: TableRead, slots: list[Slot]) -> dict[Slot, object]:
+    return dict(_cell_reads(read, slots))
+
+
+def test_only_changed_cells_are_read_again_and_a_moved_table_is_read_whole(
+    pack_lagoon: Pack,
+) -> None:
+    pack = pack_lagoon
+    world, spec = _game(pack)
+    rules = rules_for(world.variant, world.matching)
+    # The matcher's own answers (no learned judge): what is tested is which cells are read.
+    reader = IncrementalReader(pack, config=VisionConfig(judge=JudgeConfig(enabled=False)))
+    image, truth0 = _frame(pack, world, spec, 1)
+    first = reader(image)
+    assert reader.report.kind == "whole" and reader.report.why == "no accepted read"
+    reader.accepted()
+
+    rules.apply(world, GreedyPlayer(random.Random(3)).choose(rules, world))
+    image, truth1 = _frame(pack, world, spec, 2)
+    then = reader.read_turn(image, [1, 2, 3])
+    assert reader.report.kind == "changes"
+    slots = _every_slot(first)
+    before, after = _cells(truth0, slots), _cells(truth1, slots)
+    changed = {s for s in slots if _content(before[s]) != _content(after[s])}
+    assert changed, "the turn changed cells"
+    assert changed <= set(reader.report.reread)
+    assert len(reader.report.reread) < len(slots)
+    # The same form as a whole read: the same seats, grids and ship field; what was not
+    # read again is what the accepted read said.
+    assert sorted(then.seats) == sorted(first.seats)
+    assert [len(row) for row in then.display] == [len(row) for row in first.display]
+    kept, now = _cells(first, slots), _cells(then, slots)
+    for slot in set(slots) - set(reader.report.reread):
+        assert now[slot] == kept[slot]
+
+    reader.accepted()
+    assert spec.look_at_mm is not None
+    x, y = spec.look_at_mm
+    moved = CameraSpec.overhead(roll_deg=20.0, px_per_mm=spec.px_per_mm, look_at_mm=(x + 8.0, y))
+    image, _ = _frame(pack, world, moved, 3)
+    reader(image)
+    assert reader.report.kind == "whole" and "moved" in reader.report.why
+
+    reader.accepted()
+    reader.forget()
+    reader(image)
+    assert reader.report.kind == "whole" and reader.report.why == "no accepted read"
+
+
+def _every_slot(read: TableRead) -> list[Slot]:
+    out: list[Slot] = [("display", r, c) for r in range(4) for c in range(4)]
+    for seat, seat_read in read.seats.items():
+        out += [
+            (seat, r, c)
+            for r, row in enumerate(seat_read.cells)
+            for c, cell in enumerate(row)
+            if cell is not None
+        ]
+        out.append((seat, -1, 0))
+    return out

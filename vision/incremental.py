@@ -1,0 +1,485 @@
+"""Reading only what changed since the last accepted read of the table.
+
+`IncrementalReader` is what the live loop reads turns with. Its first read, and every read
+after `forget()` (a refused or doubtful turn, a correction, an undo, a new game), is a whole
+read (vision.read). Once the tracker records the turn that read showed, `accepted()` keeps,
+for every cell, its accepted reading, its matcher figures and its *look*: the cell's crop cut
+with the whole read's poses, shrunk to a small colour picture (`look_of`). The next read then
+checks that the table has not moved (each marker's patch found again where it was, `shift`),
+cuts every cell's crop with the same poses, and sends through the recogniser only the cells
+whose look changed (`difference` above ChangeConfig.threshold) or whose accepted reading is
+unknown; the others keep their accepted reading and confidence. The explorer ship is looked
+for on every read (it moves every turn). A marker moved, or too few of an area's markers
+found again, and the read is a whole one.
+
+The threshold is a measured figure: `companion bench changes --csv FILE` renders game turns
+with glare, hands and camera shake, counts changed cells taken as unchanged and writes every
+compared cell's difference, changed or not, to the CSV (docs/live.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
+from typing import Any
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.reading import UNKNOWN, CellRead, SeatRead, TableRead
+from vision.areas import DISPLAY, AreaPose, area_name
+from vision.cellpool import read_part
+from vision.config import VisionConfig
+from vision.lessons import Lessons
+from vision.pack import Pack
+from vision.read import (
+    Slot,
+    TableView,
+    _crops,
+    _light_groups,
+    check_frame,
+    read_table_view,
+    storage_against_table,
+    table_reads,
+    weighed,
+)
+from vision.recognise import CellMatch
+from vision.ship import read_ship_in_frame
+from vision.tilemodel import learn_pack
+
+Image = NDArray[np.uint8]
+Look = NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeConfig:
+    """When a cell counts as unchanged and the table as unmoved (vision.incremental)."""
+
+    # A cell's look: its crop shrunk to this many pixels a side (INTER_AREA), colour.
+    look_px: int = 24
+    # The difference is the worst block of this many look pixels a side.
+    block_px: int = 3
+    # A cell whose look differs by more than this (grey levels, `difference`) is read
+    # again: a third of the least difference of a changed cell over 2000 rendered turns
+    # (`companion bench changes`, docs/live.md), for a missed change is far worse than a read.
+    threshold: float = 3.0
+    # A marker's patch (this many px round its corners) is found again by phase correlation.
+    marker_margin_px: int = 12
+    # The camera shaken: an area whose markers all moved alike (each within
+    # marker_tolerance_px of their mean shift) by at most marker_shift_px is read with its
+    # pose moved by that shift; more, or unlike, and the table moved (a whole read).
+    marker_shift_px: float = 6.0
+    marker_tolerance_px: float = 1.0
+    # A patch found with a correlation peak below this is not found (a hand over it).
+    marker_least_response: float = 0.3
+    # An area is checked when at least this many of its markers are found again.
+    markers_per_area: int = 2
+    # Display cells read again are read with this many unchanged display cells beside them
+    # (their answers are not used): the display's cells together tell a lamp's glare.
+    display_companions: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ReadReport:
+    """How the last read was made: "whole" (and why) or "changes" (which cells were read)."""
+
+    kind: str
+    why: str = ""
+    reread: tuple[Slot, ...] = ()
+    cells: int = 0
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Base:
+    """What a read leaves for the next: poses, markers, and per cell its look and answer."""
+
+    view: TableView
+    shape: tuple[int, ...]
+    reads: dict[Slot, CellRead]
+    matches: dict[Slot, CellMatch]
+    looks: dict[Slot, Look]
+    hidden: dict[Any, list[str]]
+    patches: dict[int, tuple[NDArray[np.float32], tuple[int, int]]]
+
+
+def look_of(crop: Image, config: ChangeConfig) -> Look:
+    """A cell's look: its crop shrunk to look_px a side, float colour."""
+    n = config.look_px
+    small = cv2.resize(crop, (n, n), interpolation=cv2.INTER_AREA)
+    if small.ndim == 2:
+        small = small[:, :, None]
+    return np.asarray(small, np.float32)
+
+
+def _fitted_residual(a: Look, b: Look) -> NDArray[np.float32]:
+    """b's squared residual (mean over channels, per pixel) after the best light that maps a
+    onto it, per channel: a gain and an offset that each vary linearly across the cell (a
+    lamp's light falls off smoothly; a tile's picture does not)."""
+    n, m, channels = a.shape
+    v, u = np.mgrid[0:n, 0:m].astype(np.float32)
+    u = (u - (m - 1) / 2).ravel() / m
+    v = (v - (n - 1) / 2).ravel() / n
+    res = np.empty((n * m, channels), np.float32)
+    ones = np.ones(n * m, np.float32)
+    for k in range(channels):
+        x = a[:, :, k].ravel()
+        y = b[:, :, k].ravel()
+        design = np.stack([x, x * u, x * v, ones, u, v], axis=1)
+        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+        res[:, k] = y - design @ coef
+    return np.asarray((res * res).mean(axis=1).reshape(n, m), np.float32)
+
+
+def difference(a: Look, b: Look, config: ChangeConfig) -> float:
+    """How much two looks of one cell differ, light aside: the residual (grey levels, RMS
+    over the channels) after fitting the light (`_fitted_residual`), in the worst block of
+    block_px a side; either way round (a plain look fits anything at gain 0), the larger."""
+    k = config.block_px
+    worst = 0.0
+    for r in (_fitted_residual(a, b), _fitted_residual(b, a)):
+        n = (r.shape[0] // k) * k
+        blocks = r[:n, :n].reshape(n // k, k, n // k, k).mean(axis=(1, 3))
+        worst = max(worst, float(blocks.max()))
+    return float(np.sqrt(worst))
+
+
+def marker_patches(
+    grey: Image, view: TableView, config: ChangeConfig
+) -> dict[int, tuple[NDArray[np.float32], tuple[int, int]]]:
+    """Each seen marker's patch (its corners' box and a margin, float) and its top-left."""
+    out: dict[int, tuple[NDArray[np.float32], tuple[int, int]]] = {}
+    h, w = grey.shape[:2]
+    m = config.marker_margin_px
+    for marker_id, sighting in view.markers.items():
+        c = np.asarray(sighting.corners, np.float64)
+        x0, y0 = int(np.floor(c[:, 0].min())) - m, int(np.floor(c[:, 1].min())) - m
+        x1, y1 = int(np.ceil(c[:, 0].max())) + m, int(np.ceil(c[:, 1].max())) + m
+        if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+            continue
+        out[marker_id] = (grey[y0:y1, x0:x1].astype(np.float32), (x0, y0))
+    return out
+
+
+def shift(
+    patch: NDArray[np.float32], corner: tuple[int, int], grey: Image
+) -> tuple[float, float, float]:
+    """How far (px, x and y) the patch moved in `grey`, and the correlation peak saying how
+    sure that is."""
+    x0, y0 = corner
+    ph, pw = patch.shape
+    now = grey[y0 : y0 + ph, x0 : x0 + pw].astype(np.float32)
+    if now.shape != patch.shape:
+        return 0.0, 0.0, 0.0
+    window = cv2.createHanningWindow((pw, ph), cv2.CV_32F)
+    (dx, dy), response = cv2.phaseCorrelate(patch, now, window)
+    return float(dx), float(dy), float(response)
+
+
+def table_moved(
+    base: Mapping[int, tuple[NDArray[np.float32], tuple[int, int]]],
+    grey: Image,
+    view: TableView,
+    config: ChangeConfig,
+) -> tuple[str | None, dict[Any, tuple[float, float]]]:
+    """Why the poses of `view` no longer hold for `grey` (a sentence, or None), and each
+    area's shift (px): the camera shaken a little moves all of an area's markers alike."""
+    found: dict[Any, list[tuple[float, float]]] = {}
+    for marker_id, (patch, corner) in base.items():
+        dx, dy, response = shift(patch, corner, grey)
+        if response < config.marker_least_response:
+            continue
+        if np.hypot(dx, dy) > config.marker_shift_px:
+            return f"marker {marker_id} moved {np.hypot(dx, dy):.1f} px", {}
+        area = DISPLAY if marker_id < 4 else marker_id // 4
+        found.setdefault(area, []).append((dx, dy))
+    offsets: dict[Any, tuple[float, float]] = {}
+    for area in view.poses:
+        seen = np.asarray(found.get(area, []), np.float64).reshape(-1, 2)
+        if len(seen) < config.markers_per_area:
+            why = f"{area_name(area)}: fewer than {config.markers_per_area} markers found again"
+            return why, {}
+        mean = seen.mean(axis=0)
+        spread = float(np.hypot(*(seen - mean).T).max())
+        if spread > config.marker_tolerance_px:
+            return f"{area_name(area)}: its markers moved unlike ({spread:.1f} px)", {}
+        offsets[area] = (float(mean[0]), float(mean[1]))
+    return None, offsets
+
+
+def shifted(view: TableView, offsets: Mapping[Any, tuple[float, float]]) -> TableView:
+    """The view with each area's pose moved by its offset (px)."""
+
+    def move(pose: AreaPose) -> AreaPose:
+        dx, dy = offsets.get(pose.area, (0.0, 0.0))
+        t = np.array([[1.0, 0.0, dx], [0.0, 1.0, dy], [0.0, 0.0, 1.0]])
+        return dc_replace(pose, homography=t @ pose.homography)
+
+    display = None if view.display is None else move(view.display)
+    seats = {seat: move(pose) for seat, pose in view.seats.items()}
+    return dc_replace(view, display=display, seats=seats)
+
+
+class IncrementalReader:
+    """Reads turns: a whole read first, then only the cells that changed (module docstring).
+
+    Call it with a frame (or `read_turn`); `accepted()` once the read's turn is recorded,
+    `forget()` when anything else happened. `report` says how the last read was made."""
+
+    def __init__(
+        self,
+        pack: Pack,
+        *,
+        side: str = "front",
+        config: VisionConfig | None = None,
+        changes: ChangeConfig | None = None,
+        lessons: Lessons | None = None,
+    ) -> None:
+        self.pack = pack
+        self.side = side
+        self.lessons = lessons  # what this table taught its judge (vision.lessons)
+        self.config = config or VisionConfig()
+        self.changes = changes or ChangeConfig()
+        self.report = ReadReport("none")
+        self.view: TableView | None = None  # the last whole read's view (markers, poses)
+        self._base: _Base | None = None
+        self._pending: _Base | None = None
+        self._offsets: dict[Any, tuple[float, float]] = {}
+
+    def __call__(self, image: Image) -> TableRead:
+        return self.read_turn(image)
+
+    def accepted(self) -> None:
+        """The last read's turn was recorded: the next read compares against it."""
+        if self._pending is not None:
+            self._base = self._pending
+        self._pending = None
+
+    def forget(self) -> None:
+        """The next read is a whole one."""
+        self._base = None
+        self._pending = None
+
+    @property
+    def matches(self) -> Mapping[Slot, CellMatch]:
+        """The matcher's figures behind the last read's cells (a host's correction of one
+        of them becomes a lesson, vision.lessons)."""
+        last = self._pending or self._base
+        return {} if last is None else last.matches
+
+    def read_turn(self, image: Image, seats: Collection[int] = ()) -> TableRead:
+        """The table in `image`: only what changed since the accepted read, else whole. A
+        seat of `seats` the accepted read did not place makes it a whole read."""
+        start = time.perf_counter()
+        image = check_frame(image, self.config)
+        colour: Image = (
+            image
+            if image.ndim == 3
+            else np.asarray(cv2.cvtColor(image, cv2.COLOR_GRAY2BGR), np.uint8)
+        )
+        base = self._base
+        why = "no accepted read" if base is None else self._whole_because(colour, base, seats)
+        if base is None or why is not None:
+            table = self._whole(colour)
+            self.report = ReadReport(
+                "whole",
+                why or "",
+                cells=len(self._pending.reads) if self._pending else 0,
+                seconds=time.perf_counter() - start,
+            )
+            return table
+        return self._changes(colour, base, start)
+
+    # ------------------------------------------------------------ whole reads
+
+    def _whole_because(self, colour: Image, base: _Base, seats: Collection[int]) -> str | None:
+        if colour.shape != base.shape:
+            return "the frame's size changed"
+        if base.view.display is None:
+            return "the display was not placed at the accepted read"
+        missing = [s for s in seats if s not in base.view.seats]
+        if missing:
+            return f"seat {missing[0]} was not placed at the accepted read"
+        grey = np.asarray(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), np.uint8)
+        why, self._offsets = table_moved(base.patches, grey, base.view, self.changes)
+        return why
+
+    def _whole(self, colour: Image) -> TableRead:
+        table, view = read_table_view(colour, self.pack, side=self.side, config=self.config,
+                                      lessons=self.lessons)
+        self.view = view
+        crops, _refs, slots, hidden = _crops(colour, view, self.pack, self.side, self.config)
+        reads = _cell_reads(table, slots)
+        grey = np.asarray(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), np.uint8)
+        self._pending = _Base(
+            view,
+            colour.shape,
+            reads,
+            dict(view.matches),
+            {slot: look_of(crop, self.changes) for slot, crop in zip(slots, crops, strict=True)},
+            hidden,
+            marker_patches(grey, view, self.changes),
+        )
+        return table
+
+    # ------------------------------------------------------------ reading what changed
+
+    def _changes(self, colour: Image, base: _Base, start: float) -> TableRead:
+        config, pack, cfg = self.config, self.pack, self.changes
+        timings: dict[str, float] = {"check": time.perf_counter() - start}
+        view = shifted(base.view, self._offsets)
+        beside = ThreadPoolExecutor(max_workers=1)
+        try:
+            ship_job = (
+                beside.submit(read_ship_in_frame, colour, view.display, pack, config)
+                if view.display is not None
+                else None
+            )
+            t0 = time.perf_counter()
+            crops, refs, slots, _hidden = _crops(colour, view, pack, self.side, config)
+            looks = {slot: look_of(crop, cfg) for slot, crop in zip(slots, crops, strict=True)}
+            reread = [
+                i
+                for i, slot in enumerate(slots)
+                if slot not in base.looks
+                or base.reads.get(slot, UNKNOWN).unknown
+                or difference(base.looks[slot], looks[slot], cfg) > cfg.threshold
+            ]
+            timings["looks"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            companions = _companions(slots, reread, cfg.display_companions)
+            part = reread + companions
+            model = learn_pack(pack, config.crops.px_per_mm, config.cells)
+            new_matches: dict[Slot, CellMatch] = {}
+            if part:
+                got = read_part(
+                    model,
+                    (
+                        [crops[i] for i in part],
+                        [refs[i] for i in part],
+                        _light_groups([slots[i] for i in part]),
+                    ),
+                )
+                new_matches = {slots[i]: m for i, m in zip(reread, got, strict=False)}
+            # Board cells read empty are weighed against the whole table's (as a whole read
+            # does): the accepted matches stand in for the cells not read again.
+            matches = {**base.matches, **new_matches}
+            order = list(matches)
+            weighed_all = dict(
+                zip(order, weighed([matches[s] for s in order], order, model.config), strict=True)
+            )
+            fresh = [slots[i] for i in reread]
+            answers = table_reads([weighed_all[s] for s in fresh], pack, config, self.lessons)
+            reads = {**base.reads, **dict(zip(fresh, answers, strict=True))}
+            timings["cells"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            stored = [s for s in fresh if s[1] < 0]
+            if stored:
+                layout = pack.catalogue.board(self.side)
+                again = storage_against_table(
+                    colour,
+                    view.seats,
+                    reads,
+                    layout,
+                    pack.tile_mm,
+                    config,
+                    [m.corners for m in view.markers.values()],
+                )
+                reads.update({s: r for s, r in again.items() if s in stored})
+            timings["storage"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            ship = ship_job.result() if ship_job is not None else None
+            timings["ship wait"] = time.perf_counter() - t0
+        finally:
+            beside.shutdown(wait=True)
+        kept_looks = {**base.looks, **{s: looks[s] for s in fresh}}
+        self._pending = _Base(
+            base.view,
+            base.shape,
+            reads,
+            {**base.matches, **new_matches},
+            kept_looks,
+            base.hidden,
+            base.patches,
+        )
+        table = _table(view, reads, ship, base.hidden, pack, self.side)
+        self.report = ReadReport(
+            "changes",
+            reread=tuple(fresh),
+            cells=len(slots),
+            seconds=time.perf_counter() - start,
+            timings=timings,
+        )
+        return table
+
+
+def _companions(slots: Sequence[Slot], reread: Sequence[int], count: int) -> list[int]:
+    """Unchanged display cells to read beside the display cells read again (spread out)."""
+    if count <= 0 or not any(slots[i][0] == DISPLAY for i in reread):
+        return []
+    chosen = set(reread)
+    others = [i for i, slot in enumerate(slots) if slot[0] == DISPLAY and i not in chosen]
+    if len(others) <= count:
+        return others
+    step = len(others) / count
+    return [others[int(k * step)] for k in range(count)]
+
+
+def _cell_reads(table: TableRead, slots: Sequence[Slot]) -> dict[Slot, CellRead]:
+    """The answer a whole read gave each cut slot."""
+    out: dict[Slot, CellRead] = {}
+    for slot in slots:
+        area, r, c = slot
+        if area == DISPLAY:
+            cell = table.display[r][c]
+        elif r < 0:
+            cell = table.seats[area].storage
+        else:
+            cell = table.seats[area].cells[r][c]
+        out[slot] = UNKNOWN if cell is None else cell
+    return out
+
+
+def _table(
+    view: TableView,
+    reads: Mapping[Slot, CellRead],
+    ship: int | None,
+    hidden: Mapping[Any, list[str]],
+    pack: Pack,
+    side: str,
+) -> TableRead:
+    """A TableRead as vision.read.read_table_view builds it, from per-slot answers."""
+    layout = pack.catalogue.board(side)
+    warnings = list(view.warnings)
+    # The whole read's own warnings about cells and the ship are made again here.
+    warnings = [
+        w for w in warnings if "not wholly in the picture" not in w and "explorer ship" not in w
+    ]
+    for area, cells in hidden.items():
+        warnings.append(
+            f"{area_name(area)}: not wholly in the picture, unknown: {', '.join(cells)}"
+        )
+    if view.display is None:
+        display = tuple(tuple(UNKNOWN for _ in range(4)) for _ in range(4))
+    else:
+        display = tuple(
+            tuple(reads.get((DISPLAY, r, c), UNKNOWN) for c in range(4)) for r in range(4)
+        )
+        if ship is None:
+            warnings.append("display: the explorer ship is not seen clearly")
+    seats: dict[int, SeatRead] = {}
+    for seat in sorted(view.seats):
+        grid = tuple(
+            tuple(
+                reads.get((seat, r, c), UNKNOWN) if layout.playable((r, c)) else None
+                for c in range(layout.cols)
+            )
+            for r in range(layout.rows)
+        )
+        seats[seat] = SeatRead(grid, reads.get((seat, -1, 0), UNKNOWN))
+    return TableRead(display, ship, seats, tuple(warnings))
