@@ -26,7 +26,6 @@ from companion.actions import (
     Variant,
 )
 from companion.errors import GameOver, IllegalMove, MalformedMove
-from companion.scoring import boat_count
 from companion.state import (
     DISPLAY_SIZE,
     MAX_STEPS,
@@ -188,10 +187,9 @@ class Rules:
         boats_on = state.catalogue.boats_on
         try:
             on_tiles = sum([boats_on[p.tile] for row in player.board for p in row if p])
-        except KeyError:  # a tile the catalogue lacks: its own sentence says which
-            meaning = state.catalogue.meaning
-            tiles = [meaning(p.tile) for row in player.board for p in row if p]
-            return boat_count(state.layout, tiles)
+        except KeyError as missing:  # a tile the catalogue lacks: the catalogue names it
+            state.catalogue.meaning(missing.args[0])
+            raise
         return state.layout.printed_boats + on_tiles
 
     def takeable(self, state: GameState, position: int) -> list[tuple[Cell, int]]:
@@ -378,7 +376,7 @@ class Rules:
 
     def _check_placement(
         self, state: GameState, player: PlayerState, cell: Cell, rotation: int, tile: str
-    ) -> Meaning:
+    ) -> None:
         self._check_cell(state, cell)
         if rotation not in ROTATIONS:
             raise MalformedMove("A tile lies turned 0, 90, 180 or 270 degrees.")
@@ -390,10 +388,7 @@ class Rules:
         if upright.palms and rotation != 0:
             raise IllegalMove("Palms must point to their owner: lay the tile upright.")
         if self.matching is Matching.STRICT:
-            meaning = upright.rotated(rotation)
-            self._check_fit(state, player, cell, meaning)
-            return meaning
-        return upright.rotated(rotation) if rotation else upright
+            self._check_fit(state, player, cell, upright.rotated(rotation))
 
     def _check_fit(
         self, state: GameState, player: PlayerState, cell: Cell, meaning: Meaning

@@ -582,3 +582,10 @@ def test_bots_and_the_tracker_are_offered_palms_upright_and_water_at_every_turn(
     meaning = default_catalogue().meaning
     assert rules.rotations_for(meaning("single-palm1")) == (0,)
     assert rules.rotations_for(meaning("water-boat")) == (0, 90, 180, 270)
+
+
+def test_a_board_tile_the_box_lacks_is_named_when_its_boats_are_counted() -> None:
+    game = make_game()
+    game.state.players[0].board[2][2] = Placed("sea-serpent")
+    with pytest.raises(KeyError, match="no tile type 'sea-serpent' in"):
+        game.rules.boats(game.state, game.state.players[0])
