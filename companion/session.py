@@ -129,7 +129,8 @@ class _Listeners:
     on_verdict: list[Callable[[Verdict], None]] = field(default_factory=list)
     # A cell the host corrected: (area, row, col, what truly lies there).
     on_correction: list[Callable[[str | int, int, int, CellRead], object]] = field(
-        default_factory=list)
+        default_factory=list
+    )
 
 
 class Session:

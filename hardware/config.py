@@ -302,9 +302,7 @@ class CameraConfig:
         _check_number(
             "camera.settle_tolerance", self.settle_tolerance, minimum=0, maximum=1, strict=True
         )
-        _check_number(
-            "camera.light_change", self.light_change, minimum=0, maximum=10, strict=True
-        )
+        _check_number("camera.light_change", self.light_change, minimum=0, maximum=10, strict=True)
         if isinstance(self.lens_k, bool) or not isinstance(self.lens_k, int | float):
             raise _problem("camera.lens_k", f"expected a number, got {self.lens_k!r}.")
         from vision.lens import Lens  # the one place that says what a lens may bend

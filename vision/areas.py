@@ -363,14 +363,26 @@ def place_seat_by_board(
     geo = rough.geometry
     if not isinstance(geo, kit.SeatGeometry) or rough.corners_px is None:
         raise TypeError("place_seat_by_board needs a seat's rough pose on one marker")
-    grey_board = np.asarray(board if board.ndim == 2 else cv2.cvtColor(board, cv2.COLOR_BGR2GRAY),
-                            np.uint8)
+    grey_board = np.asarray(
+        board if board.ndim == 2 else cv2.cvtColor(board, cv2.COLOR_BGR2GRAY), np.uint8
+    )
     extent = (geo.cols * geo.pitch, geo.rows * geo.pitch)
     side = max(extent)
     ppm = config.board_px_per_mm
     picture = picture_crop(grey_board, extent, (0.0, 0.0), side, ppm)
-    return _place_by_grid(gray, rough, picture, geo.rows, geo.cols, geo.pitch, side,
-                          config.board_shift_mm, config.board_min_match, ONE_MARKER_BOARD, config)
+    return _place_by_grid(
+        gray,
+        rough,
+        picture,
+        geo.rows,
+        geo.cols,
+        geo.pitch,
+        side,
+        config.board_shift_mm,
+        config.board_min_match,
+        ONE_MARKER_BOARD,
+        config,
+    )
 
 
 def place_display_by_tiles(
@@ -393,8 +405,19 @@ def place_display_by_tiles(
     ppm = config.board_px_per_mm
     side = 4 * geo.pitch + 2 * config.board_band_mm
     picture = _tiles_picture(geo, side, ppm)
-    return _place_by_grid(gray, rough, picture, 4, 4, geo.pitch, side, config.tiles_shift_mm,
-                          config.tiles_min_match, ONE_MARKER_TILES, config)
+    return _place_by_grid(
+        gray,
+        rough,
+        picture,
+        4,
+        4,
+        geo.pitch,
+        side,
+        config.tiles_shift_mm,
+        config.tiles_min_match,
+        ONE_MARKER_TILES,
+        config,
+    )
 
 
 def _tiles_picture(geo: kit.DisplayGeometry, side_mm: float, ppm: float) -> Image:
@@ -411,8 +434,17 @@ def _tiles_picture(geo: kit.DisplayGeometry, side_mm: float, ppm: float) -> Imag
 
 
 def _place_by_grid(
-    gray: Image, rough: AreaPose, picture: Image, rows: int, cols: int, pitch: float,
-    side: float, reach: float, min_match: float, method: str, config: AreaConfig,
+    gray: Image,
+    rough: AreaPose,
+    picture: Image,
+    rows: int,
+    cols: int,
+    pitch: float,
+    side: float,
+    reach: float,
+    min_match: float,
+    method: str,
+    config: AreaConfig,
 ) -> AreaPose | None:
     """An area from a rough pose on ONE marker placed by what lies along the lines of its
     grid (rows x cols cells at `pitch`): `picture`, a square of `side` mm centred on the
@@ -429,13 +461,24 @@ def _place_by_grid(
     mx, my = rough.geometry.marker_centres()[rough.markers_seen[0]]
     coarse = config.board_coarse_turn_deg
     turns = np.arange(-config.board_turn_deg, config.board_turn_deg + 1e-9, coarse)
-    peaks = _grid_matches(gray, rough, template, mask, side, (mx, my), turns, (0.0, 0.0),
-                          reach, config)
+    peaks = _grid_matches(
+        gray, rough, template, mask, side, (mx, my), turns, (0.0, 0.0), reach, config
+    )
     best = int(np.argmax([p[0] for p in peaks]))
     step = config.board_turn_step_deg
     turns = turns[best] + np.arange(-coarse / 2, coarse / 2 + 1e-9, step)
-    peaks = _grid_matches(gray, rough, template, mask, side, (mx, my), turns, peaks[best][1:],
-                          config.board_fine_shift_mm, config)
+    peaks = _grid_matches(
+        gray,
+        rough,
+        template,
+        mask,
+        side,
+        (mx, my),
+        turns,
+        peaks[best][1:],
+        config.board_fine_shift_mm,
+        config,
+    )
     best = int(np.argmax([p[0] for p in peaks]))
     match, tx, ty = peaks[best]
     if match < min_match:
@@ -453,9 +496,16 @@ def _place_by_grid(
 
 
 def _grid_matches(
-    gray: Image, rough: AreaPose, template: NDArray[np.float32], mask: NDArray[np.float32],
-    side: float, marker: tuple[float, float], turns: NDArray[np.float64],
-    around: tuple[float, float], reach: float, config: AreaConfig,
+    gray: Image,
+    rough: AreaPose,
+    template: NDArray[np.float32],
+    mask: NDArray[np.float32],
+    side: float,
+    marker: tuple[float, float],
+    turns: NDArray[np.float64],
+    around: tuple[float, float],
+    reach: float,
+    config: AreaConfig,
 ) -> list[tuple[float, float, float]]:
     """For each turn about the marker, the template's (the detail of a square of `side` mm
     centred on the area) best match in the frame within `reach` mm of the shift `around`:
@@ -472,8 +522,13 @@ def _grid_matches(
         h, w = result.shape
         dx = parabola_vertex(*result[py, px - 1 : px + 2]) if 0 < px < w - 1 else 0.0
         dy = parabola_vertex(*result[py - 1 : py + 2, px]) if 0 < py < h - 1 else 0.0
-        out.append((float(peak), around[0] + (px + dx) * step - reach,
-                    around[1] + (py + dy) * step - reach))
+        out.append(
+            (
+                float(peak),
+                around[0] + (px + dx) * step - reach,
+                around[1] + (py + dy) * step - reach,
+            )
+        )
     return out
 
 
@@ -493,7 +548,8 @@ def _grid_band(
         lines = (np.arange(count + 1) - count / 2) * pitch
         inside = np.abs(at) <= count * pitch / 2 + band_mm
         out: NDArray[np.bool_] = inside & (
-            np.min(np.abs(at[:, None] - lines[None, :]), axis=1) <= band_mm)
+            np.min(np.abs(at[:, None] - lines[None, :]), axis=1) <= band_mm
+        )
         return out
 
     near_cols, near_rows = near(cols), near(rows)
@@ -514,7 +570,8 @@ def _detail(picture: Image, sigma_px: float) -> NDArray[np.float32]:
     """A grey picture less its blur: the lines and edges that fix a place."""
     grey = np.asarray(picture, np.float32)
     out: NDArray[np.float32] = grey - np.asarray(
-        cv2.GaussianBlur(grey, (0, 0), sigma_px, borderType=cv2.BORDER_REPLICATE), np.float32)
+        cv2.GaussianBlur(grey, (0, 0), sigma_px, borderType=cv2.BORDER_REPLICATE), np.float32
+    )
     return out
 
 
@@ -526,9 +583,13 @@ def parabola_vertex(a: float, b: float, c: float) -> float:
 
 
 def place_seats_by_board(
-    gray: Image, markers: Mapping[int, MarkerSighting], display: AreaPose | None,
-    seats: Mapping[int, AreaPose], tile_mm: float,
-    seat_layouts: BoardLayout | Mapping[int, BoardLayout], boards: Image | Mapping[int, Image],
+    gray: Image,
+    markers: Mapping[int, MarkerSighting],
+    display: AreaPose | None,
+    seats: Mapping[int, AreaPose],
+    tile_mm: float,
+    seat_layouts: BoardLayout | Mapping[int, BoardLayout],
+    boards: Image | Mapping[int, Image],
     config: AreaConfig | None = None,
 ) -> dict[int, AreaPose]:
     """The located seats, and those of which one marker is seen placed by it (on the table
@@ -588,8 +649,10 @@ def _on_plane(pose: AreaPose, display: AreaPose) -> AreaPose:
     if pose.area == DISPLAY or pose.corners_px is None:
         return pose
     obj = np.concatenate(
-        [np.asarray(kit.marker_corners(pose.geometry.marker_centres()[i]), np.float64)
-         for i in pose.markers_seen]
+        [
+            np.asarray(kit.marker_corners(pose.geometry.marker_centres()[i]), np.float64)
+            for i in pose.markers_seen
+        ]
     )
     g = np.linalg.inv(display.homography)
     h = np.linalg.inv(g) @ _similarity(obj, _apply(g, pose.corners_px))
@@ -685,8 +748,9 @@ def _fit_markers(
         )
         if h is None:
             continue
-        worst = float(np.max(_marker_errors_mm(h, [obj[i] for i in subset],
-                                               [img[i] for i in subset])))
+        worst = float(
+            np.max(_marker_errors_mm(h, [obj[i] for i in subset], [img[i] for i in subset]))
+        )
         if worst > config.max_marker_error_mm:
             continue
         # Prefer the fullest subset; among equals, the tightest.
@@ -903,16 +967,21 @@ def refine_display(
     outer = _LaneLines(*(a[lines.line >= 4] for a in lines))
     h = pose.homography
     corners_obj = np.concatenate(
-        [np.asarray(kit.marker_corners(geo.marker_centres()[i]), np.float64)
-         for i in pose.markers_seen]
+        [
+            np.asarray(kit.marker_corners(geo.marker_centres()[i]), np.float64)
+            for i in pose.markers_seen
+        ]
     )
     corners_img = pose.project(corners_obj) if pose.corners_px is None else pose.corners_px
     used = 0
     for round_ in range(4):
         wide = round_ == 0
         found = _lane_samples(
-            gray, h, outer if wide else lines,
-            config.lane_search_mm if wide else config.lane_fine_search_mm, config,
+            gray,
+            h,
+            outer if wide else lines,
+            config.lane_search_mm if wide else config.lane_fine_search_mm,
+            config,
         )
         if found is None:
             return pose, 0
@@ -968,8 +1037,11 @@ def _lane_lines(geo: kit.DisplayGeometry, config: AreaConfig) -> _LaneLines:
             line.append(np.full(len(t), 4 * square + k, np.intp))
             side.append(np.full(len(t), k, np.intp))
     return _LaneLines(
-        np.concatenate(pts), np.concatenate(nrm).astype(np.float64), np.concatenate(along),
-        np.concatenate(line), np.concatenate(side),
+        np.concatenate(pts),
+        np.concatenate(nrm).astype(np.float64),
+        np.concatenate(along),
+        np.concatenate(line),
+        np.concatenate(side),
     )
 
 
@@ -987,6 +1059,7 @@ def _lane_samples(
     # Each profile is the mean of parallel ones spread along the line (less noise).
     tangents = np.column_stack([-normals[:, 1], normals[:, 0]])
     spread = np.linspace(-1.0, 1.0, config.lane_profiles_per_sample) * config.lane_profile_reach_mm
+
     # The grid points + spread * tangents + offs * normals in the image: the homography is
     # linear in homogeneous coordinates, so the three terms are mapped once each.
     def lifted(v: NDArray[np.float64], w: float) -> NDArray[np.float64]:
@@ -1004,7 +1077,10 @@ def _lane_samples(
     height, width = gray.shape
     # The grid of one sample is a parallelogram on the mat and a convex quadrilateral in the
     # image: it lies inside the frame when its four corners do.
-    cx, cy = xs[:, ::len(spread) - 1, ::len(offs) - 1], ys[:, ::len(spread) - 1, ::len(offs) - 1]
+    cx, cy = (
+        xs[:, :: len(spread) - 1, :: len(offs) - 1],
+        ys[:, :: len(spread) - 1, :: len(offs) - 1],
+    )
     inside = ((cx >= 0) & (cx <= width - 1) & (cy >= 0) & (cy <= height - 1)).all(axis=(1, 2))
     if not inside.any():
         return None
@@ -1040,15 +1116,20 @@ def _lane_samples(
         & (peak >= config.lane_min_dip)
         & (peak >= config.lane_min_snr * np.maximum(noise, 0.5))
         & (stepness[r, best] <= config.lane_max_step_share * peak)
-        & (best > 0) & (best < len(idx) - 1)
+        & (best > 0)
+        & (best < len(idx) - 1)
     )
     bb = np.clip(best, 1, len(idx) - 2)
     y0, y1, y2 = response[r, bb - 1], peak, response[r, bb + 1]
     denom = y0 - 2 * y1 + y2
     frac = np.where(denom < -1e-9, 0.5 * (y0 - y2) / np.where(denom < -1e-9, denom, -1), 0.0)
     offset = offs[idx[bb]] + np.clip(frac, -0.5, 0.5) * step
-    ok &= _straight(along, offset, [np.flatnonzero(ok & (line == k)) for k in np.unique(line)],
-                    config.lane_outlier_mm)
+    ok &= _straight(
+        along,
+        offset,
+        [np.flatnonzero(ok & (line == k)) for k in np.unique(line)],
+        config.lane_outlier_mm,
+    )
     if not _enough_sides(sides[ok], config):
         return None
     return points[ok], normals[ok], offset[ok], sides[ok]
@@ -1061,7 +1142,9 @@ def _enough_sides(sides: NDArray[np.intp], config: AreaConfig) -> bool:
 
 
 def _straight(
-    t: NDArray[np.float64], d: NDArray[np.float64], groups: Sequence[NDArray[np.intp]],
+    t: NDArray[np.float64],
+    d: NDArray[np.float64],
+    groups: Sequence[NDArray[np.intp]],
     tolerance: float,
 ) -> NDArray[np.bool_]:
     """The samples (t along a line, d across it) on the straight line most of their group
@@ -1218,9 +1301,7 @@ def crop_matrix(centre_mm: tuple[float, float], size_mm: float, px_per_mm: float
     n = max(4, round(size_mm * px_per_mm))
     s = size_mm / n
     cx, cy = centre_mm
-    return np.array(
-        [[s, 0, cx - size_mm / 2 + s / 2], [0, s, cy - size_mm / 2 + s / 2], [0, 0, 1]]
-    )
+    return np.array([[s, 0, cx - size_mm / 2 + s / 2], [0, s, cy - size_mm / 2 + s / 2], [0, 0, 1]])
 
 
 def cell_crop(
@@ -1234,7 +1315,10 @@ def cell_crop(
     n = max(4, round(size_mm * px_per_mm))
     m = pose.homography @ crop_matrix(centre_mm, size_mm, px_per_mm)
     out = cv2.warpPerspective(
-        image, m, (n, n), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        image,
+        m,
+        (n, n),
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
         borderMode=cv2.BORDER_REPLICATE,
     )
     return np.asarray(out, np.uint8)
@@ -1266,20 +1350,22 @@ def cell_crops(
     width, height = (int(v) + n for v in offsets.max(axis=0))
     # Crops far apart (a seat's storage) are cheaper alone than inside one large warp.
     if len(centres) == 1 or not aligned or width * height > 2 * n * n * len(centres):
-        return [cell_crop(image, pose, (float(x), float(y)), size_mm, px_per_mm)
-                for x, y in centres]
+        return [
+            cell_crop(image, pose, (float(x), float(y)), size_mm, px_per_mm) for x, y in centres
+        ]
     # The union shares the crops' pixel grid; its pixel (0, 0) lies at the least column and
     # row any crop starts at, counted from the first crop's.
     first = crop_matrix((float(centres[0, 0]), float(centres[0, 1])), size_mm, px_per_mm)
     shift = whole.min(axis=0)
     to_mm = first @ np.array([[1.0, 0.0, shift[0]], [0.0, 1.0, shift[1]], [0.0, 0.0, 1.0]])
     union = cv2.warpPerspective(
-        image, pose.homography @ to_mm, (width, height),
-        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE,
+        image,
+        pose.homography @ to_mm,
+        (width, height),
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_REPLICATE,
     )
-    return [
-        np.ascontiguousarray(union[v : v + n, u : u + n], np.uint8) for u, v in offsets
-    ]
+    return [np.ascontiguousarray(union[v : v + n, u : u + n], np.uint8) for u, v in offsets]
 
 
 def crops_visible(
@@ -1297,8 +1383,10 @@ def crops_visible(
     p = pose.project((centres + square).reshape(-1, 2)).reshape(-1, 4, 2)
     height, width = image_shape[:2]
     inside = (
-        (p[..., 0] >= -0.5) & (p[..., 0] <= width - 0.5)
-        & (p[..., 1] >= -0.5) & (p[..., 1] <= height - 0.5)
+        (p[..., 0] >= -0.5)
+        & (p[..., 0] <= width - 0.5)
+        & (p[..., 1] >= -0.5)
+        & (p[..., 1] <= height - 0.5)
     )
     return np.asarray(inside.all(axis=1), bool)
 
@@ -1309,7 +1397,9 @@ def storage_size_mm(geometry: kit.SeatGeometry, margin_mm: float = CROP_MARGIN_M
 
 
 def storage_crop(
-    image: Image, pose: AreaPose, px_per_mm: float = PX_PER_MM,
+    image: Image,
+    pose: AreaPose,
+    px_per_mm: float = PX_PER_MM,
     margin_mm: float = CROP_MARGIN_MM,
 ) -> Image:
     """The crop of a seat's storage slot, seat north up."""
@@ -1328,7 +1418,9 @@ def display_area(image: Image, pose: AreaPose, px_per_mm: float = PX_PER_MM) -> 
 
 
 def area_pixel(
-    point_mm: tuple[float, float], centre_mm: tuple[float, float], size_mm: float,
+    point_mm: tuple[float, float],
+    centre_mm: tuple[float, float],
+    size_mm: float,
     px_per_mm: float,
 ) -> tuple[float, float]:
     """Where an area point lies in a crop (u, v), the inverse of the crop's pixel mapping."""
@@ -1359,8 +1451,12 @@ def picture_crop(
     border = cv2.BORDER_REPLICATE if fill is None else cv2.BORDER_CONSTANT
     value: Any = 0 if fill is None else fill
     out = cv2.warpAffine(
-        picture, m[:2], (n, n), flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP,
-        borderMode=border, borderValue=value,
+        picture,
+        m[:2],
+        (n, n),
+        flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP,
+        borderMode=border,
+        borderValue=value,
     )
     return np.asarray(out, np.uint8)
 
@@ -1374,13 +1470,18 @@ def crop_visible(
     p = pose.project([(cx - h, cy - h), (cx + h, cy - h), (cx + h, cy + h), (cx - h, cy + h)])
     height, width = image_shape[:2]
     return bool(
-        np.all(p[:, 0] >= -0.5) and np.all(p[:, 0] <= width - 0.5)
-        and np.all(p[:, 1] >= -0.5) and np.all(p[:, 1] <= height - 0.5)
+        np.all(p[:, 0] >= -0.5)
+        and np.all(p[:, 0] <= width - 0.5)
+        and np.all(p[:, 1] >= -0.5)
+        and np.all(p[:, 1] <= height - 0.5)
     )
 
 
 def crop_in_picture(
-    image_shape: Sequence[int], pose: AreaPose, centre_mm: tuple[float, float], size_mm: float,
+    image_shape: Sequence[int],
+    pose: AreaPose,
+    centre_mm: tuple[float, float],
+    size_mm: float,
     px_per_mm: float = PX_PER_MM,
 ) -> NDArray[np.bool_]:
     """Which pixels of `cell_crop`'s square come from inside the frame (n, n): the rest

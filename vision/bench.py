@@ -107,11 +107,14 @@ class Tally:
         """Expected calibration error of the answered visible cells (10 bins)."""
         from vision.judge import calibration_error
 
-        return calibration_error(np.asarray(self.confidences, dtype=np.float64),
-                                 np.asarray(self.answered_right, dtype=np.bool_))
+        return calibration_error(
+            np.asarray(self.confidences, dtype=np.float64),
+            np.asarray(self.answered_right, dtype=np.bool_),
+        )
 
     def line(self, name: str) -> str:
         """One paragraph of figures for this difficulty."""
+
         def pct(n: int, d: int) -> str:
             return f"{100.0 * n / d:.2f} %" if d else "-"
 
@@ -143,14 +146,17 @@ class Tally:
     def stages_line(self) -> str:
         """Where the read's time goes, the median of each stage (vision.read.TableView):
         what runs before the cells are dealt out, the cells (the ship beside them), after."""
+
         def ms(stage: str) -> str:
             values = self.stage_ms.get(stage)
             return f"{statistics.median(values):.1f}" if values else "-"
 
-        return (f"  stages (median)    grey {ms('grey')}, markers {ms('markers')}, areas "
-                f"{ms('areas')}, crops {ms('crops')}, cells {ms('cells')} (waiting for the "
-                f"workers {ms('waiting')}; the ship beside them {ms('ship')}), storage "
-                f"{ms('storage')} ms")
+        return (
+            f"  stages (median)    grey {ms('grey')}, markers {ms('markers')}, areas "
+            f"{ms('areas')}, crops {ms('crops')}, cells {ms('cells')} (waiting for the "
+            f"workers {ms('waiting')}; the ship beside them {ms('ship')}), storage "
+            f"{ms('storage')} ms"
+        )
 
 
 def same_answer(read: CellRead, truth: CellRead, catalogue: Catalogue) -> bool:
@@ -257,8 +263,11 @@ def read_with_true_poses(
     model = learn_pack(pack, ppm, config.cells)
     geo = kit.DisplayGeometry(tile_mm)
     display = AreaPose(DISPLAY, rendered.homographies[DISPLAY], (0, 1, 2, 3), 0.0, geo)
-    crops = [cell_crop(rendered.image, display, geo.cell_centre(r, c), size, ppm)
-             for r in range(4) for c in range(4)]
+    crops = [
+        cell_crop(rendered.image, display, geo.cell_centre(r, c), size, ppm)
+        for r in range(4)
+        for c in range(4)
+    ]
     matches = match_cells(crops, model, light_groups=[DISPLAY] * len(crops))
     slots: list[tuple[Any, int, int]] = [(DISPLAY, r, c) for r in range(4) for c in range(4)]
     poses: dict[int, AreaPose] = {}
@@ -270,29 +279,46 @@ def read_with_true_poses(
         board = pack.boards[seat.side]
         extent = (layout.cols * sgeo.pitch, layout.rows * sgeo.pitch)
         where = list(layout.playable_cells)
-        crops = [cell_crop(rendered.image, pose, sgeo.cell_centre(*cell), size, ppm)
-                 for cell in where]
+        crops = [
+            cell_crop(rendered.image, pose, sgeo.cell_centre(*cell), size, ppm) for cell in where
+        ]
         refs: list[np.ndarray[Any, Any] | None] = [
             picture_crop(board, extent, sgeo.cell_centre(*cell), size, ppm) for cell in where
         ]
-        crops.append(cell_crop(rendered.image, pose, sgeo.storage_centre(),
-                               storage_size_mm(sgeo, config.crops.crop_margin_mm), ppm))
+        crops.append(
+            cell_crop(
+                rendered.image,
+                pose,
+                sgeo.storage_centre(),
+                storage_size_mm(sgeo, config.crops.crop_margin_mm),
+                ppm,
+            )
+        )
         refs.append(None)
         matches += match_cells(crops, model, refs)
         slots += [(seat.seat, r, c) for r, c in [*where, (STORAGE_ROW, 0)]]
     matches = weighed(matches, slots, config.cells)
     reads = dict(zip(slots, table_reads(matches, pack, config), strict=True))
     if scene.seats:
-        reads.update(storage_against_table(rendered.image, poses, reads,
-                                           pack.catalogue.board(scene.seats[0].side), tile_mm,
-                                           config))
+        reads.update(
+            storage_against_table(
+                rendered.image,
+                poses,
+                reads,
+                pack.catalogue.board(scene.seats[0].side),
+                tile_mm,
+                config,
+            )
+        )
     grid = tuple(tuple(reads[(DISPLAY, r, c)] for c in range(4)) for r in range(4))
     seats: dict[int, SeatRead] = {}
     for seat in scene.seats:
         layout = pack.catalogue.board(seat.side)
         seat_grid = tuple(
-            tuple(reads.get((seat.seat, r, c)) if layout.playable((r, c)) else None
-                  for c in range(layout.cols))
+            tuple(
+                reads.get((seat.seat, r, c)) if layout.playable((r, c)) else None
+                for c in range(layout.cols)
+            )
             for r in range(layout.rows)
         )
         seats[seat.seat] = SeatRead(seat_grid, reads[(seat.seat, STORAGE_ROW, 0)])
@@ -421,15 +447,31 @@ def run_bench(
     out: list[tuple[str, dict[str, Tally]]] = []
     for style in styles:
         pack_seed = 1000 + seed if style == "random" else 0
-        keep = None if keep_mistakes is None else keep_mistakes / (
-            f"{style}-{pack_seed}" if style == "random" else style)
+        keep = (
+            None
+            if keep_mistakes is None
+            else keep_mistakes / (f"{style}-{pack_seed}" if style == "random" else style)
+        )
         with drawn_pack(style, pack_seed) as pack:
-            out.append((pack.name, bench_pack(pack, scenes, seed, true_poses=true_poses,
-                                              config=config, progress=progress,
-                                              storage_cards=storage_cards,
-                                              storage_hands=storage_hands,
-                                              table_top=table_top, keep_mistakes=keep,
-                                              lens_k=lens_k, straighten=straighten)))
+            out.append(
+                (
+                    pack.name,
+                    bench_pack(
+                        pack,
+                        scenes,
+                        seed,
+                        true_poses=true_poses,
+                        config=config,
+                        progress=progress,
+                        storage_cards=storage_cards,
+                        storage_hands=storage_hands,
+                        table_top=table_top,
+                        keep_mistakes=keep,
+                        lens_k=lens_k,
+                        straighten=straighten,
+                    ),
+                )
+            )
     return out
 
 
@@ -442,10 +484,24 @@ def report(results: list[tuple[str, dict[str, Tally]]], command: str) -> str:
         for name, tally in tallies.items():
             lines.append(tally.line(name))
             merged = total.setdefault(name, Tally())
-            for f in ("scenes", "perfect", "visible", "wrong", "abstained", "covered",
-                      "covered_wrong", "ship_scenes", "ship_right", "ship_missed", "ship_wrong",
-                      "storage_seen", "storage_abstained", "storage_wrong", "storage_covered",
-                      "storage_covered_wrong"):
+            for f in (
+                "scenes",
+                "perfect",
+                "visible",
+                "wrong",
+                "abstained",
+                "covered",
+                "covered_wrong",
+                "ship_scenes",
+                "ship_right",
+                "ship_missed",
+                "ship_wrong",
+                "storage_seen",
+                "storage_abstained",
+                "storage_wrong",
+                "storage_covered",
+                "storage_covered_wrong",
+            ):
                 setattr(merged, f, getattr(merged, f) + getattr(tally, f))
             merged.read_ms += tally.read_ms
             merged.first_read_ms += tally.first_read_ms
@@ -458,9 +514,11 @@ def report(results: list[tuple[str, dict[str, Tally]]], command: str) -> str:
     if len(results) > 1:
         lines.append("all packs")
         lines.extend(tally.line(name) for name, tally in total.items())
-    examples = [e for t in total.values() for e in t.examples] if len(results) > 1 else [
-        e for _n, ts in results for t in ts.values() for e in t.examples
-    ]
+    examples = (
+        [e for t in total.values() for e in t.examples]
+        if len(results) > 1
+        else [e for _n, ts in results for t in ts.values() for e in t.examples]
+    )
     if examples:
         lines.append("mistakes:")
         lines.extend(f"  {e}" for e in examples[:MISTAKES_LISTED])

@@ -29,52 +29,90 @@ DEFAULT_STYLES = ("ink", "random")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion bench vision`."""
-    parser.add_argument("--scenes", type=int, default=10,
-                        help="scenes per difficulty and pack (default 10)")
+    parser.add_argument(
+        "--scenes", type=int, default=10, help="scenes per difficulty and pack (default 10)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="seed of the scenes (default 1)")
     parser.add_argument(
-        "--pack-style", action="append", choices=STYLE_CHOICES, dest="styles",
+        "--pack-style",
+        action="append",
+        choices=STYLE_CHOICES,
+        dest="styles",
         help="art style of the pack (repeatable; default: ink and random; the recogniser "
         "was tuned on lagoon)",
     )
-    parser.add_argument("--bare-table", action="store_true",
-                        help="no storage cards: every storage slot lies on the bare table")
-    parser.add_argument("--hand-on-storage", action="store_true",
-                        help="one more hand over one seat's storage slot on every table")
-    parser.add_argument("--table", choices=TABLE_CHOICES, default="wood",
-                        help="the table top: wood (default) or a cloth of one colour")
-    parser.add_argument("--true-poses", action="store_true",
-                        help="read through the renderer's exact poses (the recogniser alone)")
     parser.add_argument(
-        "--keep-mistakes", metavar="DIR", type=Path,
+        "--bare-table",
+        action="store_true",
+        help="no storage cards: every storage slot lies on the bare table",
+    )
+    parser.add_argument(
+        "--hand-on-storage",
+        action="store_true",
+        help="one more hand over one seat's storage slot on every table",
+    )
+    parser.add_argument(
+        "--table",
+        choices=TABLE_CHOICES,
+        default="wood",
+        help="the table top: wood (default) or a cloth of one colour",
+    )
+    parser.add_argument(
+        "--true-poses",
+        action="store_true",
+        help="read through the renderer's exact poses (the recogniser alone)",
+    )
+    parser.add_argument(
+        "--keep-mistakes",
+        metavar="DIR",
+        type=Path,
         help="write every table with a mistake there (the frame as PNG, its pack beside it), "
         "to look at with `companion read`; DIR must be new or empty",
     )
     parser.add_argument(
-        "--lens", type=float, default=0.0, metavar="K",
+        "--lens",
+        type=float,
+        default=0.0,
+        metavar="K",
         help="draw the tables through a lens that bends straight lines by K (vision.lens: "
         "0.03 a normal lens's barrel, 0.1 and more a wide one's; default 0, a pinhole)",
     )
     parser.add_argument(
-        "--straighten", action="store_true",
+        "--straighten",
+        action="store_true",
         help="straighten each frame with the lens's K before reading it (as a camera whose "
         "lens `companion lens` measured; the time counts in the read)",
     )
     parser.add_argument(
-        "--set", action="append", default=[], dest="settings", metavar="SECTION.NAME=VALUE",
+        "--set",
+        action="append",
+        default=[],
+        dest="settings",
+        metavar="SECTION.NAME=VALUE",
         help="read with one threshold of vision/config.py changed, e.g. cells.min_gain=0.3 "
         "(repeatable): to measure what it does",
     )
     parser.add_argument(
-        "--scenes-dir", action="append", default=[], dest="scenes_dirs", metavar="DIR",
+        "--scenes-dir",
+        action="append",
+        default=[],
+        dest="scenes_dirs",
+        metavar="DIR",
         type=Path,
         help="also read and judge each set of scenes in DIR (pack/ and sets/<name>/NN.jpg "
         "with NN.json, the development set's format; repeatable)",
     )
-    parser.add_argument("--no-render", action="store_true",
-                        help="read only the --scenes-dir sets, no rendered tables")
-    parser.add_argument("--csv", metavar="FILE", type=Path,
-                        help="write one row per set (rendered and scenes) with its figures")
+    parser.add_argument(
+        "--no-render",
+        action="store_true",
+        help="read only the --scenes-dir sets, no rendered tables",
+    )
+    parser.add_argument(
+        "--csv",
+        metavar="FILE",
+        type=Path,
+        help="write one row per set (rendered and scenes) with its figures",
+    )
 
 
 def _checked(args: argparse.Namespace) -> VisionConfig:
@@ -97,8 +135,9 @@ def _checked(args: argparse.Namespace) -> VisionConfig:
     if args.straighten and not args.lens:
         raise CompanionError("--straighten needs --lens K: a pinhole's frames are straight")
     if args.lens and args.true_poses:
-        raise CompanionError("--true-poses reads through the renderer's pinhole poses: "
-                             "not with --lens")
+        raise CompanionError(
+            "--true-poses reads through the renderer's pinhole poses: not with --lens"
+        )
     if args.no_render and not args.scenes_dirs:
         raise CompanionError("--no-render leaves nothing to read without --scenes-dir DIR")
     return config
@@ -135,8 +174,9 @@ def run(args: argparse.Namespace) -> int:
     config = _checked(args)
     csv_path: Path | None = args.csv
     if csv_path is not None and (csv_path.is_dir() or not csv_path.parent.is_dir()):
-        raise CompanionError(f"--csv: {csv_path} cannot be written (not a file in a folder "
-                             "that exists)")
+        raise CompanionError(
+            f"--csv: {csv_path} cannot be written (not a file in a folder that exists)"
+        )
     from vision.bench_scenes import open_scenes
 
     folders = [open_scenes(d) for d in args.scenes_dirs]
@@ -158,23 +198,41 @@ def run(args: argparse.Namespace) -> int:
 
     from vision.bench_scenes import bench_scenes, rendered_row, rows_table, scenes_row, write_csv
 
-    results = [] if args.no_render else run_bench(
-        args.scenes, args.seed, styles, true_poses=args.true_poses, config=config,
-        progress=progress, storage_cards=not args.bare_table,
-        storage_hands=args.hand_on_storage, table_top=args.table, keep_mistakes=keep,
-        lens_k=args.lens, straighten=args.straighten)
+    results = (
+        []
+        if args.no_render
+        else run_bench(
+            args.scenes,
+            args.seed,
+            styles,
+            true_poses=args.true_poses,
+            config=config,
+            progress=progress,
+            storage_cards=not args.bare_table,
+            storage_hands=args.hand_on_storage,
+            table_top=args.table,
+            keep_mistakes=keep,
+            lens_k=args.lens,
+            straighten=args.straighten,
+        )
+    )
     scenes = [(folder, bench_scenes(folder, config, progress)) for folder in folders]
     command = _command(args, styles)
     print(report(results, command) if results else f"$ {command}")
-    rows = [rendered_row(pack, name, tally) for pack, tallies in results
-            for name, tally in tallies.items()]
+    rows = [
+        rendered_row(pack, name, tally)
+        for pack, tallies in results
+        for name, tally in tallies.items()
+    ]
     for folder, tallies in scenes:
         print(f"scenes: {folder.name} (pack {folder.pack_name})")
         for name, set_tally in tallies.items():
             print(f"  {set_tally.line(name)}")
             rows.append(scenes_row(folder.name, folder.pack_name, name, set_tally))
-    print("every set (rendered: wrong and abstained of the visible cells; scenes: of every "
-          "cell judged, as check.py)")
+    print(
+        "every set (rendered: wrong and abstained of the visible cells; scenes: of every "
+        "cell judged, as check.py)"
+    )
     print(rows_table(rows))
     if csv_path is not None:
         write_csv(rows, csv_path)

@@ -36,7 +36,13 @@ from vision.recognise import CellMatch, match_cells
 from vision.tilemodel import TileModel, learn_pack
 
 __all__ = [
-    "CellWorkers", "Part", "cell_workers", "deal_out", "pack_digest", "read_part", "worker_count"
+    "CellWorkers",
+    "Part",
+    "cell_workers",
+    "deal_out",
+    "pack_digest",
+    "read_part",
+    "worker_count",
 ]
 
 log = logging.getLogger(__name__)
@@ -64,8 +70,11 @@ def pack_digest(pack: Pack) -> str:
     """A digest of everything the recogniser learns from a pack (its pictures and tile size)."""
     h = hashlib.blake2b(digest_size=16)
     h.update(repr(pack.tile_mm).encode())
-    for name, picture in [*sorted(pack.tiles.items()), ("ship", pack.ship),
-                          *sorted(pack.boards.items())]:
+    for name, picture in [
+        *sorted(pack.tiles.items()),
+        ("ship", pack.ship),
+        *sorted(pack.boards.items()),
+    ]:
         h.update(name.encode())
         h.update(repr(picture.shape).encode())
         h.update(np.ascontiguousarray(picture).tobytes())
@@ -153,14 +162,18 @@ class CellWorkers:
             # Spawned, not forked: the reader may have threads (the web server's), and a
             # spawned worker is the reader's own child, which Linux can end with it.
             self._pool = ProcessPoolExecutor(
-                workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start,
+                workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start,
                 initargs=(str(pack.root), config, pack_digest(pack), os.getpid()),
             )
         except Exception as error:  # no processes on this system
             log.warning("cannot start cell workers (%s); reading cells in one process", error)
 
     def read(
-        self, parts: Sequence[Callable[[], Part]], here: Callable[[Part], list[CellMatch]],
+        self,
+        parts: Sequence[Callable[[], Part]],
+        here: Callable[[Part], list[CellMatch]],
     ) -> list[list[CellMatch]]:
         """Each part's reads (`parts` make them: cutting the crops takes time): the first
         read here (with `here`), the others by the workers at the same time. The workers'
@@ -189,7 +202,9 @@ class CellWorkers:
             return None
 
     def _result(
-        self, job: Future[list[CellMatch]] | None, part: Part,
+        self,
+        job: Future[list[CellMatch]] | None,
+        part: Part,
         here: Callable[[Part], list[CellMatch]],
     ) -> list[CellMatch]:
         if job is not None:

@@ -692,8 +692,9 @@ def with_settings(config: VisionConfig, settings: Sequence[str]) -> VisionConfig
         if name not in names:
             raise ValueError(f"{section}.{name} is not a setting of {type(part).__name__}")
         declared = next(f for f in fields(part) if f.name == name)
-        value = _setting_value(f"{section}.{name}", text.strip(), getattr(type(part)(), name),
-                               str(declared.type))
+        value = _setting_value(
+            f"{section}.{name}", text.strip(), getattr(type(part)(), name), str(declared.type)
+        )
         config = replace(config, **{section: replace(part, **{name: value})})
     return config
 
@@ -716,7 +717,12 @@ def _setting_value(name: str, text: str, default: Any, declared: str) -> Any:
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if type(value) is not kind:
-        what = {float: "a number", int: "a whole number", bool: "True or False",
-                tuple: "a tuple such as (1.0, 2.0)", str: "a quoted text"}.get(kind, kind.__name__)
+        what = {
+            float: "a number",
+            int: "a whole number",
+            bool: "True or False",
+            tuple: "a tuple such as (1.0, 2.0)",
+            str: "a quoted text",
+        }.get(kind, kind.__name__)
         raise ValueError(f"{name} takes {what}, not {text!r}")
     return value

@@ -310,8 +310,9 @@ class IncrementalReader:
         return why
 
     def _whole(self, colour: Image) -> TableRead:
-        table, view = read_table_view(colour, self.pack, side=self.side, config=self.config,
-                                      lessons=self.lessons)
+        table, view = read_table_view(
+            colour, self.pack, side=self.side, config=self.config, lessons=self.lessons
+        )
         self.view = view
         crops, _refs, slots, hidden = _crops(colour, view, self.pack, self.side, self.config)
         reads = _cell_reads(table, slots)

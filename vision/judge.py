@@ -115,8 +115,12 @@ class CellJudge:
             inside = np.array([g == group for g in lessons.groups])
             n = np.bincount(lessons.labels[inside], minlength=3)[:3]
             counts[group] = (int(n[0]), int(n[1]), int(n[2]))
-        return replace(self, taught_counts=counts, lesson_prior=prior,
-                       report={**self.report, "lessons": float(len(lessons))})
+        return replace(
+            self,
+            taught_counts=counts,
+            lesson_prior=prior,
+            report={**self.report, "lessons": float(len(lessons))},
+        )
 
     def decide(
         self, matches: Sequence[CellMatch], model: TileModel, catalogue: Catalogue
@@ -126,8 +130,7 @@ class CellJudge:
             return []
         kinds = candidate_kinds(model, catalogue)
         x = np.stack([cell_features(m, kinds) for m in matches])
-        answer, confidence, threshold = self._answers(x, [proposed_id(m, model)
-                                                          for m in matches])
+        answer, confidence, threshold = self._answers(x, [proposed_id(m, model) for m in matches])
         out: list[CellRead] = []
         for match, a, c, t in zip(matches, answer, confidence, threshold, strict=True):
             if c < t:
@@ -139,8 +142,9 @@ class CellJudge:
                 out.append(CellRead(empty=True, confidence=round(float(c), 4)))
         return out
 
-    def _answers(self, x: Float, groups: Sequence[str] | None = None
-                 ) -> tuple[NDArray[np.intp], Float, Float]:
+    def _answers(
+        self, x: Float, groups: Sequence[str] | None = None
+    ) -> tuple[NDArray[np.intp], Float, Float]:
         """Per cell the answer weighed, its probability and the threshold it must reach."""
         answer, confidence, answered = _choose(self.probabilities(x, groups), x)
         threshold = np.where(answered, self.threshold, self.threshold_unknown)
@@ -165,15 +169,20 @@ class CellJudge:
     def from_json(cls, data: dict[str, Any]) -> CellJudge:
         if data.get("version") != VERSION:
             raise ValueError("a judge of another version")
-        w = {k: np.asarray(data[k], np.float64) for k in ("mean", "scale", "w1", "b1", "w2",
-                                                            "b2")}
-        judge = cls(w["mean"], w["scale"], w["w1"], w["b1"], w["w2"], w["b2"],
-                    temperature=float(data["temperature"]),
-                    threshold=float(data["threshold"]),
-                    threshold_unknown=float(data["threshold_unknown"]),
-                    report=dict(data.get("report", {})))
-        if judge.w1.shape != (len(FEATURES), judge.b1.size) or judge.w2.shape != (
-                judge.b1.size, 3):
+        w = {k: np.asarray(data[k], np.float64) for k in ("mean", "scale", "w1", "b1", "w2", "b2")}
+        judge = cls(
+            w["mean"],
+            w["scale"],
+            w["w1"],
+            w["b1"],
+            w["w2"],
+            w["b2"],
+            temperature=float(data["temperature"]),
+            threshold=float(data["threshold"]),
+            threshold_unknown=float(data["threshold_unknown"]),
+            report=dict(data.get("report", {})),
+        )
+        if judge.w1.shape != (len(FEATURES), judge.b1.size) or judge.w2.shape != (judge.b1.size, 3):
             raise ValueError("a judge whose weights do not fit its features")
         return judge
 
@@ -219,19 +228,63 @@ def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
     read = match.read
     first = [float(read.tile is not None), float(read.empty), float(read.unknown)]
     tile = match.tile_stats or (0.0,) * len(TILE_STATS)
-    (fit, rms, hidden, gain, spread, evidence, separation, lit_rms, lit_margin, lit_best,
-     by_light) = tile
-    tile_f = [_finite(fit, -1, 1), _log(rms), _finite(hidden, 0, 1), _finite(gain, -2, 3),
-              _log(spread if spread > 0 else 1e6), _finite(evidence, -5, 5),
-              _log(separation), _log(lit_rms), _finite(lit_margin, -1, 1),
-              _finite(lit_best, 0, 1), _finite(by_light, 0, 1)]
+    (
+        fit,
+        rms,
+        hidden,
+        gain,
+        spread,
+        evidence,
+        separation,
+        lit_rms,
+        lit_margin,
+        lit_best,
+        by_light,
+    ) = tile
+    tile_f = [
+        _finite(fit, -1, 1),
+        _log(rms),
+        _finite(hidden, 0, 1),
+        _finite(gain, -2, 3),
+        _log(spread if spread > 0 else 1e6),
+        _finite(evidence, -5, 5),
+        _log(separation),
+        _log(lit_rms),
+        _finite(lit_margin, -1, 1),
+        _finite(lit_best, 0, 1),
+        _finite(by_light, 0, 1),
+    ]
     look = match.look_stats or (math.nan,) * len(LOOK_STATS)
-    (l_rms, l_rms_all, looks, board, l_gain, washed, white, tint, explained, explained_kept,
-     detail, l_hidden, veil) = look
-    look_f = [_log(l_rms), _log(l_rms_all), _finite(looks, 0, 1), _finite(board, 0, 1),
-              _finite(l_gain, -2, 3), _finite(washed, 0, 1), _finite(white, -100, 100) / 50,
-              _finite(tint, 0, 2), _finite(explained, -2, 1), _finite(explained_kept, -2, 1),
-              _log(detail), _finite(l_hidden, 0, 1), _finite(veil, -100, 100) / 50]
+    (
+        l_rms,
+        l_rms_all,
+        looks,
+        board,
+        l_gain,
+        washed,
+        white,
+        tint,
+        explained,
+        explained_kept,
+        detail,
+        l_hidden,
+        veil,
+    ) = look
+    look_f = [
+        _log(l_rms),
+        _log(l_rms_all),
+        _finite(looks, 0, 1),
+        _finite(board, 0, 1),
+        _finite(l_gain, -2, 3),
+        _finite(washed, 0, 1),
+        _finite(white, -100, 100) / 50,
+        _finite(tint, 0, 2),
+        _finite(explained, -2, 1),
+        _finite(explained_kept, -2, 1),
+        _log(detail),
+        _finite(l_hidden, 0, 1),
+        _finite(veil, -100, 100) / 50,
+    ]
     missing = [float(math.isnan(v)) for v in (l_gain, white, explained, detail, veil)]
     kind_f = [0.0] * len(_KINDS)
     if match.proposal is not None:
@@ -294,8 +347,17 @@ def _train(x: Float, y: NDArray[np.intp], cfg: JudgeConfig) -> CellJudge:
             m_hat = m[k] / (1 - b1**step)
             v_hat = v[k] / (1 - b2**step)
             params[k] = params[k] - cfg.learning_rate * m_hat / (np.sqrt(v_hat) + eps)
-    return CellJudge(mean, scale, params["w1"], params["b1"], params["w2"], params["b2"],
-                     temperature=1.0, threshold=1.0, threshold_unknown=1.0)
+    return CellJudge(
+        mean,
+        scale,
+        params["w1"],
+        params["b1"],
+        params["w2"],
+        params["b2"],
+        temperature=1.0,
+        threshold=1.0,
+        threshold_unknown=1.0,
+    )
 
 
 def _fit_temperature(logits: Float, y: NDArray[np.intp]) -> float:
@@ -333,13 +395,13 @@ def calibration_error(confidence: Float, right: NDArray[np.bool_], bins: int = 1
     for b in range(bins):
         inside = which == b
         if inside.any():
-            total += inside.mean() * abs(float(right[inside].mean())
-                                         - float(confidence[inside].mean()))
+            total += inside.mean() * abs(
+                float(right[inside].mean()) - float(confidence[inside].mean())
+            )
     return total
 
 
-def _threshold(confidence: Float, right: NDArray[np.bool_], cells: int, cfg: JudgeConfig
-               ) -> float:
+def _threshold(confidence: Float, right: NDArray[np.bool_], cells: int, cfg: JudgeConfig) -> float:
     """The least threshold that answers no more wrong cells than wrong_rate of `cells` (every
     cell weighed out of fold, of both kinds): just above the surest wrong answer beyond that
     share."""
@@ -362,8 +424,11 @@ class Examples:
     tables: list[int] = field(default_factory=list)
 
     def arrays(self) -> tuple[Float, NDArray[np.intp], NDArray[np.intp]]:
-        return (np.stack(self.features), np.asarray(self.labels, np.intp),
-                np.asarray(self.tables, np.intp))
+        return (
+            np.stack(self.features),
+            np.asarray(self.labels, np.intp),
+            np.asarray(self.tables, np.intp),
+        )
 
 
 def label(match: CellMatch, truth: CellRead, model: TileModel, catalogue: Catalogue) -> int:
@@ -390,8 +455,7 @@ def fit_judge(examples: Examples, cfg: JudgeConfig) -> CellJudge:
         return _fit(x, y, tables, cfg)
 
 
-def _fit(x: Float, y: NDArray[np.intp], tables: NDArray[np.intp], cfg: JudgeConfig
-         ) -> CellJudge:
+def _fit(x: Float, y: NDArray[np.intp], tables: NDArray[np.intp], cfg: JudgeConfig) -> CellJudge:
     ids = np.unique(tables)
     rng = np.random.default_rng(cfg.seed)
     rng.shuffle(ids)
@@ -449,8 +513,9 @@ def learning_set(
 
     examples = Examples()
     kinds = candidate_kinds(model, pack.catalogue)
-    for index, (matches, truths) in enumerate(rendered_tables(pack, config, cfg.tables,
-                                                              cfg.seed, progress)):
+    for index, (matches, truths) in enumerate(
+        rendered_tables(pack, config, cfg.tables, cfg.seed, progress)
+    ):
         for match, truth in zip(matches, truths, strict=True):
             examples.features.append(cell_features(match, kinds))
             examples.labels.append(label(match, truth, model, pack.catalogue))
@@ -478,7 +543,9 @@ _MEMORY: dict[str, CellJudge] = {}
 
 
 def judge_for(
-    pack: Any, model: TileModel, config: Any,
+    pack: Any,
+    model: TileModel,
+    config: Any,
     progress: Callable[[int, int], None] | None = None,
     lessons: Lessons | None = None,
 ) -> CellJudge | None:
@@ -510,8 +577,10 @@ def judge_for(
     if judge is None:
         examples = _cached_learning_set(
             cache_dir() / f"learning-{key}.npz",
-            lambda: learning_set(pack, model, config, cfg,
-                                 progress or terminal_progress(f"learning {pack.name}")))
+            lambda: learning_set(
+                pack, model, config, cfg, progress or terminal_progress(f"learning {pack.name}")
+            ),
+        )
         judge = fit_judge(examples, cfg)
         _store(path, lambda out: out.write(json.dumps(judge.to_json()).encode()))
     _MEMORY[key] = judge

@@ -10,10 +10,19 @@ from vision.kit_print import kit_files, write_kit
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion kit`."""
-    parser.add_argument("--out", required=True, metavar="DIR",
-                        help="folder to write the kit into (new, empty, or an earlier kit)")
-    parser.add_argument("--tile-mm", type=float, default=45.0, metavar="MM",
-                        help="side of one island tile in millimetres (default 45)")
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="folder to write the kit into (new, empty, or an earlier kit)",
+    )
+    parser.add_argument(
+        "--tile-mm",
+        type=float,
+        default=45.0,
+        metavar="MM",
+        help="side of one island tile in millimetres (default 45)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

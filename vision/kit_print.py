@@ -111,7 +111,13 @@ class Page:
         self.items.append(Fill(((x, y), (x + w, y), (x + w, y + h), (x, y + h)), grey))
 
     def outline(
-        self, x: float, y: float, w: float, h: float, width: float = 0.3, grey: Grey = 0,
+        self,
+        x: float,
+        y: float,
+        w: float,
+        h: float,
+        width: float = 0.3,
+        grey: Grey = 0,
         dash: float = 0.0,
     ) -> None:
         corners = ((x, y), (x + w, y), (x + w, y + h), (x, y + h))
@@ -119,13 +125,24 @@ class Page:
             self.line(corners[i], corners[(i + 1) % 4], width, grey, dash)
 
     def text(
-        self, at: Point, text: str, size: float = 3.0, align: str = "L", bold: bool = False,
+        self,
+        at: Point,
+        text: str,
+        size: float = 3.0,
+        align: str = "L",
+        bold: bool = False,
         grey: Grey = 0,
     ) -> None:
         self.items.append(Text(at, text, size, align, bold, grey))
 
     def paragraph(
-        self, x: float, y: float, width: float, text: str, size: float = 3.0, leading: float = 1.6,
+        self,
+        x: float,
+        y: float,
+        width: float,
+        text: str,
+        size: float = 3.0,
+        leading: float = 1.6,
         bold: bool = False,
     ) -> float:
         """Wrapped text from (x, y) (first baseline); returns the baseline after the last line."""
@@ -246,8 +263,10 @@ def check_tile_mm(tile_mm: float) -> None:
             f"tile_mm {tile_mm:g} gives a display mat of {side:g} mm, which does not fit A3 "
             f"paper: choose a tile side from {MIN_TILE_MM:g} to {top:g} mm"
         )
-    raise KitError(f"tile_mm {tile_mm:g} is not a tile size the kit can print: choose a tile "
-                   f"side from {MIN_TILE_MM:g} to {top:g} mm")
+    raise KitError(
+        f"tile_mm {tile_mm:g} is not a tile size the kit can print: choose a tile "
+        f"side from {MIN_TILE_MM:g} to {top:g} mm"
+    )
 
 
 def mat_layout(tile_mm: float = 45.0) -> MatLayout:
@@ -318,7 +337,9 @@ def _scale_bar(page: Page, left: Point, note: bool = True) -> None:
             (x + SCALE_BAR_MM / 2, y + 8),
             f"This bar must measure {SCALE_BAR_MM:g} mm. If it does not, print again at "
             "100 % (actual size, no 'fit to page').",
-            2.6, align="C", bold=True,
+            2.6,
+            align="C",
+            bold=True,
         )
 
 
@@ -334,8 +355,12 @@ def mat_page(tile_mm: float = 45.0) -> Page:
     clearance = kit.MARKER_MARGIN_MM + kit.MAT_OUTLINE_MM / 2 + 0.2
 
     def outline(cx: float, cy: float, half: float) -> None:
-        corners = [at((cx - half, cy - half)), at((cx + half, cy - half)),
-                   at((cx + half, cy + half)), at((cx - half, cy + half))]
+        corners = [
+            at((cx - half, cy - half)),
+            at((cx + half, cy - half)),
+            at((cx + half, cy + half)),
+            at((cx - half, cy + half)),
+        ]
         for i in range(4):
             for a, b in clip_axis_line(corners[i], corners[(i + 1) % 4], boxes, clearance):
                 page.line(a, b, kit.MAT_OUTLINE_MM, kit.MAT_OUTLINE_GREY)
@@ -356,7 +381,8 @@ def mat_page(tile_mm: float = 45.0) -> Page:
         (A3_MM[0] / 2, top + 16),
         f"tiles {tile_mm:g} mm - cell pitch {geo.pitch:g} mm - "
         f"active area {2 * geo.half_extent:g} mm square - markers 0-3",
-        3.0, "C",
+        3.0,
+        "C",
     )
     north = at((0.0, -geo.half_extent))
     arrow_tip = (north[0], top + 21.0)
@@ -385,8 +411,9 @@ def _front(layouts: dict[str, BoardLayout]) -> BoardLayout:
     return layouts.get("front") or next(iter(layouts.values()))
 
 
-def seat_page(seat: int, tile_mm: float = 45.0,
-              layouts: dict[str, BoardLayout] | None = None) -> Page:
+def seat_page(
+    seat: int, tile_mm: float = 45.0, layouts: dict[str, BoardLayout] | None = None
+) -> Page:
     """Seat `seat`'s four marker stickers on A4 with cut lines and a placing diagram."""
     layouts = dict(layouts or default_boards())
     board = _front(layouts)
@@ -399,7 +426,8 @@ def seat_page(seat: int, tile_mm: float = 45.0,
         (W / 2, m + 15),
         f"Markers {geo.marker_ids[0]}-{geo.marker_ids[3]}. Print at 100 %, cut along the "
         "dashed lines, stick them round seat {seat}'s board.".replace("{seat}", str(seat)),
-        3.0, "C",
+        3.0,
+        "C",
     )
     # Stickers in a 2 x 2 block that mirrors where they go: NW top left ... SW bottom left.
     w = kit.MARKER_MM + 2 * STICKER_WHITE_MM
@@ -407,8 +435,12 @@ def seat_page(seat: int, tile_mm: float = 45.0,
     gap_x, gap_y = 36.0, 18.0
     x_left = W / 2 - gap_x / 2 - w
     y_top = m + 24
-    places = {0: (x_left, y_top), 1: (W / 2 + gap_x / 2, y_top),
-              2: (W / 2 + gap_x / 2, y_top + h + gap_y), 3: (x_left, y_top + h + gap_y)}
+    places = {
+        0: (x_left, y_top),
+        1: (W / 2 + gap_x / 2, y_top),
+        2: (W / 2 + gap_x / 2, y_top + h + gap_y),
+        3: (x_left, y_top + h + gap_y),
+    }
     for k, marker_id in enumerate(geo.marker_ids):
         x, y = places[k]
         page.outline(x, y, w, h, 0.25, 90, dash=CUT_DASH_MM)
@@ -416,12 +448,21 @@ def seat_page(seat: int, tile_mm: float = 45.0,
         page.marker(marker_id, centre)
         page.arrow_up((x + 4, y + 1.6), 4.2, 60)
         page.text((x + 6.5, y + 4.6), "this edge faces away from the player", 1.5, grey=60)
-        page.text((x + w / 2, y + h + 5), f"seat {seat} - {CORNERS[k]} corner - id {marker_id}",
-                  3.0, "C", bold=True)
+        page.text(
+            (x + w / 2, y + h + 5),
+            f"seat {seat} - {CORNERS[k]} corner - id {marker_id}",
+            3.0,
+            "C",
+            bold=True,
+        )
     # The placing diagram (scale 1 : 3), seat north up.
     y = y_top + 2 * h + gap_y + 16
-    page.text((m + 4, y), "Where the markers go (seen from the player's chair, seat north up)",
-              3.4, bold=True)
+    page.text(
+        (m + 4, y),
+        "Where the markers go (seen from the player's chair, seat north up)",
+        3.4,
+        bold=True,
+    )
     scale = 1 / 3
     pitch = geo.pitch
     half_w = board.cols * pitch / 2
@@ -450,8 +491,9 @@ def seat_page(seat: int, tile_mm: float = 45.0,
         mx, my = at((mc[0] - kit.MARKER_MM / 2, mc[1] - kit.MARKER_MM / 2))
         page.rect(mx, my, kit.MARKER_MM * scale, kit.MARKER_MM * scale, 40)
         label_y = my - 1.2 if mc[1] < 0 else my + kit.MARKER_MM * scale + 3.2
-        page.text((mx + kit.MARKER_MM * scale / 2, label_y), f"{CORNERS[k]} ({marker_id})", 2.4,
-                  "C")
+        page.text(
+            (mx + kit.MARKER_MM * scale / 2, label_y), f"{CORNERS[k]} ({marker_id})", 2.4, "C"
+        )
     bottom = at((0, half_h + kit.MARKER_MM + 4))[1] + 6
     page.text((at((0, 0))[0], bottom), "the player sits here", 2.8, "C", bold=True)
     page.arrow_up((at((0, 0))[0], bottom + 1.5), 5.0)
@@ -503,12 +545,17 @@ def storage_page(tile_mm: float = 45.0) -> Page:
     m = PRINT_MARGIN_MM
     page.text((W / 2, m + 8), "Māori table companion: storage cards", 5.5, "C", bold=True)
     page.paragraph(
-        m + 12, m + 15, W - 2 * m - 24,
+        m + 12,
+        m + 15,
+        W - 2 * m - 24,
         "Print at 100 %, cut along the dashed lines and lay one card under each player's "
         f"storage slot, its {slot:g} mm square left of the board's bottom row where the marker "
         "sheet shows, before the south-west marker: that sticker's corner covers the card's "
         "corner nearest the board. A tile kept in storage lies in the square; the white round "
-        "it lets the camera see an empty slot.", 3.0, 1.5)
+        "it lets the camera see an empty slot.",
+        3.0,
+        1.5,
+    )
     gap_x, gap_y = 20.0, 14.0
     left = W / 2 - card - gap_x / 2
     top = m + 38
@@ -517,8 +564,9 @@ def storage_page(tile_mm: float = 45.0) -> Page:
         y = top + (k // 2) * (card + gap_y)
         page.outline(x, y, card, card, 0.25, 90, dash=CUT_DASH_MM)
         inner = kit.STORAGE_CARD_MARGIN_MM
-        page.outline(x + inner, y + inner, slot, slot, kit.STORAGE_OUTLINE_MM,
-                     kit.STORAGE_OUTLINE_GREY)
+        page.outline(
+            x + inner, y + inner, slot, slot, kit.STORAGE_OUTLINE_MM, kit.STORAGE_OUTLINE_GREY
+        )
         page.text((x + card / 2, y + card + 5), "storage card", 2.6, "C", grey=90)
     return page
 
@@ -536,36 +584,50 @@ def guide_page(tile_mm: float = 45.0) -> Page:
     y = m + 16.0
     low, high = kit.CAMERA_HEIGHT_MM
     steps = [
-        ("Print at 100 %",
-         "Print every PDF at actual size (100 %, no 'fit to page'): the display mat on A3, the "
-         "marker sheets, the storage cards and this guide on A4."),
-        ("Check the scale bar",
-         f"Measure the black bar below (and the one on the mat) with a ruler: it must be "
-         f"{SCALE_BAR_MM:g} mm long. If it is not, fix the printer settings and print again."),
-        ("Lay the mat",
-         f"Put the display mat flat in the middle of the table (active area "
-         f"{2 * geo.half_extent:g} mm square). North may point any way; keep the four markers "
-         "uncovered. Tape the corners if the paper curls."),
-        ("Stick the markers",
-         "Cut out each seat's four markers along the dashed lines and stick them round that "
-         "player's board as the sheet's diagram shows: each marker's 'away from the player' "
-         "edge away from the player, within 3 mm of its place. Only the seats in play need "
-         "markers. Lay a storage card where each board's storage slot is (on a wooden or "
-         "coloured table an empty slot is read without one, but less surely)."),
-        ("Place the camera",
-         f"Fix the camera {low / 1000:g} to {high / 1000:g} m above the table looking down "
-         f"(at most {kit.CAMERA_TILT_MAX_DEG:g} degrees off vertical) so it sees the mat and every "
-         f"board. It needs at least {kit.MIN_PX_PER_MM:g} pixels per millimetre: a picture "
-         f"{1920} pixels wide may show at most {1920 / kit.MIN_PX_PER_MM / 1000:.2f} m of table "
-         "across."),
-        ("Teach the box",
-         "Run: companion teach --out PACKDIR --frames PICTURES (companion teach --plan lists the "
-         "steps). It asks you to lay up to 16 tile types at a time on the mat, upright, then "
-         "the explorer ship alone, then an empty board inside one seat's markers, and to "
-         "confirm or correct each tile's type. The pack teaches the camera your own copy."),
-        ("Play",
-         "Hands, cups and shells may be in view; the camera reports what it cannot see as "
-         "unknown rather than guessing."),
+        (
+            "Print at 100 %",
+            "Print every PDF at actual size (100 %, no 'fit to page'): the display mat on A3, the "
+            "marker sheets, the storage cards and this guide on A4.",
+        ),
+        (
+            "Check the scale bar",
+            f"Measure the black bar below (and the one on the mat) with a ruler: it must be "
+            f"{SCALE_BAR_MM:g} mm long. If it is not, fix the printer settings and print again.",
+        ),
+        (
+            "Lay the mat",
+            f"Put the display mat flat in the middle of the table (active area "
+            f"{2 * geo.half_extent:g} mm square). North may point any way; keep the four markers "
+            "uncovered. Tape the corners if the paper curls.",
+        ),
+        (
+            "Stick the markers",
+            "Cut out each seat's four markers along the dashed lines and stick them round that "
+            "player's board as the sheet's diagram shows: each marker's 'away from the player' "
+            "edge away from the player, within 3 mm of its place. Only the seats in play need "
+            "markers. Lay a storage card where each board's storage slot is (on a wooden or "
+            "coloured table an empty slot is read without one, but less surely).",
+        ),
+        (
+            "Place the camera",
+            f"Fix the camera {low / 1000:g} to {high / 1000:g} m above the table looking down "
+            f"(at most {kit.CAMERA_TILT_MAX_DEG:g} degrees off vertical) so it sees the mat and "
+            f"every board. It needs at least {kit.MIN_PX_PER_MM:g} pixels per millimetre: "
+            f"a picture {1920} pixels wide may show at most "
+            f"{1920 / kit.MIN_PX_PER_MM / 1000:.2f} m of table across.",
+        ),
+        (
+            "Teach the box",
+            "Run: companion teach --out PACKDIR --frames PICTURES (companion teach --plan lists "
+            "the steps). It asks you to lay up to 16 tile types at a time on the mat, upright, "
+            "then the explorer ship alone, then an empty board inside one seat's markers, and "
+            "to confirm or correct each tile's type. The pack teaches the camera your own copy.",
+        ),
+        (
+            "Play",
+            "Hands, cups and shells may be in view; the camera reports what it cannot see as "
+            "unknown rather than guessing.",
+        ),
     ]
     for i, (head, body) in enumerate(steps, 1):
         page.text((m, y), f"{i}. {head}", 3.9, bold=True)
@@ -681,8 +743,9 @@ def render_png(page: Page, dpi: float = PRINT_DPI) -> np.ndarray:
                 image[y0:y1, x0:x1] = item.grey
             else:
                 pts = np.array([[p[0] * s * 16 - 8, p[1] * s * 16 - 8] for p in item.points])
-                cv2.fillPoly(image, [pts.round().astype(np.int32)], int(item.grey),
-                             cv2.LINE_AA, shift=4)
+                cv2.fillPoly(
+                    image, [pts.round().astype(np.int32)], int(item.grey), cv2.LINE_AA, shift=4
+                )
         elif isinstance(item, Line):
             _raster_line(image, item, s)
         else:
@@ -761,14 +824,26 @@ def kit_files() -> list[KitFile]:
         KitFile(f"display-mat-{PRINT_DPI}dpi.png", f"the same mat as a {PRINT_DPI} dpi picture"),
     ]
     for seat in kit.SEATS:
-        files.append(KitFile(f"seat-{seat}-markers-A4.pdf",
-                             f"seat {seat}'s four marker stickers, A4, print at 100 %"))
-        files.append(KitFile(f"seat-{seat}-markers-{PRINT_DPI}dpi.png",
-                             f"the same sheet as a {PRINT_DPI} dpi picture"))
-    files.append(KitFile("storage-cards-A4.pdf",
-                         "five storage cards, A4: one under each player's storage slot"))
-    files.append(KitFile(f"storage-cards-{PRINT_DPI}dpi.png",
-                         f"the same sheet as a {PRINT_DPI} dpi picture"))
+        files.append(
+            KitFile(
+                f"seat-{seat}-markers-A4.pdf",
+                f"seat {seat}'s four marker stickers, A4, print at 100 %",
+            )
+        )
+        files.append(
+            KitFile(
+                f"seat-{seat}-markers-{PRINT_DPI}dpi.png",
+                f"the same sheet as a {PRINT_DPI} dpi picture",
+            )
+        )
+    files.append(
+        KitFile(
+            "storage-cards-A4.pdf", "five storage cards, A4: one under each player's storage slot"
+        )
+    )
+    files.append(
+        KitFile(f"storage-cards-{PRINT_DPI}dpi.png", f"the same sheet as a {PRINT_DPI} dpi picture")
+    )
     files.append(KitFile("README.txt", "this list"))
     return files
 
@@ -802,8 +877,9 @@ def _build(tile_mm: float) -> dict[str, bytes]:
     return files
 
 
-def write_kit(out_dir: str | Path, tile_mm: float = 45.0,
-              progress: Callable[[str], None] | None = None) -> list[Path]:
+def write_kit(
+    out_dir: str | Path, tile_mm: float = 45.0, progress: Callable[[str], None] | None = None
+) -> list[Path]:
     """Write the whole kit into `out_dir` atomically; returns the files written.
 
     `out_dir` may be missing, empty, or hold an earlier kit (which is replaced); anything
@@ -817,8 +893,9 @@ def write_kit(out_dir: str | Path, tile_mm: float = 45.0,
             raise KitError(f"{out} is a file; give a folder for the kit")
         strangers = sorted(p.name for p in out.iterdir() if p.name not in names)
         if strangers:
-            raise KitError(f"{out} already holds other files ({strangers[0]}); "
-                           "give a new or empty folder")
+            raise KitError(
+                f"{out} already holds other files ({strangers[0]}); give a new or empty folder"
+            )
     parent = out.absolute().parent
     if not parent.is_dir():
         raise KitError(f"{parent} does not exist")

@@ -68,8 +68,10 @@ def rendered_tables(
                 progress(index + 1, count)
         return
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        jobs = [pool.submit(_table_cells_in_worker, str(pack.root), config, seed, index)
-                for index in range(count)]
+        jobs = [
+            pool.submit(_table_cells_in_worker, str(pack.root), config, seed, index)
+            for index in range(count)
+        ]
         for index, job in enumerate(jobs):
             yield job.result()
             if progress:
@@ -99,14 +101,18 @@ def table_cells(
     from vision.bench import _cells
     from vision.read import TableNotFound, read_table_view
 
-    plain = replace(config, judge=replace(config.judge, enabled=False),
-                    read=replace(config.read, cell_workers=0))
+    plain = replace(
+        config,
+        judge=replace(config.judge, enabled=False),
+        read=replace(config.read, cell_workers=0),
+    )
     rng = np.random.default_rng([seed, 20261126, index])
     difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
     seats = int(rng.integers(3, 6))
     scene = random_scene(pack.catalogue, rng, seats, "front", difficulty)
-    scene = replace(scene, table_top=str(rng.choice(TABLE_TOPS)),
-                    storage_cards=bool(rng.random() < 0.7))
+    scene = replace(
+        scene, table_top=str(rng.choice(TABLE_TOPS)), storage_cards=bool(rng.random() < 0.7)
+    )
     # Smaller frames push the tables towards the kit's least 1.5 px/mm.
     shrink = float(rng.uniform(0.55, 1.0))
     size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))

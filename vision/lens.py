@@ -56,8 +56,9 @@ class Lens:
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.k) or not _SEARCH[0] <= self.k <= _SEARCH[1]:
-            raise ValueError(f"a lens bend k must lie between {_SEARCH[0]:g} and "
-                             f"{_SEARCH[1]:g}, not {self.k!r}")
+            raise ValueError(
+                f"a lens bend k must lie between {_SEARCH[0]:g} and {_SEARCH[1]:g}, not {self.k!r}"
+            )
 
     def growth(self, width: int, height: int) -> float:
         """How much larger the straightened frame is than a seen one of this size: a
@@ -77,7 +78,8 @@ class Lens:
         r2 = (centred * centred).sum(axis=1) / half**2
         cw, ch = self.canvas(width, height)
         out: Points = centred * (1.0 + self.k * r2)[:, None] + np.array(
-            [cx + (cw - width) / 2, cy + (ch - height) / 2])
+            [cx + (cw - width) / 2, cy + (ch - height) / 2]
+        )
         return out
 
     def straighten(self, image: Image) -> Image:
@@ -89,7 +91,8 @@ class Lens:
         fixed, fraction = _straightening_maps(width, height, self.k)
         out: Image = np.asarray(
             cv2.remap(image, fixed, fraction, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT),
-            np.uint8)
+            np.uint8,
+        )
         return out
 
     def bend(self, image: NDArray[Any]) -> NDArray[Any]:
@@ -102,9 +105,16 @@ class Lens:
         cx, cy, half = _frame(width, height)
         dx, dy = (xs - cx) / half, (ys - cy) / half
         grow = 1.0 + np.float32(self.k) * (dx * dx + dy * dy)
-        out: NDArray[Any] = np.asarray(cv2.remap(
-            image, cx + (xs - cx) * grow, cy + (ys - cy) * grow, cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_REPLICATE), image.dtype)
+        out: NDArray[Any] = np.asarray(
+            cv2.remap(
+                image,
+                cx + (xs - cx) * grow,
+                cy + (ys - cy) * grow,
+                cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_REPLICATE,
+            ),
+            image.dtype,
+        )
         return out
 
 
@@ -129,13 +139,16 @@ def _straightening_maps(
         reach = min(reach, 0.999 / math.sqrt(-3.0 * k))
     seen = np.linspace(0.0, reach, 8193)
     straight = seen * (1.0 + k * seen**2)
-    qx = ((np.arange(cw, dtype=np.float32) - np.float32((cw - width) / 2 + cx))
-          / np.float32(half))[None, :]
-    qy = ((np.arange(ch, dtype=np.float32) - np.float32((ch - height) / 2 + cy))
-          / np.float32(half))[:, None]
+    qx = ((np.arange(cw, dtype=np.float32) - np.float32((cw - width) / 2 + cx)) / np.float32(half))[
+        None, :
+    ]
+    qy = (
+        (np.arange(ch, dtype=np.float32) - np.float32((ch - height) / 2 + cy)) / np.float32(half)
+    )[:, None]
     radius = np.sqrt(qx * qx + qy * qy)
-    ratio = np.interp(radius, straight, seen / np.maximum(straight, 1e-9),
-                      right=np.nan).astype(np.float32)
+    ratio = np.interp(radius, straight, seen / np.maximum(straight, 1e-9), right=np.nan).astype(
+        np.float32
+    )
     ratio[radius < 1e-6] = 1.0
     map_x = cx + qx * ratio * np.float32(half)
     map_y = cy + qy * ratio * np.float32(half)
@@ -176,8 +189,10 @@ def measure_lens(
         total, count = 0.0, 0
         lens = Lens(k)
         for markers, width, height in photos:
-            straight = {i: MarkerSighting(i, lens.straighten_points(m.corners, width, height))
-                        for i, m in markers.items()}
+            straight = {
+                i: MarkerSighting(i, lens.straighten_points(m.corners, width, height))
+                for i, m in markers.items()
+            }
             scales = plane_scales(straight, tile_mm, seat_layouts, config)
             if scales:
                 # The reference's own stickers sit off too: all scales share a free factor.
@@ -191,8 +206,9 @@ def measure_lens(
         return None
     coarse = np.linspace(*_SEARCH, round((_SEARCH[1] - _SEARCH[0]) / _COARSE) + 1)
     at = float(coarse[int(np.argmin([spread(float(k))[0] for k in coarse]))])
-    fine = np.clip(np.linspace(at - _COARSE, at + _COARSE, round(2 * _COARSE / _STEP) + 1),
-                   *_SEARCH)
+    fine = np.clip(
+        np.linspace(at - _COARSE, at + _COARSE, round(2 * _COARSE / _STEP) + 1), *_SEARCH
+    )
     costs = np.array([spread(float(k))[0] for k in fine])
     best = int(np.argmin(costs))
     k = float(fine[best])
@@ -202,8 +218,9 @@ def measure_lens(
         if denom > 0:
             k += _STEP * float(np.clip(0.5 * (y0 - y2) / denom, -0.5, 0.5))
     straightened = spread(k)[0]
-    return LensMeasure(round(k, 4), areas, 100.0 * math.sqrt(seen / areas),
-                       100.0 * math.sqrt(straightened / areas))
+    return LensMeasure(
+        round(k, 4), areas, 100.0 * math.sqrt(seen / areas), 100.0 * math.sqrt(straightened / areas)
+    )
 
 
 class LensWatch:
@@ -213,8 +230,11 @@ class LensWatch:
     bend set wrong). Later reads cost nothing."""
 
     def __init__(
-        self, tile_mm: float, seat_layouts: BoardLayout | Mapping[int, BoardLayout],
-        config: AreaConfig | None = None, lens_k: float = 0.0,
+        self,
+        tile_mm: float,
+        seat_layouts: BoardLayout | Mapping[int, BoardLayout],
+        config: AreaConfig | None = None,
+        lens_k: float = 0.0,
     ) -> None:
         self.tile_mm = tile_mm
         self.seat_layouts = seat_layouts
@@ -227,14 +247,17 @@ class LensWatch:
         read tells, and ever after."""
         if self.measured is not None:
             return None
-        self.measured = measure_lens([(markers, width, height)], self.tile_mm,
-                                     self.seat_layouts, self.config)
+        self.measured = measure_lens(
+            [(markers, width, height)], self.tile_mm, self.seat_layouts, self.config
+        )
         if self.measured is None or abs(self.measured.k) < NOTABLE_K:
             return None
         # What is left in a straightened frame is measured on its larger canvas: the bends
         # add up nearly, the left one scaled back to the seen frame's width.
         k = self.lens.k + self.measured.k / self.lens.growth(width, height) ** 2
         was = f" (it is set to {self.lens.k:.2f})" if self.lens.k else ""
-        return (f"The camera's lens bends straight lines (about {k:.2f}): seats near the "
-                f"picture's edges read worse. Set lens_k = {k:.2f} under [camera] in the "
-                f"settings{was} (or measure it with `companion lens`) and restart.")
+        return (
+            f"The camera's lens bends straight lines (about {k:.2f}): seats near the "
+            f"picture's edges read worse. Set lens_k = {k:.2f} under [camera] in the "
+            f"settings{was} (or measure it with `companion lens`) and restart."
+        )

@@ -27,12 +27,20 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion lens`."""
-    parser.add_argument("images", nargs="+", metavar="IMAGE",
-                        help="photos from the camera of the whole laid-out kit (the display "
-                        "mat and the seats' markers; move the boards between photos)")
-    parser.add_argument("--tile-mm", type=float, default=45.0, metavar="MM",
-                        help="side of one island tile in millimetres, as the kit was printed "
-                        "(default 45)")
+    parser.add_argument(
+        "images",
+        nargs="+",
+        metavar="IMAGE",
+        help="photos from the camera of the whole laid-out kit (the display "
+        "mat and the seats' markers; move the boards between photos)",
+    )
+    parser.add_argument(
+        "--tile-mm",
+        type=float,
+        default=45.0,
+        metavar="MM",
+        help="side of one island tile in millimetres, as the kit was printed (default 45)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,30 +62,38 @@ def run(args: argparse.Namespace) -> int:
         markers = photo_markers(image, config)
         if not markers:
             raise FrameError(name, "no markers of the table kit in the photo")
-        one = measure_lens([(markers, image.shape[1], image.shape[0])], args.tile_mm, layout,
-                           config.areas)
+        one = measure_lens(
+            [(markers, image.shape[1], image.shape[0])], args.tile_mm, layout, config.areas
+        )
         if one is None:
             lines.append(f"{name}: fewer than two areas with three markers seen; left out")
             continue
         photos.append((markers, image.shape[1], image.shape[0]))
         singles.append(one)
-        lines.append(f"{name}: k = {one.k:.3f} ({one.areas} areas beside the reference, their "
-                     f"scales {one.seen_off_pct:.1f} % off as seen, "
-                     f"{one.straightened_off_pct:.1f} % straightened)")
+        lines.append(
+            f"{name}: k = {one.k:.3f} ({one.areas} areas beside the reference, their "
+            f"scales {one.seen_off_pct:.1f} % off as seen, "
+            f"{one.straightened_off_pct:.1f} % straightened)"
+        )
     # One photo's own measure is the whole measure; several are measured together.
     measure = singles[0] if len(singles) == 1 else None
     if len(photos) > 1:
         measure = measure_lens(photos, args.tile_mm, layout, config.areas)
     if measure is None:
-        raise CompanionError("no photo shows two areas of the kit with three markers each: "
-                             "take one of the whole table with nothing over the markers")
-    lines.append(f"lens bend k = {measure.k:.3f} (from {len(photos)} photo"
-                 f"{'s' if len(photos) > 1 else ''})")
+        raise CompanionError(
+            "no photo shows two areas of the kit with three markers each: "
+            "take one of the whole table with nothing over the markers"
+        )
+    lines.append(
+        f"lens bend k = {measure.k:.3f} (from {len(photos)} photo{'s' if len(photos) > 1 else ''})"
+    )
     if abs(measure.k) < NEGLIGIBLE_K:
         lines.append("Straight enough: nothing to set.")
     else:
-        lines.append(f"Set `lens_k = {measure.k:.3f}` under [camera] in the table's settings; "
-                     f"`companion read` takes `--lens {measure.k:.3f}`.")
+        lines.append(
+            f"Set `lens_k = {measure.k:.3f}` under [camera] in the table's settings; "
+            f"`companion read` takes `--lens {measure.k:.3f}`."
+        )
     print("\n".join(lines))
     return 0
 

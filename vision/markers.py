@@ -133,7 +133,8 @@ def recover_markers(
                 if i == marker_id
             ]
             hits = [
-                h for h in hits
+                h
+                for h in hits
                 if np.linalg.norm(h.mean(axis=0) - centre) <= config.recover_max_offset * side
             ]
             if hits:
@@ -255,7 +256,8 @@ def _sightings(
     ids = sorted(found)
     quads = [q for i in ids for q in found[i]]
     refined: list[FloatArray | None] = (
-        _refine_edges(gray, np.stack(quads), config) if quads and config.edge_refine
+        _refine_edges(gray, np.stack(quads), config)
+        if quads and config.edge_refine
         else [None] * len(quads)
     )
     once = [marker_side_px(found[i][0]) for i in ids if len(found[i]) == 1]

@@ -182,8 +182,9 @@ def locate_table(
     display, seats = refine_areas(gray, display, seats, config.areas, markers=markers)
     warnings = placed_by_lane_notes(warnings, display)
     if boards is not None:
-        seats = place_seats_by_board(gray, markers, display, seats, tile_mm, seat_layouts,
-                                     boards, config.areas)
+        seats = place_seats_by_board(
+            gray, markers, display, seats, tile_mm, seat_layouts, boards, config.areas
+        )
         warnings = placed_by_board_notes(warnings, seats)
     timings["areas"] = time.perf_counter() - t2
     shape = (int(gray.shape[0]), int(gray.shape[1]))
@@ -191,8 +192,11 @@ def locate_table(
 
 
 def _expected_markers(
-    markers: dict[int, MarkerSighting], display: AreaPose | None, seats: dict[int, AreaPose],
-    tile_mm: float, seat_layouts: BoardLayout | dict[int, BoardLayout],
+    markers: dict[int, MarkerSighting],
+    display: AreaPose | None,
+    seats: dict[int, AreaPose],
+    tile_mm: float,
+    seat_layouts: BoardLayout | dict[int, BoardLayout],
     gained: set[int] | None,
 ) -> dict[int, NDArray[np.float64]]:
     """Where the missing markers of the areas must be (id -> 4 x 2 image corners): as the
@@ -202,7 +206,8 @@ def _expected_markers(
     located = [p for p in (display, *seats.values()) if p is not None]
     placed = {p.area for p in located}
     rough = [
-        pose for area, geometry in area_geometries(tile_mm, seat_layouts)
+        pose
+        for area, geometry in area_geometries(tile_mm, seat_layouts)
         if area not in placed and (pose := from_one_marker(geometry, markers, located))
     ]
     out: dict[int, NDArray[np.float64]] = {}
@@ -258,8 +263,9 @@ def read_table_view(
                 ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
 
         t0 = time.perf_counter()
-        slots, matches, hidden, cutting, waited = _cut_and_read(colour, view, pack, side,
-                                                                config, look_for_ship)
+        slots, matches, hidden, cutting, waited = _cut_and_read(
+            colour, view, pack, side, config, look_for_ship
+        )
         reads = table_reads(matches, pack, config, lessons)
         timings["crops"] = cutting
         timings["cells"] = time.perf_counter() - t0 - cutting
@@ -269,7 +275,8 @@ def read_table_view(
         timings["ship"] = 0.0
         if view.display is not None:
             ship, timings["ship"] = (
-                ship_job.result() if ship_job is not None
+                ship_job.result()
+                if ship_job is not None
                 else _timed_ship(colour, view.display, pack, config)
             )
     finally:
@@ -277,8 +284,17 @@ def read_table_view(
             beside.shutdown(wait=True)
     found: dict[tuple[Any, int, int], CellRead] = dict(zip(slots, reads, strict=True))
     t0 = time.perf_counter()
-    found.update(storage_against_table(colour, view.seats, found, layout, tile_mm, config,
-                                       [m.corners for m in view.markers.values()]))
+    found.update(
+        storage_against_table(
+            colour,
+            view.seats,
+            found,
+            layout,
+            tile_mm,
+            config,
+            [m.corners for m in view.markers.values()],
+        )
+    )
     timings["storage"] = time.perf_counter() - t0
 
     for area, cells in hidden.items():
@@ -307,7 +323,12 @@ def read_table_view(
         seats[seat] = SeatRead(grid, found.get((seat, -1, 0), UNKNOWN))
     table = TableRead(display_grid, ship, seats, tuple(warnings))
     final = TableView(
-        view.markers, view.display, view.seats, tuple(warnings), view.shape, timings,
+        view.markers,
+        view.display,
+        view.seats,
+        tuple(warnings),
+        view.shape,
+        timings,
         dict(zip(slots, matches, strict=True)),
     )
     return table, final
@@ -317,7 +338,11 @@ Slot = tuple[Any, int, int]  # (area, row, col); a seat's storage is (seat, -1, 
 
 
 def _crops(
-    colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig,
+    colour: Image,
+    view: TableView,
+    pack: Pack,
+    side: str,
+    config: VisionConfig,
     areas: Collection[Any] | None = None,
 ) -> tuple[list[Image], list[Image | None], list[Slot], dict[Any, list[str]]]:
     """Every cell crop wholly in the picture (vision.areas' contract), its empty-board
@@ -333,8 +358,13 @@ def _crops(
     slots: list[Slot] = []
     hidden: dict[Any, list[str]] = {}
 
-    def add(pose: AreaPose, keys: list[Slot], centres: list[tuple[float, float]],
-            crop_mm: float, cell_refs: list[Image | None]) -> None:
+    def add(
+        pose: AreaPose,
+        keys: list[Slot],
+        centres: list[tuple[float, float]],
+        crop_mm: float,
+        cell_refs: list[Image | None],
+    ) -> None:
         """Crops of one area's cells of one size: those wholly in the picture, one warp."""
         # A tile lies up to 4 mm off its cell centre: all of that must be in the picture.
         seen = crops_visible(view.shape, pose, centres, tile_mm + 8.0)
@@ -351,17 +381,26 @@ def _crops(
     if view.display is not None and (areas is None or DISPLAY in areas):
         geo = kit.DisplayGeometry(tile_mm)
         places = list(product(range(4), range(4)))
-        add(view.display, [(DISPLAY, r, c) for r, c in places],
-            [geo.cell_centre(r, c) for r, c in places], size, [None] * len(places))
+        add(
+            view.display,
+            [(DISPLAY, r, c) for r, c in places],
+            [geo.cell_centre(r, c) for r, c in places],
+            size,
+            [None] * len(places),
+        )
     board_refs = _board_references(pack, side, layout, size, ppm)
     playable = layout.playable_cells
     for seat, pose in sorted(view.seats.items()):
         if areas is not None and seat not in areas:
             continue
         sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
-        add(pose, [(seat, r, c) for r, c in playable],
-            [sgeo.cell_centre(r, c) for r, c in playable], size,
-            [board_refs.get(cell) for cell in playable])
+        add(
+            pose,
+            [(seat, r, c) for r, c in playable],
+            [sgeo.cell_centre(r, c) for r, c in playable],
+            size,
+            [board_refs.get(cell) for cell in playable],
+        )
         add(pose, [(seat, -1, 0)], [sgeo.storage_centre()], storage_size_mm(sgeo, margin), [None])
     return crops, refs, slots, hidden
 
@@ -393,7 +432,11 @@ def _board_references(
 
 
 def _cut_and_read(
-    colour: Image, view: TableView, pack: Pack, side: str, config: VisionConfig,
+    colour: Image,
+    view: TableView,
+    pack: Pack,
+    side: str,
+    config: VisionConfig,
     meanwhile: Callable[[], None] = lambda: None,
 ) -> tuple[list[Slot], list[CellMatch], dict[Any, list[str]], float, float]:
     """Every cell crop cut (_crops) and read by vision.recognise with the pack's model learnt
@@ -444,11 +487,15 @@ def _cut_and_read(
         return part_crops, part_refs, _light_groups(mine)
 
     def theirs(idx: list[int]) -> Callable[[], Part]:
-        return lambda: ([crops[i] for i in idx], [refs[i] for i in idx],
-                        _light_groups([slots[i] for i in idx]))
+        return lambda: (
+            [crops[i] for i in idx],
+            [refs[i] for i in idx],
+            _light_groups([slots[i] for i in idx]),
+        )
 
-    part_reads = workers.read([here, *(theirs(idx) for idx in parts[1:])],
-                              lambda part: read_part(model, part))
+    part_reads = workers.read(
+        [here, *(theirs(idx) for idx in parts[1:])], lambda part: read_part(model, part)
+    )
     out_slots = mine + [slots[i] for idx in parts[1:] for i in idx]
     matches = [match for got in part_reads for match in got]
     return out_slots, weighed(matches, out_slots, model.config), hidden, cutting, workers.waited
@@ -463,7 +510,9 @@ def weighed(
 
 
 def table_reads(
-    matches: Sequence[CellMatch], pack: Pack, config: VisionConfig,
+    matches: Sequence[CellMatch],
+    pack: Pack,
+    config: VisionConfig,
     lessons: Lessons | None = None,
 ) -> list[CellRead]:
     """The cells' answers: the pack's learned judge (refitted with this table's `lessons`)
@@ -479,8 +528,12 @@ def table_reads(
 
 
 def storage_against_table(
-    colour: Image, seats: Mapping[int, AreaPose], reads: Mapping[Slot, CellRead],
-    layout: BoardLayout, tile_mm: float, config: VisionConfig,
+    colour: Image,
+    seats: Mapping[int, AreaPose],
+    reads: Mapping[Slot, CellRead],
+    layout: BoardLayout,
+    tile_mm: float,
+    config: VisionConfig,
     markers: Sequence[NDArray[np.float64]] = (),
 ) -> dict[Slot, CellRead]:
     """The storage slots whose read the table round them changes (vision.storage): one read
@@ -503,21 +556,31 @@ def storage_against_table(
     for seat, pose in seats.items():
         sgeo = kit.SeatGeometry(seat, layout.rows, layout.cols, tile_mm)
         centre = sgeo.storage_centre()
-        seen = (None if crops_visible(colour.shape, pose, [centre], side)[0]
-                else crop_in_picture(colour.shape, pose, centre, side, ppm))
+        seen = (
+            None
+            if crops_visible(colour.shape, pose, [centre], side)[0]
+            else crop_in_picture(colour.shape, pose, centre, side, ppm)
+        )
         near = None if corners is None else pose.unproject(corners).reshape(-1, 4, 2)
-        squares[seat] = (cell_crop(colour, pose, centre, side, ppm), seen,
-                         kept_out(sgeo, cfg, near))
+        squares[seat] = (
+            cell_crop(colour, pose, centre, side, ppm),
+            seen,
+            kept_out(sgeo, cfg, near),
+        )
 
     out: dict[Slot, CellRead] = {}
     if empty:
-        chromas = {seat: ring_chroma(square, tile_mm, kept, cfg, ppm, seen)
-                   for seat, (square, seen, kept) in squares.items()}
+        chromas = {
+            seat: ring_chroma(square, tile_mm, kept, cfg, ppm, seen)
+            for seat, (square, seen, kept) in squares.items()
+        }
         pale = pale_rings(chromas, empty, cfg)
         out.update({slots[seat]: UNKNOWN for seat in empty if seat in pale})
     if doubtful:
-        surfaces = {seat: slot_surface(square, tile_mm, kept, cfg, seen)
-                    for seat, (square, seen, kept) in squares.items()}
+        surfaces = {
+            seat: slot_surface(square, tile_mm, kept, cfg, seen)
+            for seat, (square, seen, kept) in squares.items()
+        }
         bare = bare_slots(surfaces, cfg)
         out.update({slots[seat]: EMPTY for seat in doubtful if seat in bare})
     return out
@@ -572,7 +635,9 @@ def _bench(scenes: int, styles: list[str], effects_names: list[str], seed: int) 
                 for k in range(scenes):
                     rng = np.random.default_rng(seed * 1000 + k)
                     scene = random_scene(
-                        pack.catalogue, rng, n_seats=5,
+                        pack.catalogue,
+                        rng,
+                        n_seats=5,
                         difficulty="hard" if effects_name == "hard" else "easy",
                     )
                     rendered = render_table(
@@ -622,8 +687,9 @@ def _bench(scenes: int, styles: list[str], effects_names: list[str], seed: int) 
     print(f"read time in JPEG decodes of the same frame (median; one decode {decode_ms:.0f} ms):")
     for stage, values in stages.items():
         median = statistics.median(values)
-        beside = {"ship": "  beside the cells",
-                  "waiting": "  of cells: for the cell workers"}.get(stage, "")
+        beside = {"ship": "  beside the cells", "waiting": "  of cells: for the cell workers"}.get(
+            stage, ""
+        )
         print(f"  {stage:8} {median:6.2f}  ({median * decode_ms:5.0f} ms){beside}")
     total = statistics.median(ratios)
     print(f"  {'total':8} {total:6.2f}  ({total * decode_ms:5.0f} ms)")

@@ -106,21 +106,55 @@ class CellMatch:
 #: (step 4), then how it fits lit as the paper round the cell is (_lit_misfits): its rms,
 #: its margin over the best candidate meaning something else, whether it is the best so
 #: lit, and whether it was proposed so (the matcher's own fit was poor).
-TILE_STATS = ("fit", "rms", "hidden", "gain", "spread", "evidence", "separation",
-              "lit_rms", "lit_margin", "lit_best", "by_light")
+TILE_STATS = (
+    "fit",
+    "rms",
+    "hidden",
+    "gain",
+    "spread",
+    "evidence",
+    "separation",
+    "lit_rms",
+    "lit_margin",
+    "lit_best",
+    "by_light",
+)
 #: The names of CellMatch.look_stats, in order.
 LOOK_STATS = (
-    "rms", "rms_all", "looks", "board", "gain", "washed", "white", "tint", "explained",
-    "explained_kept", "detail", "hidden", "veil",
+    "rms",
+    "rms_all",
+    "looks",
+    "board",
+    "gain",
+    "washed",
+    "white",
+    "tint",
+    "explained",
+    "explained_kept",
+    "detail",
+    "hidden",
+    "veil",
 )
 
 
 def _look_stats(look: _EmptyLook) -> tuple[float, ...]:
     """An empty look's figures in LOOK_STATS order (nan where a figure does not apply)."""
     hidden = 0.0 if look.hidden is None else float(look.hidden.mean())
-    return (look.rms, look.rms_all, float(look.looks), float(look.reference is not None),
-            look.gain, float(look.washed), look.white, look.tint, look.explained,
-            look.explained_kept, look.detail, hidden, look.veil)
+    return (
+        look.rms,
+        look.rms_all,
+        float(look.looks),
+        float(look.reference is not None),
+        look.gain,
+        float(look.washed),
+        look.white,
+        look.tint,
+        look.explained,
+        look.explained_kept,
+        look.detail,
+        hidden,
+        look.veil,
+    )
 
 
 def doubt_odd_light(
@@ -146,9 +180,13 @@ def doubt_odd_light(
     usual, table = medians
     out = []
     for match, area in zip(matches, areas, strict=True):
-        if (match.light is not None and match.hidden > 0 and not match.sure and match.read.empty
-                and _hue_off(np.log(match.light), usual.get(area, table))
-                > config.empty_max_light_tint):
+        if (
+            match.light is not None
+            and match.hidden > 0
+            and not match.sure
+            and match.read.empty
+            and _hue_off(np.log(match.light), usual.get(area, table)) > config.empty_max_light_tint
+        ):
             match = replace(match, read=UNKNOWN, reason="odd light")
         out.append(match)
     return _doubt_odd_veils(out, areas, config)
@@ -165,8 +203,12 @@ def _doubt_odd_veils(
     most of a plain island, taken for its sand, asks for a veil of the skin's hue."""
     clean: dict[Hashable, list[NDArray[np.float64]]] = {}
     for match, area in zip(matches, areas, strict=True):
-        if (match.veil is not None and match.read.tile is not None and match.hidden == 0
-                and match.fit >= config.tile_clean_fit):
+        if (
+            match.veil is not None
+            and match.read.tile is not None
+            and match.hidden == 0
+            and match.fit >= config.tile_clean_fit
+        ):
             clean.setdefault(area, []).append(np.asarray(match.veil))
     medians = _area_medians(clean, 3)
     if medians is None:
@@ -174,10 +216,12 @@ def _doubt_odd_veils(
     usual, table = medians
     out = []
     for match, area in zip(matches, areas, strict=True):
-        if (match.veil is not None and match.read.tile is not None
-                and match.hidden >= config.covered_share
-                and _hue_off(np.asarray(match.veil), usual.get(area, table))
-                > config.tile_max_veil_tint):
+        if (
+            match.veil is not None
+            and match.read.tile is not None
+            and match.hidden >= config.covered_share
+            and _hue_off(np.asarray(match.veil), usual.get(area, table)) > config.tile_max_veil_tint
+        ):
             match = replace(match, read=UNKNOWN, reason="odd veil")
         out.append(match)
     return out
@@ -192,8 +236,7 @@ def _area_medians(
     everyone = [v for vs in values.values() for v in vs]
     if len(everyone) < least:
         return None
-    usual = {area: np.median(np.stack(v), axis=0) for area, v in values.items()
-             if len(v) >= least}
+    usual = {area: np.median(np.stack(v), axis=0) for area, v in values.items() if len(v) >= least}
     return usual, np.median(np.stack(everyone), axis=0)
 
 
@@ -221,8 +264,7 @@ def read_cells(
     Plain crops (no empty reference) with the same `light_groups` entry lie on one paper
     under one light, like the display's cells: the paper seen round them all tells a cell
     in a lamp's glare, which may hide a tile, from an empty one."""
-    return [m.read for m in match_cells(crops, model, empty_references,
-                                        light_groups=light_groups)]
+    return [m.read for m in match_cells(crops, model, empty_references, light_groups=light_groups)]
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -241,8 +283,9 @@ class _Square:
 @lru_cache(maxsize=16)
 def _square(n: int) -> _Square:
     basis = light_basis(n)
-    return _Square(n, basis, np.linalg.pinv(basis).astype(np.float32),
-                   np.ascontiguousarray(basis.T))
+    return _Square(
+        n, basis, np.linalg.pinv(basis).astype(np.float32), np.ascontiguousarray(basis.T)
+    )
 
 
 def _check_crop(crop: Image, what: str) -> None:
@@ -283,10 +326,12 @@ def _light_residuals_kept(xs: Float, sq: _Square, keep: Mask | None) -> NDArray[
         res = xs - np.matmul(np.matmul(xs, sq.pinv.T), sq.basis_t)
     else:
         kept = sq.basis_t * keep[:, None, :]  # (N, 3, M)
-        coef = np.linalg.solve(np.matmul(kept, sq.basis) + np.eye(3) * 1e-6,
-                               np.matmul(kept, xs.transpose(0, 2, 1)))
+        coef = np.linalg.solve(
+            np.matmul(kept, sq.basis) + np.eye(3) * 1e-6, np.matmul(kept, xs.transpose(0, 2, 1))
+        )
         res = (xs - np.matmul(coef.transpose(0, 2, 1).astype(np.float32), sq.basis_t)) * (
-            keep[:, None, :])
+            keep[:, None, :]
+        )
     out: NDArray[np.float64] = np.array([float(np.einsum("cm,cm->", r, r)) for r in res])
     return out
 
@@ -301,8 +346,9 @@ def _predicted_many(model: TileModel, ks: NDArray[np.intp], coef: NDArray[np.flo
     """_predicted of candidates ks (N,) with their coefficients (N, 3, 6): (N, 3, M)."""
     c = coef.astype(np.float32)
     basis_t = _square(model.inner_px).basis_t
-    out: Float = (model.channels[:, ks].transpose(1, 0, 2) * np.matmul(c[:, :, :3], basis_t)
-                  + np.matmul(c[:, :, 3:], basis_t))
+    out: Float = model.channels[:, ks].transpose(1, 0, 2) * np.matmul(
+        c[:, :, :3], basis_t
+    ) + np.matmul(c[:, :, 3:], basis_t)
     return out
 
 
@@ -349,11 +395,15 @@ def _hidden_many(res: Float, n: int, cfg: CellConfig, predicted: Float | None) -
     out: Mask = blocks > limit[:, None, None]
     if predicted is not None and out.any():
         p = predicted
-        maps = np.concatenate([p, (p[:, 0] * p[:, 0] + p[:, 1] * p[:, 1] + p[:, 2] * p[:, 2])
-                               [:, None]], axis=1)
+        maps = np.concatenate(
+            [p, (p[:, 0] * p[:, 0] + p[:, 1] * p[:, 1] + p[:, 2] * p[:, 2])[:, None]], axis=1
+        )
         means = _block_means(maps, n, cfg.blocks)
-        contrast = np.maximum(means[:, 3] - (means[:, 0] * means[:, 0] + means[:, 1]
-                                             * means[:, 1] + means[:, 2] * means[:, 2]), 0.0)
+        contrast = np.maximum(
+            means[:, 3]
+            - (means[:, 0] * means[:, 0] + means[:, 1] * means[:, 1] + means[:, 2] * means[:, 2]),
+            0.0,
+        )
         out &= blocks > cfg.occluded_detail * contrast
     return out
 
@@ -393,8 +443,10 @@ def _colour_misfit(
             options.append((a, b))
     if not options:
         return float("inf")
-    return min(max(abs(o - a * r - b) for o, r in zip(obs, ref, strict=True))
-               for a, b in options) / brightness
+    return (
+        min(max(abs(o - a * r - b) for o, r in zip(obs, ref, strict=True)) for a, b in options)
+        / brightness
+    )
 
 
 def _structure_gain(coef: NDArray[np.float64], energy: NDArray[np.floating]) -> float:
@@ -457,8 +509,9 @@ def _reference(
         return hit[1]
     ref = _scaled(reference, side)
     if blur > 0:
-        ref = np.asarray(cv2.GaussianBlur(ref, (0, 0), blur, borderType=cv2.BORDER_REPLICATE),
-                         np.float32)
+        ref = np.asarray(
+            cv2.GaussianBlur(ref, (0, 0), blur, borderType=cv2.BORDER_REPLICATE), np.float32
+        )
     sq = _square(_wide_px(model))
     wide = _cut(ref, sq.n)
     wide_terms = design_terms(wide, sq.basis)[None]
@@ -544,7 +597,9 @@ class _EmptyLook:
 
 
 def _empty_looks(
-    fines: Sequence[Float], model: TileModel, refs: Sequence[_Reference | None],
+    fines: Sequence[Float],
+    model: TileModel,
+    refs: Sequence[_Reference | None],
     keep: bool = True,
 ) -> list[_EmptyLook]:
     """Compare each cell's square with the empty mat or card (no reference) or board cell;
@@ -562,8 +617,9 @@ def _empty_looks(
         if plain:
             looks = _mat_looks(planes, model)
         else:
-            looks = _board_looks(planes, model, [r for i in idx if (r := refs[i]) is not None],
-                                 keep)
+            looks = _board_looks(
+                planes, model, [r for i in idx if (r := refs[i]) is not None], keep
+            )
         for i, look in zip(idx, looks, strict=True):
             out[i] = look
     return [look for look in out if look is not None]
@@ -598,9 +654,19 @@ def _mat_looks(planes: Float, model: TileModel) -> list[_EmptyLook]:
         white = float(colour.mean()) / max(float(paper[i]), 1.0)
         bright = white >= cfg.empty_min_white_alone
         tint = _tint(colour, paper_colour[i])
-        looks.append(_EmptyLook(rms, rms_all, misfit <= cfg.empty_max_cast and bright, None,
-                                paper=float(paper[i]), whitest=float(whitest[i]), white=white,
-                                tint=tint, hidden=hidden[i] if hidden[i].any() else None))
+        looks.append(
+            _EmptyLook(
+                rms,
+                rms_all,
+                misfit <= cfg.empty_max_cast and bright,
+                None,
+                paper=float(paper[i]),
+                whitest=float(whitest[i]),
+                white=white,
+                tint=tint,
+                hidden=hidden[i] if hidden[i].any() else None,
+            )
+        )
     return looks
 
 
@@ -608,8 +674,11 @@ def _keeps(hidden: Mask, n: int, cfg: CellConfig) -> dict[int, Mask]:
     """The pixels kept (M,) of each square with a few (not too many) hidden blocks."""
     counts = np.count_nonzero(hidden.reshape(len(hidden), -1), axis=1)
     size = hidden[0].size if len(hidden) else 1
-    return {int(i): _block_mask(hidden[i], n) for i in np.flatnonzero(counts)
-            if counts[i] / size <= cfg.max_hidden}
+    return {
+        int(i): _block_mask(hidden[i], n)
+        for i in np.flatnonzero(counts)
+        if counts[i] / size <= cfg.max_hidden
+    }
 
 
 def _masked_light(obs: Float, sq: _Square, keep: Mask) -> Float:
@@ -650,8 +719,13 @@ def _boards(refs: Sequence[_Reference], sq: _Square, keep: bool = True) -> _Boar
     design = np.empty((*chans.shape, 6), np.float32)
     design[..., :3] = chans[..., None] * sq.basis
     design[..., 3:] = sq.basis
-    boards = _Boards(tuple(refs), chans, design, np.stack([r.wide_ninv[0] for r in refs]),
-                     np.stack([r.wide_gram for r in refs]))
+    boards = _Boards(
+        tuple(refs),
+        chans,
+        design,
+        np.stack([r.wide_ninv[0] for r in refs]),
+        np.stack([r.wide_gram for r in refs]),
+    )
     if not keep:
         return boards
     _BOARDS[key] = boards
@@ -681,8 +755,9 @@ def _board_looks(
         out: NDArray[np.int_] = np.clip(lo + d, 0, side - n)
         return out
 
-    def fits(columns: Float, xs: NDArray[np.int_], ys: NDArray[np.int_]
-             ) -> tuple[Float, Float, Float]:
+    def fits(
+        columns: Float, xs: NDArray[np.int_], ys: NDArray[np.int_]
+    ) -> tuple[Float, Float, Float]:
         """The board fitted at each shift (xs, ys each (len(steps),)) of `columns` (the
         planes, or a band n wide of each): squares (N, 3, shifts, M) made by slicing."""
         squares = np.empty((count, 3, len(steps), n, n), np.float32)
@@ -701,17 +776,20 @@ def _board_looks(
     obs, rss, coef = fits(band, np.zeros_like(steps), place(steps))
     best = np.argmin(rss, axis=1)
     dy = steps[best]
-    fractions = [(_sub_step(rss_x[i], int(best_x[i])), _sub_step(rss[i], int(best[i])))
-                 for i in range(count)]
+    fractions = [
+        (_sub_step(rss_x[i], int(best_x[i])), _sub_step(rss[i], int(best[i]))) for i in range(count)
+    ]
     obs, coef = obs[cells, :, best], coef[cells, best]
     fitted = boards.channels * np.matmul(coef[:, :, :3], sq.basis_t) + np.matmul(
-        coef[:, :, 3:], sq.basis_t)
+        coef[:, :, 3:], sq.basis_t
+    )
     res = _squared_residual(obs, fitted)
     hidden = _hidden_many(res, n, cfg, fitted)
     seen = (_light_residuals(obs, sq) / n / n).tolist()  # per pixel, the channels summed
     keeps = _keeps(hidden, n, cfg)
-    kept_res, kept_coef = _masked_boards(obs[list(keeps)], boards, list(keeps), sq,
-                                         np.array(list(keeps.values())))
+    kept_res, kept_coef = _masked_boards(
+        obs[list(keeps)], boards, list(keeps), sq, np.array(list(keeps.values()))
+    )
     if keeps:
         # How much of the board picture is seen where nothing covers it.
         coef = coef.copy()
@@ -750,14 +828,24 @@ def _board_looks(
             shown = seen[i] >= cfg.empty_min_gain**2 * ref.pattern
             clear = rms_all[i] <= cfg.empty_sure_rms and gains[i] >= cfg.empty_board_doubt_gain
             looks_empty = shown and (
-                looks_empty or (clear and misfit <= cfg.empty_max_cast_patterned))
+                looks_empty or (clear and misfit <= cfg.empty_max_cast_patterned)
+            )
         light = np.maximum(obs_mean, 1.0) / np.maximum(ref_mean, 1.0)
-        looks.append(_EmptyLook(rms, rms_all[i], bool(looks_empty), ref,
-                                (int(dx[i]), int(dy[i])), gains[i],
-                                hidden=hidden[i] if hidden[i].any() else None,
-                                light=(float(light[0]), float(light[1]), float(light[2])),
-                                fraction=fractions[i], detail=float(np.sqrt(seen[i] / 3)),
-                                detail_kept=float(np.sqrt(seen_kept[i] / 3))))
+        looks.append(
+            _EmptyLook(
+                rms,
+                rms_all[i],
+                bool(looks_empty),
+                ref,
+                (int(dx[i]), int(dy[i])),
+                gains[i],
+                hidden=hidden[i] if hidden[i].any() else None,
+                light=(float(light[0]), float(light[1]), float(light[2])),
+                fraction=fractions[i],
+                detail=float(np.sqrt(seen[i] / 3)),
+                detail_kept=float(np.sqrt(seen_kept[i] / 3)),
+            )
+        )
     return looks
 
 
@@ -833,10 +921,15 @@ def _papers(planes: Float, model: TileModel) -> tuple[NDArray[np.float32], Float
     lo = max((side - n) // 2, 1)
     count = len(planes)
     middle = planes[:, :, lo : side - lo]
-    rim = np.concatenate([planes[:, :, :lo].reshape(count, 3, -1),
-                          planes[:, :, side - lo :].reshape(count, 3, -1),
-                          middle[:, :, :, :lo].reshape(count, 3, -1),
-                          middle[:, :, :, side - lo :].reshape(count, 3, -1)], axis=2)
+    rim = np.concatenate(
+        [
+            planes[:, :, :lo].reshape(count, 3, -1),
+            planes[:, :, side - lo :].reshape(count, 3, -1),
+            middle[:, :, :, :lo].reshape(count, 3, -1),
+            middle[:, :, :, side - lo :].reshape(count, 3, -1),
+        ],
+        axis=2,
+    )
     grey = rim.mean(axis=1)
     rank = int(model.config.paper_quantile * (grey.shape[1] - 1))
     out: NDArray[np.float32] = np.partition(grey, rank, axis=1)[:, rank]
@@ -857,9 +950,15 @@ def _empty(look: _EmptyLook, model: TileModel, sure: bool = False) -> CellMatch:
     cfg = model.config
     confidence = float(np.clip(1.5 - look.rms / cfg.empty_max_rms, 0.5, 1.0))
     hidden = 0.0 if look.hidden is None else float(look.hidden.mean())
-    return CellMatch(CellRead(empty=True, confidence=round(confidence, 4)), hidden=hidden,
-                     empty_rms=look.rms, reason="empty", light=look.light, sure=sure,
-                     look_stats=_look_stats(look))
+    return CellMatch(
+        CellRead(empty=True, confidence=round(confidence, 4)),
+        hidden=hidden,
+        empty_rms=look.rms,
+        reason="empty",
+        light=look.light,
+        sure=sure,
+        look_stats=_look_stats(look),
+    )
 
 
 # --- step 2: where the tile lies -----------------------------------------------------------
@@ -874,7 +973,8 @@ def _coarse_windows(
     nc = cfg.coarse_tile_px
     side = max(nc, round(crop_mm * nc / model.tile_mm))
     planes = np.ascontiguousarray(
-        np.stack([_scaled(c, side, quick=True) for c in crops]).transpose(0, 3, 1, 2))
+        np.stack([_scaled(c, side, quick=True) for c in crops]).transpose(0, 3, 1, 2)
+    )
     b = model.rim_px(nc, cfg.coarse_border_mm)
     win = nc - 2 * b
     steps = side - win + 1
@@ -897,7 +997,11 @@ class _Pose:
 
 
 def _pose_scores(
-    feats: Float, x0: NDArray[np.intp], y0: NDArray[np.intp], n_p: int, steps: int,
+    feats: Float,
+    x0: NDArray[np.intp],
+    y0: NDArray[np.intp],
+    n_p: int,
+    steps: int,
     templates: Float,
 ) -> Float:
     """Normalised correlation of each crop's pose features (N, colours, h, w) with its own
@@ -934,8 +1038,12 @@ def _pose_scores(
 
 
 def _find_poses(
-    feats: Float, half: Float, model: TileModel, ks: list[list[int]],
-    offsets: list[list[NDArray[np.float64]]], scales: list[float],
+    feats: Float,
+    half: Float,
+    model: TileModel,
+    ks: list[list[int]],
+    offsets: list[list[NDArray[np.float64]]],
+    scales: list[float],
 ) -> list[tuple[int, _Pose]]:
     """For each crop (pose features `feats` (N, colours, side, side), and `half` at half
     the scale), which of its candidates ks places the tile best, and where: each searched
@@ -955,23 +1063,39 @@ def _find_poses(
     zero = np.zeros(count, np.intp)
     tried = np.asarray(ks)  # (N, candidates)
     templates = model.pose_half[tried].reshape(count, -1, model.pose_half.shape[2])
-    every = _pose_scores(half, zero, zero, h_p, places, templates).reshape(
-        count, places, places, tried.shape[1], turns).max(axis=4)  # best turn per place
+    every = (
+        _pose_scores(half, zero, zero, h_p, places, templates)
+        .reshape(count, places, places, tried.shape[1], turns)
+        .max(axis=4)
+    )  # best turn per place
     # Each candidate's best place within r of its coarse place; the best candidate's wins.
-    coarse = ((side - 1) / 2 + np.asarray(offsets, np.float64)
-              * np.asarray(scales, np.float64)[:, None, None] - (n_p - 1) / 2) / 2
+    coarse = (
+        (side - 1) / 2
+        + np.asarray(offsets, np.float64) * np.asarray(scales, np.float64)[:, None, None]
+        - (n_p - 1) / 2
+    ) / 2
     lo = np.clip(np.round(coarse).astype(np.intp) - r, 0, h_side - h_p - 2 * r)  # (N, c, 2)
     grid = np.arange(steps)
-    near = every[np.arange(count)[:, None, None, None], lo[..., 1, None, None] + grid[:, None],
-                 lo[..., 0, None, None] + grid, np.arange(tried.shape[1])[:, None, None]]
+    near = every[
+        np.arange(count)[:, None, None, None],
+        lo[..., 1, None, None] + grid[:, None],
+        lo[..., 0, None, None] + grid,
+        np.arange(tried.shape[1])[:, None, None],
+    ]
     near = near.reshape(count, tried.shape[1], steps * steps)
     place = near.argmax(axis=2)  # (N, c)
     pick = np.take_along_axis(near, place[..., None], 2)[..., 0].argmax(axis=1)  # (N,)
     rows = np.arange(count)
     at = place[rows, pick]
-    starts = [(int(k), int(x), int(y)) for k, x, y in zip(
-        tried[rows, pick], 2 * (lo[rows, pick, 0] + at % steps),
-        2 * (lo[rows, pick, 1] + at // steps), strict=True)]
+    starts = [
+        (int(k), int(x), int(y))
+        for k, x, y in zip(
+            tried[rows, pick],
+            2 * (lo[rows, pick, 0] + at % steps),
+            2 * (lo[rows, pick, 1] + at // steps),
+            strict=True,
+        )
+    ]
     # Then at full scale, every turn around the best place, two pixels each way.
     n = 5
     chosen = [k for k, _x, _y in starts]
@@ -988,11 +1112,16 @@ def _find_poses(
         angle = angles[a]
         if 0 < a < turns - 1:
             step = (angles[a + 1] - angles[a - 1]) / 2
-            angle += step * parabola_vertex(results[a - 1, iy, ix], results[a, iy, ix],
-                                      results[a + 1, iy, ix])
+            angle += step * parabola_vertex(
+                results[a - 1, iy, ix], results[a, iy, ix], results[a + 1, iy, ix]
+            )
         centre = (x0s[c] + ix + dx + (n_p - 1) / 2, y0s[c] + iy + dy + (n_p - 1) / 2)
-        out.append((chosen[c], _Pose((float(centre[0]), float(centre[1])), float(angle),
-                                     float(res[iy, ix]))))
+        out.append(
+            (
+                chosen[c],
+                _Pose((float(centre[0]), float(centre[1])), float(angle), float(res[iy, ix])),
+            )
+        )
     return out
 
 
@@ -1005,8 +1134,13 @@ def _aligned(fine: Float, model: TileModel, pose: _Pose, scale: float) -> Float:
     half = (n_i - 1) / 2
     shift = np.array(pose.centre) - rot @ np.array([half, half])
     m = np.hstack([rot, shift[:, None]])
-    patch = cv2.warpAffine(fine, m, (n_i, n_i), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                           borderMode=cv2.BORDER_REPLICATE)
+    patch = cv2.warpAffine(
+        fine,
+        m,
+        (n_i, n_i),
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
     out: Float = np.asarray(patch, np.float32)
     return out
 
@@ -1018,8 +1152,9 @@ def _aligned(fine: Float, model: TileModel, pose: _Pose, scale: float) -> Float:
 def _area_weights(n: int, m: int) -> Float:
     """OpenCV's area resampling from n to m pixels as a matrix (m, n): its weights found by
     resampling the identity (the 2-D resampling is this each way in turn)."""
-    out: Float = np.asarray(cv2.resize(np.eye(n, dtype=np.float32), (n, m),
-                                       interpolation=cv2.INTER_AREA), np.float32)
+    out: Float = np.asarray(
+        cv2.resize(np.eye(n, dtype=np.float32), (n, m), interpolation=cv2.INTER_AREA), np.float32
+    )
     out.flags.writeable = False
     return out
 
@@ -1034,8 +1169,9 @@ def _ranks(patches: Sequence[Float], model: TileModel) -> NDArray[np.intp]:
     weights = _area_weights(n, m)  # (m, n)
     rows = np.matmul(weights, squares.reshape(count, n, n * 3)).reshape(count, m, n, 3)
     small = np.matmul(rows.transpose(0, 1, 3, 2), weights.T)  # (N, m rows, 3, m cols)
-    chans = np.ascontiguousarray(small.transpose(2, 0, 1, 3).reshape(3, count, m * m)
-                                 .transpose(0, 2, 1))
+    chans = np.ascontiguousarray(
+        small.transpose(2, 0, 1, 3).reshape(3, count, m * m).transpose(0, 2, 1)
+    )
     chans = chans - chans.mean(axis=1, keepdims=True)  # (3, m * m, N)
     mine = np.matmul(model.medium_channels, chans)  # (3, K, N): each channel with its own
     explained = (np.maximum(mine, 0.0) ** 2).sum(axis=0)
@@ -1080,8 +1216,10 @@ def _fits_many(
         ninv = _masked_inverses(model, ks, hidden)
     rss, coef = fit_light_many(model.channels[:, ks], ninv, model.basis_t, xs, keep)
     base = _light_residuals_kept(xs, _square(n_i), keep)
-    return [_Fits(ks[i], rss[i], coef[i], ninv[i], float(1.0 - rss[i].min() / max(base[i], 1e-6)))
-            for i in range(len(ks))]
+    return [
+        _Fits(ks[i], rss[i], coef[i], ninv[i], float(1.0 - rss[i].min() / max(base[i], 1e-6)))
+        for i in range(len(ks))
+    ]
 
 
 def _fits(model: TileModel, ks: NDArray[np.intp], x: Float, hidden: Mask | None) -> _Fits:
@@ -1106,12 +1244,18 @@ def _fitted(
     batches: dict[tuple[int, bool], list[int]] = {}
     for i, (k, h) in enumerate(zip(ks, hidden, strict=True)):
         batches.setdefault((len(k), h is not None), []).append(i)
-    chunks = [(key, idx[j : j + _FITTED_TOGETHER])
-              for key, idx in batches.items() for j in range(0, len(idx), _FITTED_TOGETHER)]
+    chunks = [
+        (key, idx[j : j + _FITTED_TOGETHER])
+        for key, idx in batches.items()
+        for j in range(0, len(idx), _FITTED_TOGETHER)
+    ]
     for (_size, masked), idx in chunks:
-        got = _fits_many(model, np.stack([ks[i] for i in idx]), xs[idx],
-                         np.stack([h for i in idx if (h := hidden[i]) is not None])
-                         if masked else None)
+        got = _fits_many(
+            model,
+            np.stack([ks[i] for i in idx]),
+            xs[idx],
+            np.stack([h for i in idx if (h := hidden[i]) is not None]) if masked else None,
+        )
         for i, fits in zip(idx, got, strict=True):
             out[i] = fits
     return [f for f in out if f is not None]
@@ -1137,7 +1281,8 @@ def _covered(xs: Float, fits: Sequence[_Fits], model: TileModel) -> Mask:
     for w in range(min(cfg.cover_witnesses, min(len(f.ks) for f in fits))):
         ks = np.array([f.ks[o[w]] for f, o in zip(fits, orders, strict=True)])
         predicted = _predicted_many(
-            model, ks, np.stack([f.coef[o[w]] for f, o in zip(fits, orders, strict=True)]))
+            model, ks, np.stack([f.coef[o[w]] for f, o in zip(fits, orders, strict=True)])
+        )
         res = xs - predicted
         mine = _hidden_many((res * res).sum(axis=1), model.inner_px, cfg, predicted)
         hidden = mine if hidden is None else hidden & mine
@@ -1172,7 +1317,10 @@ def _refit_candidates(fits: _Fits, first: int, count: int) -> NDArray[np.intp]:
 
 
 def _decide(
-    model: TileModel, patches: Sequence[Float], firsts: Sequence[int], orders: NDArray[np.intp],
+    model: TileModel,
+    patches: Sequence[Float],
+    firsts: Sequence[int],
+    orders: NDArray[np.intp],
     siblings: bool = True,
 ) -> list[_Verdict]:
     """Which candidate each straight-cut inner square (n, n, 3) shows, and how sure: given
@@ -1195,8 +1343,12 @@ def _decide(
     poor = [i for i, f in enumerate(fits) if f.share < cfg.min_fit]
     if poor and cfg.cover_trim > 0:
         trims = _worst_blocks(xs[poor], [fits[i] for i in poor], model, cfg.cover_trim)
-        refits = _fitted(model, [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in poor],
-                         xs[poor], list(trims))
+        refits = _fitted(
+            model,
+            [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in poor],
+            xs[poor],
+            list(trims),
+        )
         for i, f, trim in zip(poor, refits, trims, strict=True):
             fits[i], left_out[i] = f, trim
     # Covered blocks: far more left unexplained than the typical block. The fit is redone
@@ -1220,26 +1372,42 @@ def _decide(
                 continue
             left_out[i] = now
             again.append(i)
-        refitted = _fitted(model, [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in again],
-                           xs[again], [left_out[i] for i in again])
+        refitted = _fitted(
+            model,
+            [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in again],
+            xs[again],
+            [left_out[i] for i in again],
+        )
         for i, f in zip(again, refitted, strict=True):
             fits[i] = f
         looking = again
     spoiled = set(poor)
-    verdicts = _verdicts(model, xs, fits, others, left_out, share_hidden, spoiled,
-                         cfg.max_hidden)
+    verdicts = _verdicts(model, xs, fits, others, left_out, share_hidden, spoiled, cfg.max_hidden)
     # A compact cover (a player's ship and its shadow) may hide more blocks than max_hidden
     # while what is left still names the tile: those squares are fitted without all of
     # them, and a tile named so stands (an empty cell's look keeps max_hidden).
-    more = [i for i, h in over.items()
-            if share_hidden[i] <= cfg.max_hidden_named and verdicts[i].match.read.unknown]
+    more = [
+        i
+        for i, h in over.items()
+        if share_hidden[i] <= cfg.max_hidden_named and verdicts[i].match.read.unknown
+    ]
     if more:
-        refits = _fitted(model, [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in more],
-                         xs[more], [over[i] for i in more])
-        seconds = _verdicts(model, xs[more], refits, [others[i] for i in more],
-                            [over[i] for i in more], [share_hidden[i] for i in more],
-                            {j for j, i in enumerate(more) if i in spoiled},
-                            cfg.max_hidden_named)
+        refits = _fitted(
+            model,
+            [_refit_candidates(fits[i], firsts[i], cfg.refit) for i in more],
+            xs[more],
+            [over[i] for i in more],
+        )
+        seconds = _verdicts(
+            model,
+            xs[more],
+            refits,
+            [others[i] for i in more],
+            [over[i] for i in more],
+            [share_hidden[i] for i in more],
+            {j for j, i in enumerate(more) if i in spoiled},
+            cfg.max_hidden_named,
+        )
         for i, verdict in zip(more, seconds, strict=True):
             if verdict.match.read.tile is not None:
                 verdicts[i] = verdict
@@ -1249,8 +1417,12 @@ def _decide(
 
 
 def _decide_with_siblings(
-    model: TileModel, patches: Sequence[Float], firsts: Sequence[int], orders: NDArray[np.intp],
-    fits: Sequence[_Fits], verdicts: list[_Verdict],
+    model: TileModel,
+    patches: Sequence[Float],
+    firsts: Sequence[int],
+    orders: NDArray[np.intp],
+    fits: Sequence[_Fits],
+    verdicts: list[_Verdict],
 ) -> None:
     """Each tile named with blocks left out as covered decided again (in `verdicts`) with
     its siblings fitted too (the same island as it lies, another meaning: a hut, a shell
@@ -1264,8 +1436,9 @@ def _decide_with_siblings(
         best = verdict.match.best
         if verdict.left_out is None or verdict.match.read.tile is None or best is None:
             continue
-        kin = np.flatnonzero((model.shapes == model.shapes[best])
-                             & (model.groups != model.groups[best]))
+        kin = np.flatnonzero(
+            (model.shapes == model.shapes[best]) & (model.groups != model.groups[best])
+        )
         kin = kin[~np.isin(kin, fits[i].ks)]
         if not kin.size:
             continue
@@ -1273,14 +1446,20 @@ def _decide_with_siblings(
         rank[orders[i]] = np.arange(len(orders[i]))
         new = kin[np.argsort(rank[kin])][: cfg.siblings_when_covered]
         # The shortlist: the closest candidates fitted before, then the siblings.
-        head = np.concatenate([fits[i].ks[np.argsort(fits[i].rss)][
-            : max(cfg.shortlist - len(new), 1)], new]).astype(np.intp)
+        head = np.concatenate(
+            [fits[i].ks[np.argsort(fits[i].rss)][: max(cfg.shortlist - len(new), 1)], new]
+        ).astype(np.intp)
         again.append(i)
         redo.append(np.concatenate([head, orders[i][~np.isin(orders[i], head)]]))
     if not again:
         return
-    seconds = _decide(model, [patches[i] for i in again], [firsts[i] for i in again],
-                      np.stack(redo), siblings=False)
+    seconds = _decide(
+        model,
+        [patches[i] for i in again],
+        [firsts[i] for i in again],
+        np.stack(redo),
+        siblings=False,
+    )
     for i, verdict in zip(again, seconds, strict=True):
         before, now = verdicts[i].match.read, verdict.match.read
         if (now.tile, now.rotation) != (before.tile, before.rotation):
@@ -1288,8 +1467,13 @@ def _decide_with_siblings(
 
 
 def _verdicts(
-    model: TileModel, xs: Float, fits: Sequence[_Fits], others: Sequence[list[int]],
-    left_out: Sequence[Mask | None], share_hidden: Sequence[float], spoiled: set[int],
+    model: TileModel,
+    xs: Float,
+    fits: Sequence[_Fits],
+    others: Sequence[list[int]],
+    left_out: Sequence[Mask | None],
+    share_hidden: Sequence[float],
+    spoiled: set[int],
     max_hidden: float,
 ) -> list[_Verdict]:
     """_verdict of each square from its final fits (`spoiled`: those whose first fit was
@@ -1298,10 +1482,21 @@ def _verdicts(
     bests = np.array([int(f.ks[f.best()]) for f in fits])
     predicted = _predicted_many(model, bests, np.stack([f.coef[f.best()] for f in fits]))
     rivals = _rival_misses(model, fits, predicted, left_out)
-    return [_verdict(model, xs[i], fits[i], others[i], left_out[i], share_hidden[i], predicted[i],
-                     cfg.min_evidence_trimmed if i in spoiled else cfg.min_evidence, rivals[i],
-                     max_hidden)
-            for i in range(len(fits))]
+    return [
+        _verdict(
+            model,
+            xs[i],
+            fits[i],
+            others[i],
+            left_out[i],
+            share_hidden[i],
+            predicted[i],
+            cfg.min_evidence_trimmed if i in spoiled else cfg.min_evidence,
+            rivals[i],
+            max_hidden,
+        )
+        for i in range(len(fits))
+    ]
 
 
 def _rival_misses(
@@ -1322,21 +1517,37 @@ def _rival_misses(
         if chosen:
             batches.setdefault((len(chosen), left_out[n] is None), []).append(n)
     for (_count, whole), idx in batches.items():
-        keep = None if whole else np.stack(
-            [_block_mask(h, model.inner_px) for n in idx if (h := left_out[n]) is not None])
+        keep = (
+            None
+            if whole
+            else np.stack(
+                [_block_mask(h, model.inner_px) for n in idx if (h := left_out[n]) is not None]
+            )
+        )
         ks = np.stack([fits[n].ks[out[n][0]] for n in idx])
         rss, _coef = fit_light_many(
-            model.channels[:, ks], np.stack([fits[n].ninv[out[n][0]] for n in idx]),
-            model.basis_t, predicted[idx], keep)
+            model.channels[:, ks],
+            np.stack([fits[n].ninv[out[n][0]] for n in idx]),
+            model.basis_t,
+            predicted[idx],
+            keep,
+        )
         for n, apart in zip(idx, rss, strict=True):
             out[n] = (out[n][0], apart)
     return out
 
 
 def _verdict(
-    model: TileModel, x: Float, fits: _Fits, others: list[int], left_out: Mask | None,
-    share_hidden: float, predicted: Float, min_evidence: float,
-    rival_misses: tuple[list[int], NDArray[np.float64]], max_hidden: float,
+    model: TileModel,
+    x: Float,
+    fits: _Fits,
+    others: list[int],
+    left_out: Mask | None,
+    share_hidden: float,
+    predicted: Float,
+    min_evidence: float,
+    rival_misses: tuple[list[int], NDArray[np.float64]],
+    max_hidden: float,
 ) -> _Verdict:
     """A square's answer from its final fits (the best one's picture `predicted`): a tile
     when it fits well, clearly and unlike every rival meaning something else (by at least
@@ -1364,8 +1575,17 @@ def _verdict(
     stats = (fits.share, rms, share_hidden, gain, spread, evidence, separation)
 
     def unknown(reason: str, evidence: float = 0.0, rival: int | None = None) -> _Verdict:
-        match = CellMatch(UNKNOWN, best, fits.share, evidence, share_hidden, reason=reason,
-                          rival=rival, proposal=best, tile_stats=stats)
+        match = CellMatch(
+            UNKNOWN,
+            best,
+            fits.share,
+            evidence,
+            share_hidden,
+            reason=reason,
+            rival=rival,
+            proposal=best,
+            tile_stats=stats,
+        )
         return _Verdict(match, predicted, whole, others, x, left_out)
 
     if share_hidden > max_hidden:
@@ -1383,8 +1603,11 @@ def _verdict(
         return unknown("faint", evidence, rival)
     if evidence < min_evidence:
         return unknown("doubtful", evidence, rival)
-    if (share_hidden >= cfg.doubt_covered_share and fits.share < cfg.sure_fit_covered
-            and evidence < cfg.sure_evidence_covered):
+    if (
+        share_hidden >= cfg.doubt_covered_share
+        and fits.share < cfg.sure_fit_covered
+        and evidence < cfg.sure_evidence_covered
+    ):
         return unknown("doubtful, partly covered", evidence, rival)
     if left_out is not None and rivals:
         edge = _evidence_beside_cover(model, x, best, fits.ks[rivals], left_out)
@@ -1396,9 +1619,18 @@ def _verdict(
     # The template enters the fit less its mean: its black is the offset less the gain
     # times that mean (at the centre).
     veil = fits.coef[i, :, 3] - fits.coef[i, :, 0] * model.template_means[best]
-    match = CellMatch(read, best, fits.share, evidence, share_hidden, reason="tile", rival=rival,
-                      veil=(float(veil[0]), float(veil[1]), float(veil[2])), proposal=best,
-                      tile_stats=stats)
+    match = CellMatch(
+        read,
+        best,
+        fits.share,
+        evidence,
+        share_hidden,
+        reason="tile",
+        rival=rival,
+        veil=(float(veil[0]), float(veil[1]), float(veil[2])),
+        proposal=best,
+        tile_stats=stats,
+    )
     return _Verdict(match, predicted, whole, others, x, left_out)
 
 
@@ -1425,8 +1657,13 @@ def _evidence_beside_cover(
     fits = _fits(model, ks, x, grown)
     predicted = _predicted(model, best, fits.coef[0])
     keep = _block_mask(grown, model.inner_px)
-    misses, _coef = fit_light_many(model.channels[:, ks[1:]][:, None], fits.ninv[1:][None],
-                                   model.basis_t, predicted[None], keep[None])
+    misses, _coef = fit_light_many(
+        model.channels[:, ks[1:]][:, None],
+        fits.ninv[1:][None],
+        model.basis_t,
+        predicted[None],
+        keep[None],
+    )
     apart = np.maximum(misses[0], 1e-6)
     return float(((fits.rss[1:] - fits.rss[0]) / apart).min())
 
@@ -1446,8 +1683,7 @@ def _settle(
         evidence = delta / max(apart, 1e-6)
         if evidence >= cfg.min_evidence:
             return match
-        return replace(match, read=UNKNOWN, evidence=min(evidence, match.evidence),
-                       reason="empty?")
+        return replace(match, read=UNKNOWN, evidence=min(evidence, match.evidence), reason="empty?")
     # No tile named. Never empty in glare that may wash a tile out, nor where the board's
     # own picture is not seen or barely explains what is left uncovered. Empty when the
     # board picture is seen at its full contrast (no tile's glare would leave that) and no
@@ -1461,7 +1697,8 @@ def _settle(
     noise = max(min(empty_rss, verdict.rss) / verdict.predicted.size, 1.0)
     faint = delta > cfg.empty_max_excess * noise  # some tile explains clearly more
     if look.gain >= cfg.empty_full_gain and not (
-            cfg.full_gain_yields_to_tile and faint and match.fit >= cfg.min_fit):
+        cfg.full_gain_yields_to_tile and faint and match.fit >= cfg.min_fit
+    ):
         return _empty(look, model)
     if not _board_seen(look, cfg):
         return replace(match, reason="board unseen")
@@ -1493,8 +1730,7 @@ def _settle_covered(
     evidence = (empty_rss - float(fits.rss[0])) / max(apart, 1e-6)
     if evidence >= cfg.min_evidence:
         return match
-    return replace(match, read=UNKNOWN, evidence=min(evidence, match.evidence),
-                   reason="empty?")
+    return replace(match, read=UNKNOWN, evidence=min(evidence, match.evidence), reason="empty?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -1541,7 +1777,8 @@ def _quarter_choices(
     windows = views.transpose(0, 2, 3, 4, 1, 5).reshape(count_n * places * places, size)
     windows = windows / np.maximum(np.linalg.norm(windows, axis=1, keepdims=True), 1e-3)
     scores = (windows @ model.pose_quarter.reshape(size, turns * k_all)).reshape(
-        count_n, places * places * turns, k_all)
+        count_n, places * places * turns, k_all
+    )
     best_at = scores.argmax(axis=1)  # (N, K): place * turns + turn
     best = np.take_along_axis(scores, best_at[:, None], axis=1)[:, 0]
     best_place = best_at // turns
@@ -1560,8 +1797,12 @@ def _quarter_choices(
 
 
 def _place_all(
-    jobs: list[_Pending], scores: list[Float], model: TileModel, count: int | None = None,
-    features: list[tuple[Float, Float]] | None = None, exclude: list[list[int]] | None = None,
+    jobs: list[_Pending],
+    scores: list[Float],
+    model: TileModel,
+    count: int | None = None,
+    features: list[tuple[Float, Float]] | None = None,
+    exclude: list[list[int]] | None = None,
 ) -> list[_Placed]:
     """For each pending crop with its coarse scores: the candidates that match best at their
     best coarse places (`count` of them, pose_candidates unless given) each search the
@@ -1580,28 +1821,41 @@ def _place_all(
     for idx in by_side.values():
         wheres = [np.argmax(scores[i], axis=0) for i in idx]
         if features is None:
-            feats = pose_features_many(np.stack([jobs[i].fine for i in idx]),
-                                       model.pose_colours, cfg.pose_highpass_px)
+            feats = pose_features_many(
+                np.stack([jobs[i].fine for i in idx]), model.pose_colours, cfg.pose_highpass_px
+            )
             half = halve_features_many(feats)
         else:
             feats = np.stack([features[i][0] for i in idx])
             half = np.stack([features[i][1] for i in idx])
         if exclude is None:
-            tried = [[int(k) for k in np.argsort(-scores[i][w, np.arange(len(w))])[:count]]
-                     for i, w in zip(idx, wheres, strict=True)]
-            offsets = [[jobs[i].offsets[w[k]] for k in t]
-                       for i, w, t in zip(idx, wheres, tried, strict=True)]
+            tried = [
+                [int(k) for k in np.argsort(-scores[i][w, np.arange(len(w))])[:count]]
+                for i, w in zip(idx, wheres, strict=True)
+            ]
+            offsets = [
+                [jobs[i].offsets[w[k]] for k in t]
+                for i, w, t in zip(idx, wheres, tried, strict=True)
+            ]
         else:
-            choices = _quarter_choices([jobs[i] for i in idx], half, model,
-                                       [exclude[i] for i in idx], count)
+            choices = _quarter_choices(
+                [jobs[i] for i in idx], half, model, [exclude[i] for i in idx], count
+            )
             tried = [c[0] for c in choices]
             offsets = [c[1] for c in choices]
         found = _find_poses(feats, half, model, tried, offsets, [jobs[i].scale for i in idx])
         for j, i in enumerate(idx):
             job = jobs[i]
             k, pose = found[j]
-            out[i] = _Placed(wheres[j], tried[j], feats[j], half[j], k,
-                             _aligned(job.fine, model, pose, job.scale), pose.score)
+            out[i] = _Placed(
+                wheres[j],
+                tried[j],
+                feats[j],
+                half[j],
+                k,
+                _aligned(job.fine, model, pose, job.scale),
+                pose.score,
+            )
     return [p for p in out if p is not None]
 
 
@@ -1618,8 +1872,11 @@ def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel
     cfg = model.config
     match = verdict.match
     if match.read.tile is not None:
-        contested = (cfg.rival_recheck_evidence_covered if verdict.left_out is not None
-                     else cfg.rival_recheck_evidence)
+        contested = (
+            cfg.rival_recheck_evidence_covered
+            if verdict.left_out is not None
+            else cfg.rival_recheck_evidence
+        )
         if match.rival is not None and match.evidence < contested:
             return [match.rival]
         if match.best in placed.tried:
@@ -1635,9 +1892,7 @@ def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel
     return [c for c in verdict.others if c not in placed.tried][:count]
 
 
-def _place_again(
-    again: list[tuple[_Pending, _Placed, int]], model: TileModel
-) -> list[Float]:
+def _place_again(again: list[tuple[_Pending, _Placed, int]], model: TileModel) -> list[Float]:
     """Each crop placed again by one more candidate: the tile's square cut there (n, n, 3).
     Crops of one size at once."""
     out: list[Float | None] = [None] * len(again)
@@ -1646,8 +1901,10 @@ def _place_again(
         by_side.setdefault(job.fine.shape[0], []).append(i)
     for idx in by_side.values():
         found = _find_poses(
-            np.stack([again[i][1].feats for i in idx]), np.stack([again[i][1].half for i in idx]),
-            model, [[again[i][2]] for i in idx],
+            np.stack([again[i][1].feats for i in idx]),
+            np.stack([again[i][1].half for i in idx]),
+            model,
+            [[again[i][2]] for i in idx],
             [[again[i][0].offsets[again[i][1].where[again[i][2]]]] for i in idx],
             [again[i][0].scale for i in idx],
         )
@@ -1694,8 +1951,9 @@ def _lit_misfits(x: Float, cast: NDArray[np.float64], model: TileModel) -> NDArr
     return out
 
 
-def _lit_stats(misfits: NDArray[np.float64], k: int, model: TileModel
-               ) -> tuple[float, float, float]:
+def _lit_stats(
+    misfits: NDArray[np.float64], k: int, model: TileModel
+) -> tuple[float, float, float]:
     """A candidate's lit rms, its margin over the best candidate meaning something else
     ((other - its) / (other + its), -1..1), and whether its meaning fits best lit."""
     other = misfits[model.groups != model.groups[k]]
@@ -1706,8 +1964,9 @@ def _lit_stats(misfits: NDArray[np.float64], k: int, model: TileModel
     return math.sqrt(own), margin, best
 
 
-def _lit_proposal(match: CellMatch, x: Float, misfits: NDArray[np.float64],
-                  model: TileModel) -> CellMatch:
+def _lit_proposal(
+    match: CellMatch, x: Float, misfits: NDArray[np.float64], model: TileModel
+) -> CellMatch:
     """The cell's proposal and its figures with the lit fit's: a tile the matcher found a
     poor fit for is proposed again as the candidate that fits best lit (a plain tile
     ranks low among patterned ones by pattern alone)."""
@@ -1725,8 +1984,9 @@ def _lit_proposal(match: CellMatch, x: Float, misfits: NDArray[np.float64],
             k, by_light = best, 1.0
     if k is None or len(stats) < 7:
         return match
-    return replace(match, proposal=k,
-                   tile_stats=(*stats[:7], *_lit_stats(misfits, k, model), by_light))
+    return replace(
+        match, proposal=k, tile_stats=(*stats[:7], *_lit_stats(misfits, k, model), by_light)
+    )
 
 
 def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> list[CellMatch]:
@@ -1742,24 +2002,34 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     # too; one that places it better is fitted there, and the better fit stands.
     doubtful = [c for c, verdict in enumerate(verdicts) if verdict.match.read.tile is None]
     if doubtful and cfg.pose_candidates_more:
-        extra = _place_all([jobs[c] for c in doubtful], [scores[c] for c in doubtful], model,
-                           count=cfg.pose_candidates_more,
-                           features=[(placed[c].feats, placed[c].half) for c in doubtful],
-                           exclude=[placed[c].tried for c in doubtful])
-        better = [(c, place) for c, place in zip(doubtful, extra, strict=True)
-                  if place.score > placed[c].score + cfg.place_margin]
+        extra = _place_all(
+            [jobs[c] for c in doubtful],
+            [scores[c] for c in doubtful],
+            model,
+            count=cfg.pose_candidates_more,
+            features=[(placed[c].feats, placed[c].half) for c in doubtful],
+            exclude=[placed[c].tried for c in doubtful],
+        )
+        better = [
+            (c, place)
+            for c, place in zip(doubtful, extra, strict=True)
+            if place.score > placed[c].score + cfg.place_margin
+        ]
         for c, place in zip(doubtful, extra, strict=True):
             placed[c] = replace(placed[c], tried=placed[c].tried + place.tried)
         if better:
             patches = [place.patch for _c, place in better]
-            seconds = _decide(model, patches, [place.first for _c, place in better],
-                              _ranks(patches, model))
+            seconds = _decide(
+                model, patches, [place.first for _c, place in better], _ranks(patches, model)
+            )
             for (c, _place), verdict in zip(better, seconds, strict=True):
                 if verdict.match.fit > verdicts[c].match.fit:
                     verdicts[c] = verdict
-    again = [(c, k) for c, (job, place, verdict) in enumerate(zip(jobs, placed, verdicts,
-                                                                   strict=True))
-             for k in _retries(job, place, verdict, model)]
+    again = [
+        (c, k)
+        for c, (job, place, verdict) in enumerate(zip(jobs, placed, verdicts, strict=True))
+        for k in _retries(job, place, verdict, model)
+    ]
     if again:
         patches = _place_again([(jobs[c], placed[c], k) for c, k in again], model)
         retried = _decide(model, patches, [k for _c, k in again], _ranks(patches, model))
@@ -1771,16 +2041,24 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
         """The tile's square where the empty look fits best (3, M)."""
         return np.ascontiguousarray(_cut(jobs[c].fine, model.inner_px, jobs[c].look.shift).T)
 
-    covered = {c for c, verdict in enumerate(verdicts)
-               if verdict.left_out is not None and verdict.match.read.tile is not None}
+    covered = {
+        c
+        for c, verdict in enumerate(verdicts)
+        if verdict.left_out is not None and verdict.match.read.tile is not None
+    }
     # Cells that might be empty: weighed against their empty look (_settle).
-    settling = [c for c, job in enumerate(jobs) if c not in covered
-                and job.look.looks and job.look.rms <= cfg.empty_max_rms]
+    settling = [
+        c
+        for c, job in enumerate(jobs)
+        if c not in covered and job.look.looks and job.look.rms <= cfg.empty_max_rms
+    ]
     named = [c for c in settling if verdicts[c].match.read.tile is not None]
     # What the empty look leaves of each square, and of the tile named (all at once).
-    fitted = _inner_fits([jobs[c].look for c in settling + named],
-                         [square(c) for c in settling] + [verdicts[c].predicted for c in named],
-                         model)
+    fitted = _inner_fits(
+        [jobs[c].look for c in settling + named],
+        [square(c) for c in settling] + [verdicts[c].predicted for c in named],
+        model,
+    )
     empty_rss = dict(zip(settling, fitted[: len(settling)], strict=True))
     apart = dict(zip(named, fitted[len(settling) :], strict=True))
     out = []
@@ -1793,39 +2071,50 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
                 settled = replace(settled, read=UNKNOWN, reason="board unseen at the edge")
         else:
             settled = replace(verdict.match, empty_rms=job.look.rms)
-        settled = replace(settled, proposal=verdict.match.proposal,
-                          tile_stats=verdict.match.tile_stats, look_stats=_look_stats(job.look))
+        settled = replace(
+            settled,
+            proposal=verdict.match.proposal,
+            tile_stats=verdict.match.tile_stats,
+            look_stats=_look_stats(job.look),
+        )
         misfits = _lit_misfits(verdict.x, _paper_cast(job, model), model)
         out.append(_lit_proposal(settled, verdict.x, misfits, model))
     return out
 
 
-def _inner_fits(looks: Sequence[_EmptyLook], pictures: Sequence[Float], model: TileModel
-                ) -> list[float]:
+def _inner_fits(
+    looks: Sequence[_EmptyLook], pictures: Sequence[Float], model: TileModel
+) -> list[float]:
     """`_EmptyLook.inner_fit` of each picture (3, M) with its look over all its pixels, the
     looks of one kind (plain or board) fitted together."""
     out = [0.0] * len(looks)
     plain = [i for i, look in enumerate(looks) if look.reference is None]
     board = [i for i, look in enumerate(looks) if look.reference is not None]
     if plain:
-        rss = _light_residuals_kept(np.stack([pictures[i] for i in plain]),
-                                    _square(model.inner_px), None)
+        rss = _light_residuals_kept(
+            np.stack([pictures[i] for i in plain]), _square(model.inner_px), None
+        )
         for i, v in zip(plain, rss, strict=True):
             out[i] = float(v)
     if board:
         refs = [ref for i in board if (ref := looks[i].reference) is not None]
         rss, _coef = fit_light_many(
             np.concatenate([ref.inner_channels for ref in refs], axis=1)[:, :, None],
-            np.stack([ref.inner_ninv for ref in refs]), model.basis_t,
-            np.stack([pictures[i] for i in board]))
+            np.stack([ref.inner_ninv for ref in refs]),
+            model.basis_t,
+            np.stack([pictures[i] for i in board]),
+        )
         for i, v in zip(board, rss[:, 0], strict=True):
             out[i] = float(v)
     return out
 
 
 def _look_again(
-    fines: list[Float], looks: list[_EmptyLook], references: Sequence[Image | None],
-    refs: Sequence[_Reference | None], model: TileModel,
+    fines: list[Float],
+    looks: list[_EmptyLook],
+    references: Sequence[Image | None],
+    refs: Sequence[_Reference | None],
+    model: TileModel,
 ) -> None:
     """Board cells the board picture nearly explains (empty_sure_rms to empty_again_rms),
     looked at again: moved by the sub-pixel part of their best shift (a printed line between
@@ -1837,9 +2126,11 @@ def _look_again(
     cfg = model.config
 
     def again() -> list[int]:
-        return [i for i, ref in enumerate(refs)
-                if ref is not None and cfg.empty_sure_rms < looks[i].rms_all
-                <= cfg.empty_again_rms]
+        return [
+            i
+            for i, ref in enumerate(refs)
+            if ref is not None and cfg.empty_sure_rms < looks[i].rms_all <= cfg.empty_again_rms
+        ]
 
     moving = [i for i in again() if looks[i].fraction != (0.0, 0.0)]
     moved = []
@@ -1847,19 +2138,33 @@ def _look_again(
         fx, fy = looks[i].fraction
         side = fines[i].shape[0]
         shift = np.array([[1.0, 0.0, fx], [0.0, 1.0, fy]])
-        moved.append(np.asarray(cv2.warpAffine(
-            fines[i], shift, (side, side), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-            borderMode=cv2.BORDER_REPLICATE), np.float32))
+        moved.append(
+            np.asarray(
+                cv2.warpAffine(
+                    fines[i],
+                    shift,
+                    (side, side),
+                    flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                    borderMode=cv2.BORDER_REPLICATE,
+                ),
+                np.float32,
+            )
+        )
     if moving:
         second = _empty_looks(moved, model, [refs[i] for i in moving], keep=False)
         for i, fine, look in zip(moving, moved, second, strict=True):
-            if (look.rms_all < looks[i].rms_all
-                    and look.gain >= looks[i].gain + cfg.empty_again_gain_rise):
+            if (
+                look.rms_all < looks[i].rms_all
+                and look.gain >= looks[i].gain + cfg.empty_again_gain_rise
+            ):
                 fines[i], looks[i] = fine, look
     sharpening = again()
     if sharpening and cfg.reference_sharp_blur_px != cfg.reference_blur_px:
-        sharp = [_reference(ref, model, fines[i].shape[0], cfg.reference_sharp_blur_px)
-                 for i in sharpening if (ref := references[i]) is not None]
+        sharp = [
+            _reference(ref, model, fines[i].shape[0], cfg.reference_sharp_blur_px)
+            for i in sharpening
+            if (ref := references[i]) is not None
+        ]
         second = _empty_looks([fines[i] for i in sharpening], model, sharp, keep=False)
         for i, look in zip(sharpening, second, strict=True):
             if look.rms_all <= min(cfg.empty_sure_rms, looks[i].rms_all):
@@ -1870,8 +2175,11 @@ def _board_unexplained(look: _EmptyLook, cfg: CellConfig) -> bool:
     """True when, where nothing covers a board cell, its picture leaves detail well above
     the noise that the board picture hardly explains: a plain tile (water) lying over the
     board, its own edge and waves taken for the board's printed outline."""
-    return (look.reference is not None and look.detail_kept > cfg.empty_detail_floor
-            and look.explained_kept < cfg.empty_min_explained_kept)
+    return (
+        look.reference is not None
+        and look.detail_kept > cfg.empty_detail_floor
+        and look.explained_kept < cfg.empty_min_explained_kept
+    )
 
 
 def _board_seen(look: _EmptyLook, cfg: CellConfig) -> bool:
@@ -1972,12 +2280,14 @@ def _in_glare(
         paper = float(np.median([looks[i].paper for i in idx]))
         # Paper this bright leaves no room to tell glare by how much whiter a cell is; but
         # white to clipping, a tile in a lamp's reflection looks like paper.
-        whiter = (cfg.glare_clip if paper >= cfg.glare_max_paper
-                  else paper + cfg.glare_washout * (255.0 - paper))
+        whiter = (
+            cfg.glare_clip
+            if paper >= cfg.glare_max_paper
+            else paper + cfg.glare_washout * (255.0 - paper)
+        )
         # A cell whose own paper is white to clipping sits in a lamp's reflection: a tile
         # there is washed to that paper's white, whatever the rest of the display shows.
-        out.extend(i for i in idx
-                   if looks[i].whitest >= whiter or looks[i].paper >= cfg.glare_clip)
+        out.extend(i for i in idx if looks[i].whitest >= whiter or looks[i].paper >= cfg.glare_clip)
     return out
 
 
@@ -2018,8 +2328,11 @@ def match_cells(
     for i in _in_glare(looks, groups, cfg):
         looks[i] = replace(looks[i], washed=True)
     for i, (look, group) in enumerate(zip(looks, groups, strict=True)):
-        if group is not None and look.reference is None and (
-                look.white < cfg.empty_min_white or look.tint > cfg.empty_max_tint):
+        if (
+            group is not None
+            and look.reference is None
+            and (look.white < cfg.empty_min_white or look.tint > cfg.empty_max_tint)
+        ):
             looks[i] = replace(look, looks=False)
     waiting: dict[int, list[int]] = {}  # crops that may hold a tile, by size
     for i, (ref, look) in enumerate(zip(refs, looks, strict=True)):
@@ -2035,8 +2348,9 @@ def match_cells(
         # One product for every window of every crop of this size.
         scores = (flat.reshape(-1, flat.shape[2]) @ model.coarse.T).reshape(*flat.shape[:2], -1)
         for i, score in zip(idx, scores, strict=True):
-            job = _Pending(fines[i], fines[i].shape[0] / crop_mm, offsets, looks[i], crops[i],
-                           refs[i])
+            job = _Pending(
+                fines[i], fines[i].shape[0] / crop_mm, offsets, looks[i], crops[i], refs[i]
+            )
             pending[i] = (job, score)
     if pending:
         order = sorted(pending)

@@ -789,20 +789,23 @@ def _wood(camera: Camera, seed: int) -> Image:
     return _photographed(wood, camera, x0, y0, ppm)
 
 
-
 def _cloth(camera: Camera, seed: int) -> Image:
     """A cloth table top (one colour of CLOTH_BGR, a faint weave and a few soft folds),
     drawn on the table plane and photographed."""
     rng = np.random.default_rng([seed, 6])
     x0, y0, ppm, w, h = _table_plane(camera)
-    folds = cv2.resize(rng.standard_normal((max(2, h // 150), max(2, w // 150)), np.float32),
-                       (w, h), interpolation=cv2.INTER_CUBIC)
+    folds = cv2.resize(
+        rng.standard_normal((max(2, h // 150), max(2, w // 150)), np.float32),
+        (w, h),
+        interpolation=cv2.INTER_CUBIC,
+    )
     weave = rng.standard_normal((h, w)).astype(np.float32)
     value = 1.0 + 0.04 * folds + 0.03 * weave
     base = np.asarray(cfg.CLOTH_BGR[int(rng.integers(len(cfg.CLOTH_BGR)))], np.float32)
     base = base * rng.uniform(0.9, 1.1, 3).astype(np.float32)
     cloth = np.clip(value[:, :, None] * base[None, None, :], 0, 255).astype(np.uint8)
     return _photographed(cloth, camera, x0, y0, ppm)
+
 
 @dataclass
 class _LightMaps:
@@ -1022,8 +1025,13 @@ def _draw_seat(
     if scene.storage_cards:
         card = sgeo.pitch / 2 + kit.STORAGE_CARD_MARGIN_MM
         frame.fill(h_seat, _square(sx, sy, card), (240, 244, 245))
-        frame.outline(h_seat, _square(sx, sy, sgeo.pitch / 2), kit.STORAGE_OUTLINE_MM,
-                      kit.STORAGE_OUTLINE_GREY, 240)
+        frame.outline(
+            h_seat,
+            _square(sx, sy, sgeo.pitch / 2),
+            kit.STORAGE_OUTLINE_MM,
+            kit.STORAGE_OUTLINE_GREY,
+            240,
+        )
     for marker_id, centre in sgeo.marker_centres().items():
         marker_corners[marker_id] = _draw_sticker(
             frame, h_seat, scene, marker_id, centre, module_px

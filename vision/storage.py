@@ -28,6 +28,7 @@ leave out: its markers and board, other markers seen), `slot_surface` and `ring_
 (the figures of one square), `bare_slots` and `pale_rings` (which slots of one frame).
 vision.read cuts the squares (`storage_against_table`).
 """
+
 from __future__ import annotations
 
 import math
@@ -83,7 +84,8 @@ def square_mm(tile_mm: float, cfg: StorageConfig) -> float:
 
 
 def kept_out(
-    geometry: kit.SeatGeometry, cfg: StorageConfig,
+    geometry: kit.SeatGeometry,
+    cfg: StorageConfig,
     markers_mm: NDArray[np.float64] | None = None,
 ) -> Rects:
     """The seat's markers (with their white margin) and its board's grid, and any other
@@ -123,7 +125,11 @@ class _Blocks:
 
 
 def _blocks(
-    square: Image, tile_mm: float, kept: Rects, cfg: StorageConfig, px_per_mm: float,
+    square: Image,
+    tile_mm: float,
+    kept: Rects,
+    cfg: StorageConfig,
+    px_per_mm: float,
     seen: NDArray[np.bool_] | None,
 ) -> _Blocks:
     if square.ndim != 3 or square.shape[2] != 3 or square.shape[0] != square.shape[1]:
@@ -147,8 +153,12 @@ def _blocks(
     if len(kept):
         rects = np.asarray(kept, np.float64)[:, None, :]  # (rects, 1, 4)
         margin = b / px_per_mm / 2
-        hit = ((x > rects[..., 0] - margin) & (x < rects[..., 2] + margin)
-               & (y > rects[..., 1] - margin) & (y < rects[..., 3] + margin))
+        hit = (
+            (x > rects[..., 0] - margin)
+            & (x < rects[..., 2] + margin)
+            & (y > rects[..., 1] - margin)
+            & (y < rects[..., 3] + margin)
+        )
         free &= ~hit.any(axis=0)
     return _Blocks(colour, x, y, r, sector, free, slot_seen, cut, count)
 
@@ -159,8 +169,9 @@ def _ring(
     """The ring's blocks and its sectors seen well enough to judge by (each a mask of the
     blocks), or None when too few of them are."""
     reach = tile_mm / 2 + cfg.reach_mm
-    ring = blocks.free & (blocks.r >= reach + cfg.ring_gap_mm) & (
-        blocks.r <= _outer_mm(tile_mm, cfg))
+    ring = (
+        blocks.free & (blocks.r >= reach + cfg.ring_gap_mm) & (blocks.r <= _outer_mm(tile_mm, cfg))
+    )
     sectors = [ring & (blocks.sector == s) for s in range(_SECTORS)]
     sectors = [m for m in sectors if np.count_nonzero(m) >= _MIN_SECTOR_BLOCKS]
     return (ring, sectors) if len(sectors) >= _MIN_SECTORS else None
@@ -174,8 +185,12 @@ def _chroma(colour: NDArray[np.float32]) -> NDArray[np.float64]:
 
 
 def ring_chroma(
-    square: Image, tile_mm: float, kept: Rects, cfg: StorageConfig,
-    px_per_mm: float, seen: NDArray[np.bool_] | None = None,
+    square: Image,
+    tile_mm: float,
+    kept: Rects,
+    cfg: StorageConfig,
+    px_per_mm: float,
+    seen: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.float64] | None:
     """The colour of the table round a slot alone (`SlotSurface.chroma`), from a square cut
     at any scale (`square_mm` a side, px_per_mm): None when too little of the ring is seen."""
@@ -185,7 +200,10 @@ def ring_chroma(
 
 
 def slot_surface(
-    square: Image, tile_mm: float, kept: Rects, cfg: StorageConfig,
+    square: Image,
+    tile_mm: float,
+    kept: Rects,
+    cfg: StorageConfig,
     seen: NDArray[np.bool_] | None = None,
 ) -> SlotSurface | None:
     """The figures of the square cut round a storage slot (BGR, seat north up, at
@@ -201,8 +219,10 @@ def slot_surface(
     colour = blocks.colour
     cut = blocks.cut
     grey = (cut[..., 0] + cut[..., 1] + cut[..., 2]) / 3.0
-    fine, coarse = (cv2.GaussianBlur(grey, (0, 0), mm * cfg.px_per_mm)
-                    for mm in (cfg.texture_fine_mm, cfg.texture_coarse_mm))
+    fine, coarse = (
+        cv2.GaussianBlur(grey, (0, 0), mm * cfg.px_per_mm)
+        for mm in (cfg.texture_fine_mm, cfg.texture_coarse_mm)
+    )
     detail = _block_means(np.abs(fine - coarse), blocks.count).ravel()
     # The light's slope across the square (a plane in log colour), fitted on the ring.
     design = np.column_stack([np.ones(len(blocks.x)), blocks.x, blocks.y])
@@ -215,8 +235,14 @@ def slot_surface(
     nearest = np.maximum(np.maximum(gaps[0], gaps[1]), gaps[2]).min(axis=1)
     share = float(np.quantile(nearest, cfg.inside_share))
     clipped = bool((colour[inside].min(axis=1) >= math.log(cfg.clip_grey)).any())
-    return SlotSurface(share, disagree, _chroma(colour[ring]), clipped,
-                       float(np.median(detail[inside])), float(np.median(detail[ring])))
+    return SlotSurface(
+        share,
+        disagree,
+        _chroma(colour[ring]),
+        clipped,
+        float(np.median(detail[inside])),
+        float(np.median(detail[ring])),
+    )
 
 
 @lru_cache(maxsize=4)
@@ -226,8 +252,9 @@ def _block_places(count: int, step_mm: float) -> tuple[NDArray[np.float64], ...]
     at = (np.arange(count) - (count - 1) / 2) * step_mm
     y, x = (g.ravel() for g in np.meshgrid(at, at, indexing="ij"))
     r = np.maximum(np.abs(x), np.abs(y))
-    sector = np.floor((np.degrees(np.arctan2(y, x)) + 360.0 + 180.0 / _SECTORS) % 360.0
-                      / (360.0 / _SECTORS))
+    sector = np.floor(
+        (np.degrees(np.arctan2(y, x)) + 360.0 + 180.0 / _SECTORS) % 360.0 / (360.0 / _SECTORS)
+    )
     for a in (x, y, r, sector):
         a.flags.writeable = False
     return x, y, r, sector
@@ -236,7 +263,8 @@ def _block_places(count: int, step_mm: float) -> tuple[NDArray[np.float64], ...]
 def _block_means(values: NDArray[np.float32], count: int) -> NDArray[np.float32]:
     """Means of count x count square blocks of an image (one or more channels)."""
     out: NDArray[np.float32] = np.asarray(
-        cv2.resize(values, (count, count), interpolation=cv2.INTER_AREA), np.float32)
+        cv2.resize(values, (count, count), interpolation=cv2.INTER_AREA), np.float32
+    )
     return out
 
 
@@ -264,17 +292,21 @@ def bare_slots(surfaces: Mapping[Key, SlotSurface | None], cfg: StorageConfig) -
         if colour < cfg.min_table_chroma:
             continue
         alike = sum(_hue_angle(surface, s) <= cfg.max_hue_deg for s in others)
-        if (surface.inside <= cfg.max_inside and surface.sectors <= cfg.max_sectors
-                and 2 * alike >= len(others)
-                and surface.saturation >= cfg.min_saturation * colour and not surface.clipped
-                and min(surface.texture_inside, surface.texture_ring)
-                >= cfg.min_texture * texture):
+        if (
+            surface.inside <= cfg.max_inside
+            and surface.sectors <= cfg.max_sectors
+            and 2 * alike >= len(others)
+            and surface.saturation >= cfg.min_saturation * colour
+            and not surface.clipped
+            and min(surface.texture_inside, surface.texture_ring) >= cfg.min_texture * texture
+        ):
             out.add(key)
     return out
 
 
 def pale_rings(
-    chromas: Mapping[Key, NDArray[np.float64] | None], empty: Collection[Key],
+    chromas: Mapping[Key, NDArray[np.float64] | None],
+    empty: Collection[Key],
     cfg: StorageConfig,
 ) -> set[Key]:
     """Of the slots read empty (`empty`), those whose ring (`ring_chroma`; None: not seen)
@@ -283,12 +315,14 @@ def pale_rings(
     out: set[Key] = set()
     for key in empty:
         mine = chromas.get(key)
-        others = [float(np.linalg.norm(c)) for k, c in chromas.items()
-                  if k != key and c is not None]
+        others = [
+            float(np.linalg.norm(c)) for k, c in chromas.items() if k != key and c is not None
+        ]
         if mine is None or not others:
             continue
         table = float(np.median(others))
         if table >= cfg.pale_table_chroma and (
-                float(np.linalg.norm(mine)) < cfg.min_empty_saturation * table):
+            float(np.linalg.norm(mine)) < cfg.min_empty_saturation * table
+        ):
             out.add(key)
     return out

@@ -162,7 +162,10 @@ def _grey(frame: Image) -> Image:
 def _warp(frame: Image, m: Matrix, size: tuple[int, int]) -> Image:
     """Warp `frame` so output pixel (u, v) shows frame point m @ (u, v, 1)."""
     out = cv2.warpPerspective(
-        frame, m, size, flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        frame,
+        m,
+        size,
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
         borderMode=cv2.BORDER_REPLICATE,
     )
     return np.asarray(out, np.uint8)
@@ -216,7 +219,7 @@ def _paper_model(view: Image, to_mm: Matrix, geo: kit.DisplayGeometry, segments:
             p1 = from_mm @ np.array([box[2], box[3], 1.0])
             x0, y0 = (round(v) for v in p0[:2])
             x1, y1 = (round(v) for v in p1[:2])
-            patch = view[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)].reshape(-1, 3)
+            patch = view[max(y0, 0) : max(y1, 0), max(x0, 0) : max(x1, 0)].reshape(-1, 3)
             if len(patch):
                 cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
                 samples.append((cx, cy, np.median(patch, axis=0)))
@@ -316,7 +319,7 @@ def _find_tile(mat: _Mat, centre_mm: tuple[float, float], cfg: TeachConfig) -> t
             cv2.warpAffine(window, rot, (window.shape[1], window.shape[0])), np.float32
         )
         sums = _box_sums(turned, n)
-        ys, xs = np.mgrid[0:sums.shape[0], 0:sums.shape[1]]
+        ys, xs = np.mgrid[0 : sums.shape[0], 0 : sums.shape[1]]
         # Box centre in window pixels, back in the unturned window: distance from nominal.
         bx = xs + (n - 1) / 2
         by = ys + (n - 1) / 2
@@ -393,8 +396,7 @@ def _edge_fit(
     found: list[NDArray[np.float64] | None] = []
     for k, points in enumerate(sides):
         line = (
-            _trimmed_line(np.array(points, np.float32))
-            if len(points) >= 0.5 * (hi - lo) else None
+            _trimmed_line(np.array(points, np.float32)) if len(points) >= 0.5 * (hi - lo) else None
         )
         found.append(None if line is None else np.array(points, np.float64))
         if line is None:
@@ -448,9 +450,9 @@ def _first_paper(line: NDArray[np.bool_], start: int, step: int, limit: int) -> 
     if not 0 <= start < len(line):
         return None
     if step < 0:
-        part = line[max(start - limit + 1, 0):start + 1][::-1]
+        part = line[max(start - limit + 1, 0) : start + 1][::-1]
     else:
-        part = line[start:start + limit]
+        part = line[start : start + limit]
     misses = np.flatnonzero(~part)
     return start + step * int(misses[0]) if len(misses) else None
 
@@ -494,7 +496,7 @@ def _occupied(mat: _Mat, centre: tuple[float, float], cfg: TeachConfig) -> bool:
     (x0, y0), (x1, y1) = (
         (from_mm @ np.array([centre[0] + d, centre[1] + d, 1.0]))[:2] for d in (-half, half)
     )
-    inner = mat.foreground[round(y0):round(y1), round(x0):round(x1)]
+    inner = mat.foreground[round(y0) : round(y1), round(x0) : round(x1)]
     return bool(inner.size) and float(inner.mean()) >= cfg.occupied_fraction
 
 
@@ -508,7 +510,7 @@ def _ship_picture(mat: _Mat, cfg: TeachConfig) -> tuple[Image, tuple[float, floa
             (from_mm @ np.array([centre[0] + d, centre[1] + d, 1.0]))[:2]
             for d in (-keep_out, keep_out)
         )
-        mask[max(0, int(y0)):max(0, int(y1) + 1), max(0, int(x0)):max(0, int(x1) + 1)] = 0
+        mask[max(0, int(y0)) : max(0, int(y1) + 1), max(0, int(x0)) : max(0, int(x1) + 1)] = 0
     # Pale parts of the piece (a white sail across it) look like paper: join what lies close.
     k = max(3, round(cfg.ship_join_mm * mat.px) | 1)
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
@@ -541,14 +543,21 @@ def _ship_picture(mat: _Mat, cfg: TeachConfig) -> tuple[Image, tuple[float, floa
     c, s = math.cos(t), math.sin(t)
     # ship picture px -> display mm (turned by `angle`, as the blob lies)
     ship_to_mm = np.array([[c, -s, centre[0]], [s, c, centre[1]], [0, 0, 1]]) @ np.array(
-        [[width_mm / out_w, 0, -width_mm / 2 + width_mm / out_w / 2],
-         [0, height_mm / out_h, -height_mm / 2 + height_mm / out_h / 2], [0, 0, 1]]
+        [
+            [width_mm / out_w, 0, -width_mm / 2 + width_mm / out_w / 2],
+            [0, height_mm / out_h, -height_mm / 2 + height_mm / out_h / 2],
+            [0, 0, 1],
+        ]
     )
     colour = _warp(mat.frame, mat.pose.homography @ ship_to_mm, (out_w, out_h))
     mask_m = np.linalg.inv(mat.to_mm) @ ship_to_mm
     alpha = cv2.warpPerspective(
-        blob * 255, mask_m, (out_w, out_h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-        borderMode=cv2.BORDER_CONSTANT, borderValue=0,
+        blob * 255,
+        mask_m,
+        (out_w, out_h),
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=0,
     )
     holes = _fill_holes(alpha > 127)
     alpha = np.where(holes, 255, 0).astype(np.uint8)
@@ -701,11 +710,15 @@ class TeachSession:
             warnings.append(f"{clear} tiles seen clearly on the mat, {len(step.plan)} asked for")
         for cell, view in cells.items():
             if view.occupied and not view.found:
-                warnings.append(f"{cell_name(cell)}: something lies there but its edges are "
-                                "not clear; name its type to keep it")
+                warnings.append(
+                    f"{cell_name(cell)}: something lies there but its edges are "
+                    "not clear; name its type to keep it"
+                )
             elif view.found and _washed_out(view.picture, self.config):
-                warnings.append(f"{cell_name(cell)}: glare washes part of this tile out; "
-                                "softer light gives a better picture")
+                warnings.append(
+                    f"{cell_name(cell)}: glare washes part of this tile out; "
+                    "softer light gives a better picture"
+                )
         return BatchView(step.batch, cells, tuple(warnings), _bgr(frame))
 
     def _look_board(self, frame: Image, side: str) -> PictureView:
@@ -722,8 +735,9 @@ class TeachSession:
             except BoardNotFound:
                 continue
         if not poses:
-            raise TeachError("no seat's markers are seen well enough: lay the board inside a "
-                             "seat's four markers")
+            raise TeachError(
+                "no seat's markers are seen well enough: lay the board inside a seat's four markers"
+            )
         seat, pose = max(poses, key=lambda sp: (len(sp[1].markers_seen), -sp[0]))
         geo = kit.SeatGeometry(seat, layout.rows, layout.cols, self.tile_mm)
         size = (layout.cols * geo.pitch, layout.rows * geo.pitch)
@@ -731,14 +745,18 @@ class TeachSession:
         m = pose.homography @ _picture_matrix(n, size)
         rows = round(n * size[1] / size[0])
         picture = _warp(frame, m, (n, rows))
-        warnings = tuple(f"seat {s}'s markers are seen too; seat {seat}'s board is used"
-                         for s, _ in poses if s != seat)
+        warnings = tuple(
+            f"seat {s}'s markers are seen too; seat {seat}'s board is used"
+            for s, _ in poses
+            if s != seat
+        )
         return PictureView(StepKind.BOARD, picture, size, side, seat, warnings)
 
     # answers -------------------------------------------------------------------------------
 
-    def accept(self, view: BatchView | PictureView,
-               answers: Mapping[Cell, CellAnswer | None] | None = None) -> None:
+    def accept(
+        self, view: BatchView | PictureView, answers: Mapping[Cell, CellAnswer | None] | None = None
+    ) -> None:
         """Keep what `view` shows. For a batch, `answers` overrides the suggestions per cell
         (None: nothing there, leave it out)."""
         step = self.step
@@ -771,8 +789,10 @@ class TeachSession:
         twice = next((i for i in ids if ids.count(i) > 1), None)
         if twice is not None:
             cells = [c for c, a in chosen.items() if a.tile_id == twice]
-            raise TeachError(f"{twice} is given for two cells ({_cell_name(cells[0])} and "
-                             f"{_cell_name(cells[1])}); lay one copy of each type")
+            raise TeachError(
+                f"{twice} is given for two cells ({_cell_name(cells[0])} and "
+                f"{_cell_name(cells[1])}); lay one copy of each type"
+            )
         for cell, answer in chosen.items():
             picture = view.cells[cell].picture
             self._taught[answer.tile_id] = np.ascontiguousarray(
@@ -780,8 +800,13 @@ class TeachSession:
             )
         if view.frame is not None:
             truth = {cell: CellRead(a.tile_id, a.rotation) for cell, a in chosen.items()}
-            truth.update({cell: EMPTY for cell, cv in view.cells.items()
-                          if cell not in chosen and not cv.occupied})
+            truth.update(
+                {
+                    cell: EMPTY
+                    for cell, cv in view.cells.items()
+                    if cell not in chosen and not cv.occupied
+                }
+            )
             self._frames.append((view.frame, truth))
         self._batch += 1
 
@@ -813,8 +838,9 @@ class TeachSession:
             raise TeachError(f"teaching is not finished: {step.instructions}")
         assert self._ship is not None
         tiles = {t.id: (t, self._taught[t.id]) for t in self.catalogue if t.id in self._taught}
-        return PackDraft(self.name, self.tile_mm, tiles, self._ship, dict(self._boards),
-                         self.catalogue)
+        return PackDraft(
+            self.name, self.tile_mm, tiles, self._ship, dict(self._boards), self.catalogue
+        )
 
     def write(self, out_dir: str | Path) -> Path:
         """Write the pack (docs/formats.md) into `out_dir`, whole or not at all."""
@@ -870,8 +896,9 @@ def check_out_dir(out_dir: str | Path) -> Path:
             raise TeachError(f"{out} is a file; give a folder for the pack")
         strangers = sorted(p.name for p in out.iterdir() if p.name not in (PACK_FILE, *PACK_DIRS))
         if strangers:
-            raise TeachError(f"{out} already holds other files ({strangers[0]}); "
-                             "give a new or empty folder")
+            raise TeachError(
+                f"{out} already holds other files ({strangers[0]}); give a new or empty folder"
+            )
     parent = out.absolute().parent
     if not parent.is_dir():
         raise TeachError(f"{parent} does not exist")

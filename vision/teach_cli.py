@@ -54,28 +54,58 @@ class Cancelled(CompanionError):
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `companion teach`."""
-    parser.add_argument("--out", metavar="PACKDIR",
-                        help="folder for the new tile pack (new, empty, or an earlier pack)")
-    parser.add_argument("--frames", metavar="DIR",
-                        help="folder of pictures, one per step, taken in name order")
-    parser.add_argument("--camera", metavar="FILE",
-                        help="take the pictures with the camera named in the [camera] table "
-                        "of this service TOML file (Enter takes each picture)")
-    parser.add_argument("--plan", action="store_true",
-                        help="only list the steps (which tiles go where in each batch) and stop")
-    parser.add_argument("--batch", type=int, default=16, metavar="N",
-                        help="tile types laid on the mat at a time, 1 to 16 (default 16)")
+    parser.add_argument(
+        "--out",
+        metavar="PACKDIR",
+        help="folder for the new tile pack (new, empty, or an earlier pack)",
+    )
+    parser.add_argument(
+        "--frames", metavar="DIR", help="folder of pictures, one per step, taken in name order"
+    )
+    parser.add_argument(
+        "--camera",
+        metavar="FILE",
+        help="take the pictures with the camera named in the [camera] table "
+        "of this service TOML file (Enter takes each picture)",
+    )
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="only list the steps (which tiles go where in each batch) and stop",
+    )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=16,
+        metavar="N",
+        help="tile types laid on the mat at a time, 1 to 16 (default 16)",
+    )
     parser.add_argument("--name", default=None, help="the pack's name (default: PACKDIR's name)")
-    parser.add_argument("--atoll", action="store_true",
-                        help="also teach the board's atoll side (after the front)")
-    parser.add_argument("--catalogue", default=None, metavar="TOML|PACKDIR",
-                        help="tile meanings to start from (default: the bundled box)")
-    parser.add_argument("--tile-mm", type=float, default=None, metavar="MM",
-                        help="tile side the kit was printed for (default: the catalogue's)")
-    parser.add_argument("--lens", type=float, default=0.0, metavar="K",
-                        help="straighten each picture of --frames first: the camera's lens "
-                        "bends straight lines by K (`companion lens`; --camera takes its "
-                        "[camera] lens_k)")
+    parser.add_argument(
+        "--atoll", action="store_true", help="also teach the board's atoll side (after the front)"
+    )
+    parser.add_argument(
+        "--catalogue",
+        default=None,
+        metavar="TOML|PACKDIR",
+        help="tile meanings to start from (default: the bundled box)",
+    )
+    parser.add_argument(
+        "--tile-mm",
+        type=float,
+        default=None,
+        metavar="MM",
+        help="tile side the kit was printed for (default: the catalogue's)",
+    )
+    parser.add_argument(
+        "--lens",
+        type=float,
+        default=0.0,
+        metavar="K",
+        help="straighten each picture of --frames first: the camera's lens "
+        "bends straight lines by K (`companion lens`; --camera takes its "
+        "[camera] lens_k)",
+    )
 
 
 def frame_files(folder: str | Path) -> list[Path]:
@@ -157,8 +187,9 @@ class Terminal:
         try:
             answer = self._ask(prompt).strip()
         except EOFError:
-            raise TeachError("the answers ended before teaching was finished; "
-                             "nothing was written") from None
+            raise TeachError(
+                "the answers ended before teaching was finished; nothing was written"
+            ) from None
         if answer.lower() in ("q", "quit"):
             raise Cancelled("teaching cancelled; nothing was written")
         return answer
@@ -168,8 +199,9 @@ def _number_of(catalogue: Catalogue, tile_id: str) -> int:
     return [t.id for t in catalogue].index(tile_id) + 1
 
 
-def _show_batch(ui: Terminal, session: TeachSession, view: BatchView,
-                pending: dict[Cell, CellAnswer | None]) -> None:
+def _show_batch(
+    ui: Terminal, session: TeachSession, view: BatchView, pending: dict[Cell, CellAnswer | None]
+) -> None:
     cat = session.catalogue
     for cell, cv in view.cells.items():
         answer = pending.get(cell, cv.suggestion)
@@ -179,9 +211,11 @@ def _show_batch(ui: Terminal, session: TeachSession, view: BatchView,
             ui.say(f"  {cell_name(cell)}  (a tile is seen but left out)")
             continue
         turned = f", turned {answer.rotation}" if answer.rotation else ""
-        ui.say(f"  {cell_name(cell)}  [{_number_of(cat, answer.tile_id):>2}] {answer.tile_id} "
-               f"({describe(cat.meaning(answer.tile_id))}{turned})"
-               + ("" if cv.occupied else "  <- the cell looks empty"))
+        ui.say(
+            f"  {cell_name(cell)}  [{_number_of(cat, answer.tile_id):>2}] {answer.tile_id} "
+            f"({describe(cat.meaning(answer.tile_id))}{turned})"
+            + ("" if cv.occupied else "  <- the cell looks empty")
+        )
     for warning in view.warnings:
         ui.say(f"  note: {warning}")
 
@@ -237,8 +271,10 @@ def teach(session: TeachSession, frames: Iterator[tuple[str, np.ndarray]], ui: T
             ui.say(str(session.progress))
         ui.say(step.instructions)
         for cell, tile_id in step.plan.items():
-            ui.say(f"  {cell_name(cell)}  [{_number_of(session.catalogue, tile_id):>2}] {tile_id} "
-                   f"({describe(session.catalogue.meaning(tile_id))})")
+            ui.say(
+                f"  {cell_name(cell)}  [{_number_of(session.catalogue, tile_id):>2}] {tile_id} "
+                f"({describe(session.catalogue.meaning(tile_id))})"
+            )
         if step.kind is StepKind.BOARD and step.side != "front":
             ui.say("  ('skip' leaves this side out)")
         view = _next_view(session, frames, ui)
@@ -247,20 +283,24 @@ def teach(session: TeachSession, frames: Iterator[tuple[str, np.ndarray]], ui: T
             continue
         _confirm_picture(ui, session, view)
     if session.missing:
-        ui.say(f"{len(session.missing)} tile types were not taught and are left out: "
-               + ", ".join(session.missing))
+        ui.say(
+            f"{len(session.missing)} tile types were not taught and are left out: "
+            + ", ".join(session.missing)
+        )
 
 
-def _next_view(session: TeachSession, frames: Iterator[tuple[str, np.ndarray]],
-               ui: Terminal) -> BatchView | PictureView:
+def _next_view(
+    session: TeachSession, frames: Iterator[tuple[str, np.ndarray]], ui: Terminal
+) -> BatchView | PictureView:
     for name, image in frames:
         ui.say(f"picture {name}:")
         try:
             return session.look(image)
         except TeachError as exc:
             ui.say(f"  {exc.message}; trying the next picture")
-    raise TeachError(f"no picture left for this step ({session.step.instructions}); "
-                     "nothing was written")
+    raise TeachError(
+        f"no picture left for this step ({session.step.instructions}); nothing was written"
+    )
 
 
 def _confirm_picture(ui: Terminal, session: TeachSession, view: PictureView) -> None:
@@ -292,17 +332,21 @@ def plan_lines(session: TeachSession) -> list[str]:
     for start in range(0, len(ids), session.batch_size):
         picture += 1
         lines.append(f"picture {picture}: batch {start // session.batch_size + 1}, upright:")
-        for i, tile_id in enumerate(ids[start:start + session.batch_size]):
+        for i, tile_id in enumerate(ids[start : start + session.batch_size]):
             cell = (i // 4, i % 4)
-            lines.append(f"  {cell_name(cell)}  [{_number_of(cat, tile_id):>2}] {tile_id} "
-                         f"({describe(cat.meaning(tile_id))})")
+            lines.append(
+                f"  {cell_name(cell)}  [{_number_of(cat, tile_id):>2}] {tile_id} "
+                f"({describe(cat.meaning(tile_id))})"
+            )
     picture += 1
-    lines.append(f"picture {picture}: the explorer ship alone on the mat, in the north lane, "
-                 "bow east")
+    lines.append(
+        f"picture {picture}: the explorer ship alone on the mat, in the north lane, bow east"
+    )
     for side in session.board_sides:
         picture += 1
-        lines.append(f"picture {picture}: an empty board, {side} side up, inside one seat's "
-                     "markers")
+        lines.append(
+            f"picture {picture}: an empty board, {side} side up, inside one seat's markers"
+        )
     return lines
 
 
@@ -316,8 +360,9 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
         ui.say("\n".join(plan_lines(session)))
         return 0
     if not args.out or bool(args.frames) == bool(args.camera):
-        raise TeachError("teaching needs --out PACKDIR and either --frames DIR or --camera FILE "
-                         "(or --plan)")
+        raise TeachError(
+            "teaching needs --out PACKDIR and either --frames DIR or --camera FILE (or --plan)"
+        )
     try:
         lens = Lens(args.lens)
     except ValueError as e:
@@ -352,6 +397,8 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
             camera.close()
     session.write(out)
     draft = session.draft()
-    ui.say(f"Tile pack written to {out}: {len(draft.tiles)} tile types, the explorer ship, "
-           f"{' and '.join(sorted(draft.boards))} board.")
+    ui.say(
+        f"Tile pack written to {out}: {len(draft.tiles)} tile types, the explorer ship, "
+        f"{' and '.join(sorted(draft.boards))} board."
+    )
     return 0

@@ -175,8 +175,7 @@ class TileModel:
     @cached_property
     def fine_power(self) -> NDArray[np.float64]:
         """Each candidate's sum of squares per channel over its fine inner square (K, 3)."""
-        out: NDArray[np.float64] = np.einsum("kmc,kmc->kc", self.fine, self.fine,
-                                             dtype=np.float64)
+        out: NDArray[np.float64] = np.einsum("kmc,kmc->kc", self.fine, self.fine, dtype=np.float64)
         return out
 
     @cached_property
@@ -204,9 +203,7 @@ def _turned(image: NDArray[np.generic], rotation: int) -> NDArray[np.generic]:
 
 
 def _resized(picture: Image, n: int) -> Float:
-    out: Float = np.asarray(
-        cv2.resize(picture, (n, n), interpolation=cv2.INTER_AREA), np.float32
-    )
+    out: Float = np.asarray(cv2.resize(picture, (n, n), interpolation=cv2.INTER_AREA), np.float32)
     return out
 
 
@@ -248,11 +245,14 @@ def pose_features_many(pictures: Float, colours: Float, sigma: float) -> Float:
     count, h, w = pictures.shape[:3]
     grey = (pictures.reshape(-1, 3) @ colours.T.astype(np.float32)).reshape(count, h, w, -1)
     if sigma > 0:
-        grey -= np.stack([
-            np.asarray(cv2.GaussianBlur(g, (0, 0), sigma, borderType=cv2.BORDER_REPLICATE),
-                       np.float32).reshape(g.shape)
-            for g in grey
-        ])
+        grey -= np.stack(
+            [
+                np.asarray(
+                    cv2.GaussianBlur(g, (0, 0), sigma, borderType=cv2.BORDER_REPLICATE), np.float32
+                ).reshape(g.shape)
+                for g in grey
+            ]
+        )
     out: Float = np.ascontiguousarray(grey.transpose(0, 3, 1, 2))
     return out
 
@@ -277,8 +277,12 @@ def _pose_templates(tile: Float, colours: Float, config: CellConfig, tile_mm: fl
     out = []
     for angle in config.pose_angles_deg:
         m = cv2.getRotationMatrix2D(centre, angle, 1.0)
-        turned = np.asarray(cv2.warpAffine(tile, m, (n, n), flags=cv2.INTER_LINEAR,
-                                           borderMode=cv2.BORDER_REPLICATE), np.float32)
+        turned = np.asarray(
+            cv2.warpAffine(
+                tile, m, (n, n), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+            ),
+            np.float32,
+        )
         feats = pose_features(turned, colours, config.pose_highpass_px)[:, b : n - b, b : n - b]
         flat = feats.ravel()
         out.append(flat / max(float(np.linalg.norm(flat)), 1e-3))
@@ -296,11 +300,14 @@ def halve_features_many(feats: Float) -> Float:
     """halve_features of many crops' features of one size (N, colours, h, w)."""
     colours, h, w = feats.shape[1:]
     planes = np.ascontiguousarray(feats.transpose(0, 2, 3, 1))  # (N, h, w, colours)
-    out: Float = np.stack([
-        np.asarray(cv2.resize(f, (w // 2, h // 2), interpolation=cv2.INTER_AREA),
-                   np.float32).reshape(h // 2, w // 2, colours)
-        for f in planes
-    ]).transpose(0, 3, 1, 2)
+    out: Float = np.stack(
+        [
+            np.asarray(
+                cv2.resize(f, (w // 2, h // 2), interpolation=cv2.INTER_AREA), np.float32
+            ).reshape(h // 2, w // 2, colours)
+            for f in planes
+        ]
+    ).transpose(0, 3, 1, 2)
     return np.ascontiguousarray(out)
 
 
@@ -321,8 +328,8 @@ def _by_rows(pose: Float, colours: int) -> Float:
     k, a, size = pose.shape
     p = round(math.sqrt(size / colours))
     out: Float = np.ascontiguousarray(
-        pose.reshape(k, a, colours, p, p).transpose(0, 1, 3, 2, 4).reshape(k, a, size),
-        np.float32)
+        pose.reshape(k, a, colours, p, p).transpose(0, 1, 3, 2, 4).reshape(k, a, size), np.float32
+    )
     return out
 
 
@@ -354,8 +361,9 @@ def fit_light(
     one picture x given per channel (3, M), over the kept pixels (ninv made for the same);
     `light` is the light basis per term (3, M) (basis.T). Returns rss (S,) and coefficients
     (S, 3, 6), with a third of the arithmetic and no copy of the candidates' terms."""
-    rss, coef = fit_light_many(channels[:, None], ninv[None], light, x[None],
-                               None if keep is None else keep[None])
+    rss, coef = fit_light_many(
+        channels[:, None], ninv[None], light, x[None], None if keep is None else keep[None]
+    )
     return rss[0], coef[0]
 
 
@@ -375,13 +383,16 @@ def fit_light_many(
         xt = x - mean.astype(np.float32)[:, :, None]
     else:
         weight = keep.astype(np.float32)
-        mean = np.matmul(x, weight[:, :, None])[:, :, 0].astype(np.float64) / np.maximum(
-            weight.sum(axis=1, dtype=np.float64), 1.0)[:, None]
+        mean = (
+            np.matmul(x, weight[:, :, None])[:, :, 0].astype(np.float64)
+            / np.maximum(weight.sum(axis=1, dtype=np.float64), 1.0)[:, None]
+        )
         xt = (x - mean.astype(np.float32)[:, :, None]) * weight[:, None, :]
     y = xt[:, :, None, :] * light  # (N, 3, 3, M): every channel times every light term
     rhs = np.empty((count, size, 3, 6), np.float32)
-    rhs[..., :3] = np.matmul(channels.transpose(1, 0, 2, 3),
-                             y.transpose(0, 1, 3, 2)).transpose(0, 2, 1, 3)
+    rhs[..., :3] = np.matmul(channels.transpose(1, 0, 2, 3), y.transpose(0, 1, 3, 2)).transpose(
+        0, 2, 1, 3
+    )
     rhs[..., 3:] = y.sum(axis=3)[:, None]
     coef = np.matmul(ninv, rhs[..., None])[..., 0].astype(np.float64)
     explained = np.einsum("nsci,nsci->ns", rhs, coef)
@@ -425,8 +436,14 @@ def block_normals(channels: Float, basis: Float, n: int, blocks: int) -> NDArray
 
 
 def _twins_and_rivals(
-    ids: tuple[str, ...], groups: NDArray[np.int32], fine: Float, terms: Float,
-    ninv: Float, basis: Float, medium: Float, threshold: float,
+    ids: tuple[str, ...],
+    groups: NDArray[np.int32],
+    fine: Float,
+    terms: Float,
+    ninv: Float,
+    basis: Float,
+    medium: Float,
+    threshold: float,
 ) -> tuple[NDArray[np.bool_], NDArray[np.int32], Float]:
     k = len(ids)
     # What the light alone leaves of each picture.
@@ -477,8 +494,10 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
         upright = _resized(picture, n)
         if config.template_blur_px > 0:
             upright = np.asarray(
-                cv2.GaussianBlur(upright, (0, 0), config.template_blur_px,
-                                 borderType=cv2.BORDER_REPLICATE), np.float32,
+                cv2.GaussianBlur(
+                    upright, (0, 0), config.template_blur_px, borderType=cv2.BORDER_REPLICATE
+                ),
+                np.float32,
             )
         upright_medium = _resized(picture, nm)
         for rotation in ROTATIONS:
@@ -506,8 +525,9 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
     group_of: dict[Meaning, int] = {}
     groups = np.array([group_of.setdefault(m, len(group_of)) for m in meanings], np.int32)
     shape_of: dict[tuple[object, str], int] = {}
-    shapes = np.array([shape_of.setdefault((m.kind, m.land), len(shape_of)) for m in meanings],
-                      np.int32)
+    shapes = np.array(
+        [shape_of.setdefault((m.kind, m.land), len(shape_of)) for m in meanings], np.int32
+    )
     ids_t = tuple(ids)
     twins, nearest, distinct = _twins_and_rivals(
         ids_t, groups, fine_arr, terms, ninv, basis, medium_arr, config.twin_likeness
@@ -527,7 +547,8 @@ def _build(pack: Pack, px_per_mm: float, config: CellConfig) -> TileModel:
         pose_colours=colours,
         pose_half=_by_rows(half, config.pose_colours),
         pose_quarter=np.ascontiguousarray(
-            _by_rows(_halved(half, config.pose_colours), config.pose_colours).transpose(2, 1, 0)),
+            _by_rows(_halved(half, config.pose_colours), config.pose_colours).transpose(2, 1, 0)
+        ),
         medium=medium_arr,
         fine=fine_arr,
         terms=terms,

@@ -88,9 +88,12 @@ class HostLogins:
                     write_atomically(self.kept, json.dumps(self._ended) + "\n", mode=0o600)
                 except OSError as exc:
                     # The logout holds until a restart; the game itself is untouched.
-                    log.warning("could not keep the ended logins in %s (%s): a cookie "
-                                "copied before this logout works again after a restart",
-                                self.kept, exc.strerror)
+                    log.warning(
+                        "could not keep the ended logins in %s (%s): a cookie "
+                        "copied before this logout works again after a restart",
+                        self.kept,
+                        exc.strerror,
+                    )
 
     def log_in(self) -> None:
         """Mark this browser session as the host's, with a fresh login id and CSRF token."""
@@ -133,12 +136,18 @@ def _read_ended(path: Path) -> dict[str, float]:
         return {}
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         reason = exc.strerror if isinstance(exc, OSError) else "damaged"
-        log.warning("the ended logins kept in %s cannot be read (%s); starting without them",
-                    path, reason)
+        log.warning(
+            "the ended logins kept in %s cannot be read (%s); starting without them", path, reason
+        )
         return {}
-    return {k: float(v) for k, v in data.items()
-            if isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool)
-            and math.isfinite(v)}
+    return {
+        k: float(v)
+        for k, v in data.items()
+        if isinstance(k, str)
+        and isinstance(v, int | float)
+        and not isinstance(v, bool)
+        and math.isfinite(v)
+    }
 
 
 def _login_time(value: object) -> float | None:

@@ -171,8 +171,12 @@ def run(args: argparse.Namespace) -> int:
             log.info("%d cells this table labelled revise its judge", len(lessons))
         corrections = CorrectionLessons(book, pack)
         session.listeners.on_correction.append(corrections.corrected)
-        reader = _ServiceReader(IncrementalReader(pack, side=table.side, lessons=lessons),
-                                lens_watch, session, corrections)
+        reader = _ServiceReader(
+            IncrementalReader(pack, side=table.side, lessons=lessons),
+            lens_watch,
+            session,
+            corrections,
+        )
 
     from vision.motion import MotionGate
 
@@ -241,8 +245,7 @@ class _ServiceReader:
     says whether the markers ask for another lens_k; after each read, the corrections'
     lessons keep its matches (a host's correction of one of its cells is a lesson)."""
 
-    def __init__(self, reader: Any, lens_watch: Any, session: Session, corrections: Any
-                 ) -> None:
+    def __init__(self, reader: Any, lens_watch: Any, session: Session, corrections: Any) -> None:
         self.reader = reader
         self.lens_watch = lens_watch
         self.session = session

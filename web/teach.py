@@ -186,8 +186,9 @@ def parse_answers(data: Any, catalogue: Catalogue) -> dict[Cell, CellAnswer | No
             out[cell] = None
             continue
         if not isinstance(tile_id, str) or tile_id not in catalogue:
-            raise MalformedMove(f"{cell_name(cell)}: there is no tile type {tile_id!r} in this "
-                                "box.")
+            raise MalformedMove(
+                f"{cell_name(cell)}: there is no tile type {tile_id!r} in this box."
+            )
         rotation = _whole(entry.get("rotation", 0), "rotation")
         if rotation not in (0, 90, 180, 270):
             raise MalformedMove("A tile lies turned 0, 90, 180 or 270 degrees.")
@@ -256,8 +257,10 @@ def state_json(store: TeachStore) -> dict[str, Any]:
         "instructions": step.instructions,
         "batch": step.batch,
         "side": step.side,
-        "plan": [{"cell": CELLS.index(c), "name": cell_name(c), **_type_json(cat, t)}
-                 for c, t in step.plan.items()],
+        "plan": [
+            {"cell": CELLS.index(c), "name": cell_name(c), **_type_json(cat, t)}
+            for c, t in step.plan.items()
+        ],
         "can_skip": (step.kind is StepKind.TILES and bool(session.taught))
         or (step.kind is StepKind.BOARD and step.side != "front"),
     }
@@ -283,15 +286,18 @@ def _view_json(store: TeachStore, cat: Catalogue) -> dict[str, Any] | None:
     for cell, cv in view.cells.items():
         n = CELLS.index(cell)
         suggestion = cv.suggestion
-        cells.append({
-            "cell": n,
-            "name": cell_name(cell),
-            "occupied": cv.occupied,
-            "found": cv.found,
-            "crop": f"/api/teach/crop/{n}.png?v={store.looks}",
-            "suggestion": None if suggestion is None else {
-                **_type_json(cat, suggestion.tile_id), "rotation": suggestion.rotation},
-        })
+        cells.append(
+            {
+                "cell": n,
+                "name": cell_name(cell),
+                "occupied": cv.occupied,
+                "found": cv.found,
+                "crop": f"/api/teach/crop/{n}.png?v={store.looks}",
+                "suggestion": None
+                if suggestion is None
+                else {**_type_json(cat, suggestion.tile_id), "rotation": suggestion.rotation},
+            }
+        )
     return {"kind": "tiles", "batch": view.batch, "cells": cells, "warnings": list(view.warnings)}
 
 
@@ -337,8 +343,9 @@ def start() -> Response:
             raise NotNow("A box is being taught already: finish or cancel it first.")
         sides = ("front", "atoll") if atoll else ("front",)
         try:
-            store.session = TeachSession(store.catalogue(), name=name, batch=batch,
-                                         board_sides=sides)
+            store.session = TeachSession(
+                store.catalogue(), name=name, batch=batch, board_sides=sides
+            )
         except CompanionError as exc:  # e.g. a box without an atoll side
             raise NotNow(_sentence(exc.message)) from None
         store.drop_view()
@@ -425,8 +432,13 @@ def finish() -> Response:
         tiles = len(session.taught)
         store.reset()
         _keep_lessons(session.frames, out, store.root.parent / LESSONS_DIR)
-        return jsonify({"ok": True, "out": out.name,
-                        "text": f"Tile pack {out.name} written: {tiles} tile types."})
+        return jsonify(
+            {
+                "ok": True,
+                "out": out.name,
+                "text": f"Tile pack {out.name} written: {tiles} tile types.",
+            }
+        )
 
 
 @bp.post("/cancel")

@@ -129,8 +129,12 @@ def _board(img: NDArray[np.float32], h: Matrix, sgeo: kit.SeatGeometry) -> None:
         _line(img, h, (-gx + c * sgeo.pitch, -gy), (-gx + c * sgeo.pitch, gy), (90, 60, 20))
     sx, sy = sgeo.storage_centre()
     p = sgeo.pitch / 2
-    _fill(img, h, [(sx - p, sy - p), (sx + p, sy - p), (sx + p, sy + p), (sx - p, sy + p)],
-          (150, 120, 60))
+    _fill(
+        img,
+        h,
+        [(sx - p, sy - p), (sx + p, sy - p), (sx + p, sy + p), (sx - p, sy + p)],
+        (150, 120, 60),
+    )
 
 
 def draw(
@@ -189,13 +193,18 @@ def draw(
         _marker(img, h, marker_id)
     for area, x, y, side, colour in scene.squares:
         s = side / 2
-        _fill(img, truth[area], [(x - s, y - s), (x + s, y - s), (x + s, y + s), (x - s, y + s)],
-              colour)
+        _fill(
+            img,
+            truth[area],
+            [(x - s, y - s), (x + s, y - s), (x + s, y + s), (x - s, y + s)],
+            colour,
+        )
     for hx, hy, rx, ry in scene.hands:
         ring = [(hx + rx * math.cos(t), hy + ry * math.sin(t)) for t in np.linspace(0, 6.283, 40)]
         pts = project(camera, ring)
-        cv2.fillPoly(img, [np.round(pts * 16).astype(np.int32)], (120, 150, 200),
-                     cv2.LINE_AA, shift=4)
+        cv2.fillPoly(
+            img, [np.round(pts * 16).astype(np.int32)], (120, 150, 200), cv2.LINE_AA, shift=4
+        )
     if light_gradient:
         ramp = np.linspace(1 - light_gradient, 1.0, width, dtype=np.float32)
         img *= ramp[None, :, None]
@@ -206,17 +215,33 @@ def draw(
     return Frame(np.clip(img + 0.5, 0, 255).astype(np.uint8), truth, stickers)
 
 
-def _fill(img: NDArray[np.float32], h: Matrix, poly: list[tuple[float, float]],
-          colour: tuple[int, int, int]) -> None:
+def _fill(
+    img: NDArray[np.float32],
+    h: Matrix,
+    poly: list[tuple[float, float]],
+    colour: tuple[int, int, int],
+) -> None:
     pts = project(h, poly)
     cv2.fillConvexPoly(img, np.round(pts * 16).astype(np.int32), colour, cv2.LINE_AA, shift=4)
 
 
-def _line(img: NDArray[np.float32], h: Matrix, a: tuple[float, float], b: tuple[float, float],
-          colour: tuple[int, int, int]) -> None:
+def _line(
+    img: NDArray[np.float32],
+    h: Matrix,
+    a: tuple[float, float],
+    b: tuple[float, float],
+    colour: tuple[int, int, int],
+) -> None:
     p, q = project(h, [a, b])
-    cv2.line(img, tuple(np.round(p * 16).astype(int)), tuple(np.round(q * 16).astype(int)),
-             colour, 1, cv2.LINE_AA, shift=4)
+    cv2.line(
+        img,
+        tuple(np.round(p * 16).astype(int)),
+        tuple(np.round(q * 16).astype(int)),
+        colour,
+        1,
+        cv2.LINE_AA,
+        shift=4,
+    )
 
 
 def _mat_picture(geo: kit.DisplayGeometry) -> tuple[NDArray[np.float32], Matrix]:
@@ -252,8 +277,12 @@ def _paste(img: NDArray[np.float32], picture: NDArray[Any], picture_to_image: Ma
     """Warp a grey picture into the frame, oversampled 4x and reduced (exact edges)."""
     outline = project(
         picture_to_image,
-        [(-0.5, -0.5), (picture.shape[1] - 0.5, -0.5), (picture.shape[1] - 0.5,
-         picture.shape[0] - 0.5), (-0.5, picture.shape[0] - 0.5)],
+        [
+            (-0.5, -0.5),
+            (picture.shape[1] - 0.5, -0.5),
+            (picture.shape[1] - 0.5, picture.shape[0] - 0.5),
+            (-0.5, picture.shape[0] - 0.5),
+        ],
     )
     x0, y0 = np.floor(outline.min(axis=0)).astype(int) - 2
     x1, y1 = np.ceil(outline.max(axis=0)).astype(int) + 3
@@ -266,8 +295,9 @@ def _paste(img: NDArray[np.float32], picture: NDArray[Any], picture_to_image: Ma
     shift = np.array([[s, 0, s * (0.5 - x0) - 0.5], [0, s, s * (0.5 - y0) - 0.5], [0, 0, 1]])
     m = shift @ picture_to_image
     big_w, big_h = (x1 - x0) * s, (y1 - y0) * s
-    warped = cv2.warpPerspective(picture.astype(np.float32), m, (big_w, big_h),
-                                 flags=cv2.INTER_LINEAR, borderValue=-1)
+    warped = cv2.warpPerspective(
+        picture.astype(np.float32), m, (big_w, big_h), flags=cv2.INTER_LINEAR, borderValue=-1
+    )
     mask = (warped >= 0).astype(np.float32)
     value = np.where(warped >= 0, warped, 0)
     small_mask = cv2.resize(mask, (x1 - x0, y1 - y0), interpolation=cv2.INTER_AREA)
@@ -287,7 +317,8 @@ def _marker(img: NDArray[np.float32], h: Matrix, marker_id: int) -> None:
     mm_per_px = kit.MARKER_MM / (6 * module_px)
     half = kit.MARKER_MM / 2 + pad * mm_per_px
     # sticker pixel (u, v) centre -> marker mm
-    to_mm = np.array([[mm_per_px, 0, -half + mm_per_px / 2], [0, mm_per_px, -half + mm_per_px / 2],
-                      [0, 0, 1]])
+    to_mm = np.array(
+        [[mm_per_px, 0, -half + mm_per_px / 2], [0, mm_per_px, -half + mm_per_px / 2], [0, 0, 1]]
+    )
     # Printed black is not pure black, nor the paper pure white.
     _paste(img, sticker.astype(np.float32) * 0.92 + 10, h @ to_mm)

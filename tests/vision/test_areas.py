@@ -91,8 +91,9 @@ def test_every_area_is_placed_at_any_in_plane_angle(roll: float) -> None:
 
 def test_a_tilted_camera_and_misplaced_stickers_still_place_the_display_within_1_mm() -> None:
     scene = Scene(seats=ALL_SEATS, sticker_mm=3.0, sticker_deg=2.0, seed=4)
-    camera = camera_homography(tilt_deg=25, tilt_towards_deg=120, roll_deg=20, px_per_mm=1.4,
-                               height_mm=900)
+    camera = camera_homography(
+        tilt_deg=25, tilt_towards_deg=120, roll_deg=20, px_per_mm=1.4, height_mm=900
+    )
     frame = draw(scene, camera, blur_sigma=0.7, noise=2.0)
     display, seats, _ = _locate(frame)
     assert display is not None and display.method == "lane"
@@ -150,14 +151,20 @@ def test_one_marker_does_not_place_an_area() -> None:
 def test_a_display_with_one_marker_seen_is_placed_by_its_lane_outline(seed: int) -> None:
     # A hand over three of the display's stickers, each sticker up to 3 mm and 2° off: the
     # one left turns the display by up to 2°, some 10 mm at the lane's far side.
-    scene = Scene(seats={1: seat_default(1), 3: seat_default(3)}, hidden=frozenset({0, 1, 2}),
-                  sticker_mm=3.0, sticker_deg=2.0, seed=seed)
+    scene = Scene(
+        seats={1: seat_default(1), 3: seat_default(3)},
+        hidden=frozenset({0, 1, 2}),
+        sticker_mm=3.0,
+        sticker_deg=2.0,
+        seed=seed,
+    )
     frame = draw(scene, camera_homography(tilt_deg=15, roll_deg=30, px_per_mm=1.6), noise=2.0)
     display, _, warnings = _locate(frame)
     assert display is not None and display.markers_seen == (3,)
     assert cell_error_mm(display, frame.truth[DISPLAY]) < 1.0
-    assert ("display: 1 of 4 markers seen (marker 3); placed by it and the printed lane "
-            "outline") in warnings
+    assert (
+        "display: 1 of 4 markers seen (marker 3); placed by it and the printed lane outline"
+    ) in warnings
 
 
 # Hands over the middle of the lane's north, east and west sides: its outline is not seen.
@@ -182,23 +189,33 @@ def _tiles(seed: int, reach_mm: float = 3.0) -> tuple[Square, ...]:
 
 @pytest.mark.slow
 def test_a_display_with_one_marker_and_its_lane_hidden_is_placed_by_its_tiles() -> None:
-    scene = Scene(seats={1: seat_default(1), 3: seat_default(3)}, hidden=frozenset({0, 1, 2}),
-                  sticker_mm=3.0, sticker_deg=2.0, seed=22, hands=LANE_HANDS, squares=_tiles(5))
+    scene = Scene(
+        seats={1: seat_default(1), 3: seat_default(3)},
+        hidden=frozenset({0, 1, 2}),
+        sticker_mm=3.0,
+        sticker_deg=2.0,
+        seed=22,
+        hands=LANE_HANDS,
+        squares=_tiles(5),
+    )
     frame = draw(scene, camera_homography(tilt_deg=15, roll_deg=30, px_per_mm=1.6), noise=2.0)
     display, seats, warnings = _locate(frame)
     assert display is not None and display.method == ONE_MARKER_TILES
     # As well as the tiles' mean place (each up to 3 mm off here) and the seats' table plane
     # allow: within the cell crops' margin, where the marker alone puts cells 8 mm off.
-    rough = from_one_marker(display.geometry, detect_markers(_grey(frame)),
-                            list(seats.values()))
+    rough = from_one_marker(display.geometry, detect_markers(_grey(frame)), list(seats.values()))
     assert rough is not None
     placed_error = cell_error_mm(display, frame.truth[DISPLAY])
     assert placed_error < 4.0 and cell_error_mm(rough, frame.truth[DISPLAY]) > 2 * placed_error
-    assert ("display: 1 of 4 markers seen (marker 3); placed by it and the tiles in its "
-            "cells") in warnings
+    assert (
+        "display: 1 of 4 markers seen (marker 3); placed by it and the tiles in its cells"
+    ) in warnings
     # Without the tiles nothing places it: unread, never placed by the marker alone.
-    bare = draw(replace(scene, squares=()), camera_homography(tilt_deg=15, roll_deg=30,
-                                                              px_per_mm=1.6), noise=2.0)
+    bare = draw(
+        replace(scene, squares=()),
+        camera_homography(tilt_deg=15, roll_deg=30, px_per_mm=1.6),
+        noise=2.0,
+    )
     display, _, warnings = _locate(bare)
     assert display is None
     assert "display: only 1 of 4 markers seen (marker 3); not read" in warnings
@@ -246,8 +263,7 @@ def test_two_seats_without_the_display() -> None:
 
 def test_a_wrong_sticker_is_left_out_with_a_warning() -> None:
     # Seat 1's north-east place carries marker 6 (its south-east id): a misprinted kit.
-    scene = Scene(seats={1: seat_default(1)}, hidden=frozenset({5, 6}),
-                  wrong_stickers=((6, 1, 5),))
+    scene = Scene(seats={1: seat_default(1)}, hidden=frozenset({5, 6}), wrong_stickers=((6, 1, 5),))
     frame = draw(scene, camera_homography())
     _, seats, warnings = _locate(frame)
     assert 1 not in seats or cell_error_mm(seats[1], frame.truth[1]) < 1.0
@@ -258,8 +274,7 @@ def test_one_stray_marker_among_four_is_dropped_and_the_rest_fit() -> None:
     # Seat 3's south-west sticker (15) was stuck 60 mm north of its place.
     seat_x, seat_y, _ = seat_default(3)  # turned 90°: area (x, y) lies at table (-y, x)
     stray = (seat_x - (113.0 - 60.0), seat_y - 113.0, 90.0)
-    scene = Scene(seats={3: seat_default(3)}, hidden=frozenset({15}),
-                  extra_markers=((15, *stray),))
+    scene = Scene(seats={3: seat_default(3)}, hidden=frozenset({15}), extra_markers=((15, *stray),))
     frame = draw(scene, camera_homography())
     _, seats, warnings = _locate(frame)
     assert seats[3].markers_seen == (12, 13, 14)
@@ -314,8 +329,9 @@ def test_a_mat_printed_for_another_tile_size_gives_a_warning_not_garbage() -> No
 def test_locating_one_area_names_what_is_missing() -> None:
     with pytest.raises(DisplayNotFound, match="display"):
         locate_display({}, kit.DisplayGeometry())
-    frame = draw(Scene(seats={2: seat_default(2)}, hidden=frozenset({9, 10, 11})),
-                 camera_homography())
+    frame = draw(
+        Scene(seats={2: seat_default(2)}, hidden=frozenset({9, 10, 11})), camera_homography()
+    )
     with pytest.raises(BoardNotFound, match="seat 2: only 1 of 4"):
         locate_seat(detect_markers(_grey(frame)), kit.SeatGeometry(2))
 
@@ -376,7 +392,6 @@ def test_a_crop_outside_the_frame_is_not_visible() -> None:
     assert display is not None
     assert crop_visible(frame.image.shape, display, (0.0, 0.0), 53.0)
     assert not crop_visible(frame.image.shape, display, (2000.0, 0.0), 53.0)
-
 
 
 @pytest.mark.parametrize("tile_mm", [45.0, 43.7])

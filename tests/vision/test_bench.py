@@ -75,8 +75,9 @@ def test_the_calibration_weighs_only_the_visible_cells_answered() -> None:
     read_cells[0][1] = UNKNOWN  # abstained: no confidence
     read_cells[1][1] = CellRead("volcano", 0, 0.9)  # covered: not weighed
     read = _table(read_cells, None, CellRead(empty=True, confidence=0.5))
-    rendered = SimpleNamespace(truth=truth, covered=frozenset({(DISPLAY, 1, 1)}),
-                               ship_covered=False)
+    rendered = SimpleNamespace(
+        truth=truth, covered=frozenset({(DISPLAY, 1, 1)}), ship_covered=False
+    )
     tally = Tally()
     score_read(read, cast(Any, rendered), cast(Any, SimpleNamespace(ship=None)), cat, tally)
     # the display's 14 answered and the storage at 0.5 (one wrong), the seat's 16 at 1
@@ -84,7 +85,8 @@ def test_the_calibration_weighs_only_the_visible_cells_answered() -> None:
     assert tally.answered_right.count(False) == 1
     assert tally.calibration_error() == pytest.approx(15 / 31 * (14 / 15 - 0.5))
     assert "ECE 0.210 over 31 answered visible cells" in report(
-        [("pack", {"easy": tally})], "companion bench vision")
+        [("pack", {"easy": tally})], "companion bench vision"
+    )
 
 
 def test_storage_slots_are_counted_apart_too() -> None:
@@ -106,8 +108,9 @@ def test_a_ship_not_seen_or_named_elsewhere_is_listed_among_the_mistakes() -> No
     cat = default_catalogue()
     water = CellRead("water", 0)
     grid = [[water] * 4 for _ in range(4)]
-    rendered = SimpleNamespace(truth=_table(grid, 3, EMPTY), covered=frozenset(),
-                               ship_covered=False)
+    rendered = SimpleNamespace(
+        truth=_table(grid, 3, EMPTY), covered=frozenset(), ship_covered=False
+    )
     tally = Tally()
     for ship in (None, 7, 3):
         scene = SimpleNamespace(ship=3)
@@ -136,13 +139,17 @@ def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
     monkeypatch.setattr("vision.read.read_table_view", ship_misread)
     monkeypatch.setattr("vision.bench.TIMED_RUNS", 1)
     keep = tmp_path / "kept"
-    tally = bench_pack(pack_ink, 1, seed=3, seats=2, difficulties=("easy",),
-                       keep_mistakes=keep)["easy"]
+    tally = bench_pack(pack_ink, 1, seed=3, seats=2, difficulties=("easy",), keep_mistakes=keep)[
+        "easy"
+    ]
     assert tally.ship_missed == 1
     kept = keep / "easy-table1.png"
     assert len(tally.examples) == 1
-    assert re.fullmatch(rf"synthetic ink art, easy table 1 \({re.escape(str(kept))}\): "
-                        r"ship at \d+: not seen", tally.examples[0])
+    assert re.fullmatch(
+        rf"synthetic ink art, easy table 1 \({re.escape(str(kept))}\): "
+        r"ship at \d+: not seen",
+        tally.examples[0],
+    )
     again = cv2.imread(str(kept))
     assert again is not None and np.array_equal(again, frames[0])  # lossless: the frame read
     assert load_pack(keep / "pack").tiles.keys() == pack_ink.tiles.keys()
@@ -211,8 +218,10 @@ def test_a_setting_the_bench_cannot_use_is_one_line_before_any_work(
 
 
 def test_settings_change_only_what_they_name() -> None:
-    config = with_settings(VisionConfig(), ["cells.min_gain=0.3", "areas.board_min_match=1",
-                                            "cells.pose_angles_deg=(-4.0, 0.0, 4.0)"])
+    config = with_settings(
+        VisionConfig(),
+        ["cells.min_gain=0.3", "areas.board_min_match=1", "cells.pose_angles_deg=(-4.0, 0.0, 4.0)"],
+    )
     assert config.cells.min_gain == 0.3
     assert config.areas.board_min_match == 1.0
     assert config.cells.pose_angles_deg == (-4.0, 0.0, 4.0)
@@ -221,8 +230,9 @@ def test_settings_change_only_what_they_name() -> None:
 
 
 def test_a_bar_can_be_set_out_of_reach_with_inf() -> None:
-    config = with_settings(VisionConfig(), ["cells.cover_edge_evidence=-inf",
-                                            "ships.least_threshold=inf"])
+    config = with_settings(
+        VisionConfig(), ["cells.cover_edge_evidence=-inf", "ships.least_threshold=inf"]
+    )
     assert config.cells.cover_edge_evidence == -math.inf
     assert config.ships.least_threshold == math.inf
     with pytest.raises(ValueError, match=r"cells\.pose_candidates takes a whole number"):

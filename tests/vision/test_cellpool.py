@@ -124,9 +124,12 @@ def test_workers_end_with_a_reader_killed_outright(pack_dirs: dict[str, Path]) -
         "    print(*[p.pid for p in w._pool._processes.values()], flush=True)\n"
         "    time.sleep(60)\n"
     )
-    reader = subprocess.Popen([sys.executable, "-c", script, str(pack_dirs["ink"])],
-                              stdout=subprocess.PIPE, text=True,
-                              cwd=Path(__file__).resolve().parents[2])
+    reader = subprocess.Popen(
+        [sys.executable, "-c", script, str(pack_dirs["ink"])],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert reader.stdout is not None
     line = reader.stdout.readline()
     while line.strip() == "up":

@@ -30,8 +30,12 @@ from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
 
 
 def _match(**kw: object) -> CellMatch:
-    base = CellMatch(CellRead(), proposal=0, tile_stats=(0.9,) * len(TILE_STATS),
-                     look_stats=(1.0,) * len(LOOK_STATS))
+    base = CellMatch(
+        CellRead(),
+        proposal=0,
+        tile_stats=(0.9,) * len(TILE_STATS),
+        look_stats=(1.0,) * len(LOOK_STATS),
+    )
     return replace(base, **kw)  # type: ignore[arg-type]
 
 
@@ -98,9 +102,11 @@ def _separable(n_tables: int, seed: int) -> Examples:
             x = rng.normal(0, 1, len(FEATURES))
             x[FEATURES.index("proposed")] = 1.0
             x[FEATURES.index("tile_evidence")] = {TILE: 3.0, EMPTY_CLASS: -3.0, NEITHER: 0.0}[
-                y] + rng.normal(0, 0.3)
+                y
+            ] + rng.normal(0, 0.3)
             x[FEATURES.index("look_rms")] = {TILE: 3.0, EMPTY_CLASS: 0.0, NEITHER: 3.0}[
-                y] + rng.normal(0, 0.3)
+                y
+            ] + rng.normal(0, 0.3)
             ex.features.append(x)
             ex.labels.append(y)
             ex.tables.append(table)

@@ -56,8 +56,10 @@ def test_straightening_undoes_the_bend(k: float) -> None:
     x0, y0 = (cw - 640) // 2, (ch - 360) // 2
     # The middle, which the seen frame shows whatever the bend: as it was, give or take
     # resampling.
-    inner = np.abs(back[y0 + 90 : y0 + 270, x0 + 140 : x0 + 500].astype(int)
-                   - straight[90:270, 140:500].astype(int))
+    inner = np.abs(
+        back[y0 + 90 : y0 + 270, x0 + 140 : x0 + 500].astype(int)
+        - straight[90:270, 140:500].astype(int)
+    )
     assert inner.mean() < 2.0
     assert Lens(0.0).straighten(straight) is straight
     with pytest.raises(ValueError, match=r"between -0\.3 and 0\.5"):
@@ -80,10 +82,11 @@ def test_the_bend_is_measured_from_the_kit_markers(pack_ink: Pack, lens_k: float
 
 def test_no_bend_is_measured_without_two_areas_of_three_markers(pack_ink: Pack) -> None:
     _, rendered = _table(pack_ink, 0.1)
-    only_display = {i: m for i, m in photo_markers(rendered.image, VisionConfig()).items()
-                    if i < 4}
-    assert measure_lens([(only_display, 2880, 1620)], pack_ink.tile_mm,
-                        default_boards()["front"]) is None
+    only_display = {i: m for i, m in photo_markers(rendered.image, VisionConfig()).items() if i < 4}
+    assert (
+        measure_lens([(only_display, 2880, 1620)], pack_ink.tile_mm, default_boards()["front"])
+        is None
+    )
 
 
 @pytest.mark.slow
@@ -138,8 +141,9 @@ def photos(tmp_path_factory: pytest.TempPathFactory, pack_ink: Pack) -> dict[str
     display = rendered.homographies["display"] @ np.array([0.0, 0.0, 1.0])
     x, y = (display[:2] / display[2]).round().astype(int)
     out["display"] = folder / "display.png"
-    cv2.imwrite(str(out["display"]), rendered.image[max(y - 340, 0) : y + 340,
-                                                    max(x - 340, 0) : x + 340])
+    cv2.imwrite(
+        str(out["display"]), rendered.image[max(y - 340, 0) : y + 340, max(x - 340, 0) : x + 340]
+    )
     out["large"] = folder / "large.png"
     cv2.imwrite(str(out["large"]), np.full((4000, 6000, 3), 128, np.uint8))
     out["blank"] = folder / "blank.png"
@@ -170,13 +174,19 @@ def test_companion_lens_prints_the_bend_to_set(
         (["read", "{straight}", "--pack", "{missing}", "--lens", "2"], "--lens: a lens bend"),
         (["bench", "vision", "--straighten"], "--straighten needs --lens K"),
         (["bench", "vision", "--lens", "0.1", "--true-poses"], "not with --lens"),
-        (["read", "{large}", "--pack", "{pack}", "--lens", "0.5"],
-         "large.png: straightened it would be 10333 x 6889 pixels"),
+        (
+            ["read", "{large}", "--pack", "{pack}", "--lens", "0.5"],
+            "large.png: straightened it would be 10333 x 6889 pixels",
+        ),
     ],
 )
 def test_bad_lens_input_is_one_line(
-    capsys: pytest.CaptureFixture[str], photos: dict[str, Path], tmp_path: Path,
-    pack_dirs: dict[str, Path], argv: list[str], words: str,
+    capsys: pytest.CaptureFixture[str],
+    photos: dict[str, Path],
+    tmp_path: Path,
+    pack_dirs: dict[str, Path],
+    argv: list[str],
+    words: str,
 ) -> None:
     names = {key: str(path) for key, path in photos.items()}
     names["missing"] = str(tmp_path / "nothing-here.jpg")

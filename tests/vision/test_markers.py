@@ -45,7 +45,8 @@ def test_every_marker_is_found_with_corners_to_a_fraction_of_a_pixel(
     frame = draw(scene, camera, blur_sigma=blur, noise=2.0)
     found = detect_markers(_grey(frame.image))
     in_frame = {
-        i for i in frame.stickers
+        i
+        for i in frame.stickers
         if np.all((_true_corners(frame, i) > 2) & (_true_corners(frame, i) < (2877, 1617)))
     }
     assert len(in_frame) >= 8
@@ -88,8 +89,10 @@ def test_a_second_copy_of_a_sticker_is_kept_as_an_alternative() -> None:
     found = detect_markers(_grey(draw(scene, camera_homography()).image))
     assert set(found) == {9}
     assert len(found[9].alternatives) == 1
-    centres = {tuple(np.round(found[9].corners.mean(axis=0))),
-               tuple(np.round(found[9].alternatives[0].mean(axis=0)))}
+    centres = {
+        tuple(np.round(found[9].corners.mean(axis=0))),
+        tuple(np.round(found[9].alternatives[0].mean(axis=0))),
+    }
     assert len(centres) == 2
 
 

@@ -142,8 +142,7 @@ def _areas_scene(
     frame = draw(scene, camera, noise=2.0)
     image = np.clip(frame.image.astype(np.float32) * brightness, 0, 255).astype(np.uint8)
     grey = np.asarray(cv2.cvtColor(frame.image, cv2.COLOR_BGR2GRAY), np.uint8)
-    display, seats, _ = locate_all(detect_markers(grey), 45.0, default_boards()["front"],
-                                   gray=grey)
+    display, seats, _ = locate_all(detect_markers(grey), 45.0, default_boards()["front"], gray=grey)
     factor = SMALL[0] / image.shape[1]
     poses: dict[AreaKey, AreaPose] = {}
     if display is not None:

@@ -84,8 +84,16 @@ def test_a_table_reads_into_the_formats_md_object(pack_lagoon: Pack, rendered: R
     assert wrong <= 1
     assert table.ship in (None, truth.ship)  # never a wrong lane position
     assert view.display is not None and view.display.method == "lane"
-    assert set(view.timings) == {"grey", "markers", "areas", "crops", "cells", "waiting", "ship",
-                                 "storage"}
+    assert set(view.timings) == {
+        "grey",
+        "markers",
+        "areas",
+        "crops",
+        "cells",
+        "waiting",
+        "ship",
+        "storage",
+    }
     assert 0.0 <= view.timings["waiting"] <= view.timings["cells"]
 
 
@@ -94,8 +102,9 @@ def test_the_ship_read_beside_the_cells_reads_as_one_read_after_them(
     pack_lagoon: Pack, rendered: Rendered
 ) -> None:
     beside = read_table(rendered.image, pack_lagoon)
-    after = read_table(rendered.image, pack_lagoon,
-                       config=VisionConfig(read=ReadConfig(ship_beside_cells=False)))
+    after = read_table(
+        rendered.image, pack_lagoon, config=VisionConfig(read=ReadConfig(ship_beside_cells=False))
+    )
     assert beside == after
     assert beside.ship == rendered.truth.ship
 
@@ -114,8 +123,7 @@ def _assert_display_read(table: TableRead, rendered: Rendered, pack: Pack) -> No
     truth = rendered.truth.display
     read = [(table.display[r][c], truth[r][c]) for r in range(4) for c in range(4)]
     assert sum(not cell.unknown for cell, _ in read) >= 14
-    assert all(same_answer(cell, want, pack.catalogue) for cell, want in read
-               if not cell.unknown)
+    assert all(same_answer(cell, want, pack.catalogue) for cell, want in read if not cell.unknown)
 
 
 @pytest.mark.slow
@@ -125,8 +133,9 @@ def test_a_display_with_one_marker_seen_is_placed_by_it_and_its_lane_outline(
     image = rendered.image.copy()
     _hand_over_markers(image, rendered, (0, 1, 2))
     table = read_table(image, pack_lagoon)
-    assert ("display: 1 of 4 markers seen (marker 3); placed by it and the printed lane "
-            "outline") in table.warnings
+    assert (
+        "display: 1 of 4 markers seen (marker 3); placed by it and the printed lane outline"
+    ) in table.warnings
     _assert_display_read(table, rendered, pack_lagoon)
     assert table.ship == rendered.truth.ship
     assert sorted(table.seats) == sorted(rendered.truth.seats)
@@ -151,12 +160,12 @@ def test_a_seat_with_one_marker_seen_is_placed_by_its_printed_board_or_left_unre
     if seat not in table.seats:
         assert f"seat {seat}: only 1 of 4 markers seen ({seen}); not read" in table.warnings
         return
-    assert (f"seat {seat}: 1 of 4 markers seen ({seen}); placed by it and its "
-            "printed board") in table.warnings
+    assert (
+        f"seat {seat}: 1 of 4 markers seen ({seen}); placed by it and its printed board"
+    ) in table.warnings
     truth = rendered.truth.seats[seat].cells
     read = [(table.seats[seat].cells[r][c], truth[r][c]) for r in range(4) for c in range(4)]
-    assert all(same_answer(cell, want, pack.catalogue) for cell, want in read
-               if not cell.unknown)
+    assert all(same_answer(cell, want, pack.catalogue) for cell, want in read if not cell.unknown)
 
 
 def test_a_seat_with_one_marker_seen_and_a_blank_board_picture_is_not_read(
@@ -167,15 +176,16 @@ def test_a_seat_with_one_marker_seen_and_a_blank_board_picture_is_not_read(
     image = rendered.image.copy()
     _hand_over_markers(image, rendered, (4 * seat, 4 * seat + 1, 4 * seat + 2))
     blank = np.full_like(pack_lagoon.boards["front"], 128)
-    view = locate_table(image, pack_lagoon.tile_mm, pack_lagoon.catalogue.board("front"),
-                        boards=blank)
+    view = locate_table(
+        image, pack_lagoon.tile_mm, pack_lagoon.catalogue.board("front"), boards=blank
+    )
     assert seat not in view.seats
-    assert (f"seat {seat}: only 1 of 4 markers seen (marker {4 * seat + 3}); not read"
-            in view.warnings)
+    assert (
+        f"seat {seat}: only 1 of 4 markers seen (marker {4 * seat + 3}); not read" in view.warnings
+    )
 
 
-def _arm_over_display(image: np.ndarray, rendered: Rendered, outline_mm: list[list[float]]
-                      ) -> None:
+def _arm_over_display(image: np.ndarray, rendered: Rendered, outline_mm: list[list[float]]) -> None:
     """Paint a hand's colour over a polygon given in the display's mm."""
     to_image = rendered.homographies["display"]
     arm_mm = np.array(outline_mm)
@@ -192,11 +202,22 @@ def test_a_display_with_one_marker_and_its_lane_under_an_arm_is_placed_by_its_ti
     _hand_over_markers(image, rendered, (0, 1, 2))
     # An arm over the lane's north and east sides too: the outline is seen on two sides
     # only, but the tiles in the cells are all in view.
-    _arm_over_display(image, rendered, [[-140.0, -140.0], [140.0, -140.0], [140.0, 140.0],
-                                        [97.0, 140.0], [97.0, -97.0], [-140.0, -97.0]])
+    _arm_over_display(
+        image,
+        rendered,
+        [
+            [-140.0, -140.0],
+            [140.0, -140.0],
+            [140.0, 140.0],
+            [97.0, 140.0],
+            [97.0, -97.0],
+            [-140.0, -97.0],
+        ],
+    )
     table = read_table(image, pack_lagoon)
-    assert ("display: 1 of 4 markers seen (marker 3); placed by it and the tiles in its "
-            "cells") in table.warnings
+    assert (
+        "display: 1 of 4 markers seen (marker 3); placed by it and the tiles in its cells"
+    ) in table.warnings
     _assert_display_read(table, rendered, pack_lagoon)
 
 
@@ -208,8 +229,18 @@ def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_rea
     _hand_over_markers(image, rendered, (0, 1, 2))
     # An arm over all but the corner of the one marker seen: neither the lane outline nor
     # the tiles can place the display.
-    _arm_over_display(image, rendered, [[-140.0, -140.0], [140.0, -140.0], [140.0, 140.0],
-                                        [-95.0, 140.0], [-95.0, 95.0], [-140.0, 95.0]])
+    _arm_over_display(
+        image,
+        rendered,
+        [
+            [-140.0, -140.0],
+            [140.0, -140.0],
+            [140.0, 140.0],
+            [-95.0, 140.0],
+            [-95.0, 95.0],
+            [-140.0, 95.0],
+        ],
+    )
     table = read_table(image, pack_lagoon)
     assert all(cell.unknown for row in table.display for cell in row)
     assert table.ship is None
@@ -220,14 +251,17 @@ def test_a_display_that_cannot_be_placed_reads_unknown_while_the_seats_still_rea
 
 @pytest.mark.parametrize(("missed", "area"), [((0, 1, 2), "display"), ((5, 6, 7), 1)])
 def test_markers_the_first_pass_missed_are_found_again_from_one_seen(
-    pack_lagoon: Pack, monkeypatch: pytest.MonkeyPatch, missed: tuple[int, ...],
+    pack_lagoon: Pack,
+    monkeypatch: pytest.MonkeyPatch,
+    missed: tuple[int, ...],
     area: str | int,
 ) -> None:
     # The quick first pass finds one of an area's markers (the others small, blurred or
     # half in shadow): the one it found places the area roughly on the table plane the
     # other areas give, and the close look there finds the rest.
-    scene = Scene(seats={1: seat_default(1), 3: seat_default(3)}, sticker_mm=3.0,
-                  sticker_deg=2.0, seed=22)
+    scene = Scene(
+        seats={1: seat_default(1), 3: seat_default(3)}, sticker_mm=3.0, sticker_deg=2.0, seed=22
+    )
     frame = draw(scene, camera_homography(tilt_deg=15, roll_deg=30, px_per_mm=1.6), noise=2.0)
     first_pass = vision.read.detect_markers
 

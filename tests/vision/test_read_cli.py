@@ -22,8 +22,9 @@ from vision.scene import random_scene
 def photo(tmp_path_factory: pytest.TempPathFactory, pack_lagoon: Pack) -> Path:
     rng = np.random.default_rng(21)
     scene = random_scene(pack_lagoon.catalogue, rng, n_seats=2, difficulty="easy")
-    rendered = render_table(scene, pack_lagoon, random_camera(rng, scene, pack_lagoon),
-                            Effects.easy(), rng)
+    rendered = render_table(
+        scene, pack_lagoon, random_camera(rng, scene, pack_lagoon), Effects.easy(), rng
+    )
     path = tmp_path_factory.mktemp("photos") / "table.jpg"
     cv2.imwrite(str(path), rendered.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
     return path

@@ -58,8 +58,9 @@ def lay_tile(
     n = round(size * ppm)
     s = size / n
     crop_to_mm = _matrix(-size / 2 + s / 2, -size / 2 + s / 2, 0.0, s)
-    img = (np.full((n, n, 3), MAT, np.float32) if background is None
-           else background.astype(np.float32))
+    img = (
+        np.full((n, n, 3), MAT, np.float32) if background is None else background.astype(np.float32)
+    )
     if picture is None:
         return img
     place = _matrix(offset[0], offset[1], rotation + turn)
@@ -108,9 +109,9 @@ def photograph(
 def same_meaning(read: CellRead, tile: str, rotation: int, catalogue: Catalogue) -> bool:
     if read.tile is None:
         return False
-    return catalogue.meaning(read.tile).rotated(read.rotation) == catalogue.meaning(
-        tile
-    ).rotated(rotation)
+    return catalogue.meaning(read.tile).rotated(read.rotation) == catalogue.meaning(tile).rotated(
+        rotation
+    )
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +141,11 @@ def test_every_rotation_offset_and_turn_is_read(
     reads = read_cells(crops, model)
     pairs = list(zip(reads, truth, strict=True))
     right = sum(same_meaning(r, t, rot, pack.catalogue) for r, (t, rot) in pairs)
-    wrong = [(t, rot, r) for r, (t, rot) in pairs
-             if not r.unknown and not same_meaning(r, t, rot, pack.catalogue)]
+    wrong = [
+        (t, rot, r)
+        for r, (t, rot) in pairs
+        if not r.unknown and not same_meaning(r, t, rot, pack.catalogue)
+    ]
     assert wrong == []
     assert right >= 46  # at most a rare doubt, never a wrong answer
 
@@ -158,17 +162,22 @@ def test_uneven_coloured_light_blur_and_noise(
         tile = ids[(i * 11) % len(ids)]
         rotation = (0, 90, 180, 270)[(i // 3) % 4]
         laid = lay_tile(pack.tiles[tile], rotation=rotation, offset=(1.5, -2.0), turn=-3.0)
-        crops.append(photograph(laid, rng, blur=1.2, noise=5.0, gain=(0.8, 0.95, 1.1),
-                                gradient=0.5, glare=0.3))
+        crops.append(
+            photograph(
+                laid, rng, blur=1.2, noise=5.0, gain=(0.8, 0.95, 1.1), gradient=0.5, glare=0.3
+            )
+        )
         truth.append((tile, rotation))
     reads = read_cells(crops, model)
-    assert all(r.unknown or same_meaning(r, t, rot, pack.catalogue)
-               for r, (t, rot) in zip(reads, truth, strict=False))
+    assert all(
+        r.unknown or same_meaning(r, t, rot, pack.catalogue)
+        for r, (t, rot) in zip(reads, truth, strict=False)
+    )
     assert sum(not r.unknown for r in reads) >= 21
 
 
 def test_a_read_names_the_type_and_turn_with_a_confidence(
-    models: dict[str, tuple[Pack, TileModel]]
+    models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
     pack, model = models["lagoon"]
     rng = np.random.default_rng(8)
@@ -183,8 +192,16 @@ def _hand(img: NDArray[np.float32], centre: tuple[float, float], radius: float) 
     cv2.circle(img, (round(centre[0]), round(centre[1])), round(radius), skin, -1, cv2.LINE_AA)
     for k in range(4):  # fingers
         x = centre[0] - radius * 0.6 + k * radius * 0.4
-        cv2.ellipse(img, (round(x), round(centre[1] - radius * 1.2)),
-                    (round(radius * 0.15), round(radius * 0.6)), 0, 0, 360, skin, -1)
+        cv2.ellipse(
+            img,
+            (round(x), round(centre[1] - radius * 1.2)),
+            (round(radius * 0.15), round(radius * 0.6)),
+            0,
+            0,
+            360,
+            skin,
+            -1,
+        )
 
 
 @pytest.mark.parametrize("style", ["lagoon", "ink"])
@@ -210,7 +227,7 @@ def test_covered_cells_are_unknown_never_guessed(
 
 
 def test_empty_display_and_storage_cells_are_empty(
-    models: dict[str, tuple[Pack, TileModel]]
+    models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
     _pack, model = models["lagoon"]
     rng = np.random.default_rng(10)
@@ -219,8 +236,14 @@ def test_empty_display_and_storage_cells_are_empty(
     # The mat's thin grey cell outline (the tile's square) around the nominal centre.
     half = 45.0 / 2 * PX_PER_MM
     c = (n - 1) / 2
-    cv2.rectangle(mat, (round(c - half), round(c - half)), (round(c + half), round(c + half)),
-                  (185, 185, 185), 1, cv2.LINE_AA)
+    cv2.rectangle(
+        mat,
+        (round(c - half), round(c - half)),
+        (round(c + half), round(c + half)),
+        (185, 185, 185),
+        1,
+        cv2.LINE_AA,
+    )
     crops = [photograph(mat, rng), photograph(mat, rng, gain=(0.85, 0.95, 1.05), gradient=0.4)]
     assert all(r.empty for r in read_cells(crops, model))
 
@@ -230,8 +253,13 @@ def _empty_board_cell(pack: Pack, row: int, col: int) -> Image:
     layout = pack.catalogue.board("front")
     geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack.tile_mm)
     extent = (layout.cols * geo.pitch, layout.rows * geo.pitch)
-    return picture_crop(pack.boards["front"], extent, geo.cell_centre(row, col),
-                        tile_crop_mm(pack.tile_mm), PX_PER_MM)
+    return picture_crop(
+        pack.boards["front"],
+        extent,
+        geo.cell_centre(row, col),
+        tile_crop_mm(pack.tile_mm),
+        PX_PER_MM,
+    )
 
 
 @pytest.mark.parametrize("style", ["lagoon", "ink"])
@@ -247,8 +275,9 @@ def test_empty_board_cells_are_empty_and_tiles_on_the_board_are_read(
         refs.append(ref)
         truth.append(None)
         tile = ("water", "end-e-palm1", "water-boat", "middle-ns-palm2")[r]
-        laid = lay_tile(pack.tiles[tile], rotation=90 * c, offset=(1.0, -1.5), turn=2.0,
-                        background=ref)
+        laid = lay_tile(
+            pack.tiles[tile], rotation=90 * c, offset=(1.0, -1.5), turn=2.0, background=ref
+        )
         crops.append(photograph(laid, rng))
         refs.append(ref)
         truth.append((tile, 90 * c))
@@ -277,9 +306,7 @@ def test_a_board_picture_changed_between_reads_is_not_taken_for_the_one_before(
     assert read_cells([crop], model, [ref.copy()])[0].empty
 
 
-def test_siblings_are_the_same_island_as_it_lies(
-    models: dict[str, tuple[Pack, TileModel]]
-) -> None:
+def test_siblings_are_the_same_island_as_it_lies(models: dict[str, tuple[Pack, TileModel]]) -> None:
     _pack, model = models["ink"]
 
     def k(tile: str, rotation: int) -> int:
@@ -364,8 +391,10 @@ def _display_of_tiles(
 ) -> list[Image]:
     """Crops of `count` display cells, each with a different tile and turn."""
     ids = list(pack.tiles)
-    return [photograph(lay_tile(pack.tiles[ids[i * 3]], rotation=90 * (i % 4)), rng, gain=gain)
-            for i in range(count)]
+    return [
+        photograph(lay_tile(pack.tiles[ids[i * 3]], rotation=90 * (i % 4)), rng, gain=gain)
+        for i in range(count)
+    ]
 
 
 def _washed(img: NDArray[np.float32], glare: float) -> NDArray[np.float32]:
@@ -405,8 +434,9 @@ def test_tiles_washed_to_white_where_the_paper_is_near_white_are_unknown(
     bright = (1.03, 1.03, 1.03)
     crops = _display_of_tiles(pack, rng, 13, gain=bright)
     for i in range(3):
-        crops.append(photograph(_washed(lay_tile(pack.tiles["end-e-palm1"], rotation=90 * i),
-                                        0.985), rng))
+        crops.append(
+            photograph(_washed(lay_tile(pack.tiles["end-e-palm1"], rotation=90 * i), 0.985), rng)
+        )
     reads = read_cells(crops, model, light_groups=["display"] * 16)
     assert all(read.unknown for read in reads[13:])
     # Without the clipping bar they were read empty.
@@ -415,7 +445,7 @@ def test_tiles_washed_to_white_where_the_paper_is_near_white_are_unknown(
 
 
 def test_a_display_cell_whose_own_paper_is_white_to_clipping_is_unknown(
-    models: dict[str, tuple[Pack, TileModel]]
+    models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
     # A rendered hard table's display cell (tests/vision/cells; seed 21's table 59, the ink
     # pack): a water tile under a lamp's reflection over the whole display, washed to the
@@ -436,7 +466,8 @@ def test_a_pale_arm_over_a_whole_display_cell_in_lamp_light_is_unknown_not_empty
     # the crop tells it from paper, but the display's other cells say how white paper is.
     pack, model = models["ink"]
     model = dataclasses.replace(
-        model, config=dataclasses.replace(model.config, glare_washout=washout))
+        model, config=dataclasses.replace(model.config, glare_washout=washout)
+    )
     rng = np.random.default_rng(21)
     shade = (0.8, 0.8, 0.8)
     crops = _display_of_tiles(pack, rng, 14, gain=shade)
@@ -452,7 +483,7 @@ def test_a_pale_arm_over_a_whole_display_cell_in_lamp_light_is_unknown_not_empty
 
 
 def test_a_storage_card_white_to_clipping_is_unknown_not_empty(
-    models: dict[str, tuple[Pack, TileModel]]
+    models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
     # A rendered hard table's storage card (tests/vision/cells): a tile under a lamp's
     # reflection, white to clipping like the card. Read alone, with no paper to compare.
@@ -463,7 +494,7 @@ def test_a_storage_card_white_to_clipping_is_unknown_not_empty(
 
 
 def test_a_plain_tile_much_darker_than_the_paper_is_never_empty(
-    models: dict[str, tuple[Pack, TileModel]]
+    models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
     _pack, model = models["lagoon"]
     rng = np.random.default_rng(13)
@@ -532,8 +563,11 @@ def _with(model: TileModel, **settings: Any) -> TileModel:
 def _kept_cells_model(pack_ink: Pack, tmp_path: Path, seed: int | None) -> TileModel:
     """The model of the pack a kept cell was drawn with: the ink pack (seed None) or the
     random pack of `seed`."""
-    pack = pack_ink if seed is None else load_pack(
-        write_art_pack(tmp_path / "pack", "random", seed=seed))
+    pack = (
+        pack_ink
+        if seed is None
+        else load_pack(write_art_pack(tmp_path / "pack", "random", seed=seed))
+    )
     return learn_pack(pack, PX_PER_MM)
 
 
@@ -558,9 +592,9 @@ def test_a_display_cell_of_another_hue_than_its_paper_is_never_empty(
     assert read_cells([crop], _with(model, empty_max_tint=1.0), light_groups=["display"])[0].empty
 
 
-@pytest.mark.parametrize(("name", "board"), [
-    ("ink-board-arm-empty", True), ("ink-display-arm-end", False)
-])
+@pytest.mark.parametrize(
+    ("name", "board"), [("ink-board-arm-empty", True), ("ink-display-arm-end", False)]
+)
 def test_an_arm_over_most_of_a_cell_is_not_named_a_plain_island(
     models: dict[str, tuple[Pack, TileModel]], name: str, board: bool
 ) -> None:
@@ -582,9 +616,9 @@ def test_an_arm_over_most_of_a_cell_is_not_named_a_plain_island(
     assert named.tile == "middle-bare"
 
 
-@pytest.mark.parametrize(("name", "seed"), [
-    ("ink-board-pale-arm-tile", None), ("random1021-board-glare-water", 1021)
-])
+@pytest.mark.parametrize(
+    ("name", "seed"), [("ink-board-pale-arm-tile", None), ("random1021-board-glare-water", 1021)]
+)
 @pytest.mark.slow
 def test_a_board_cell_wholly_under_something_flat_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
@@ -601,9 +635,9 @@ def test_a_board_cell_wholly_under_something_flat_is_not_empty(
     assert read_cell(crop, _with(model, empty_board_min_explained=0.0), board).empty
 
 
-@pytest.mark.parametrize(("name", "seed"), [
-    ("random1090-board-water-ship", 1090), ("ink-board-glare-arm-end", None)
-])
+@pytest.mark.parametrize(
+    ("name", "seed"), [("random1090-board-water-ship", 1090), ("ink-board-glare-arm-end", None)]
+)
 @pytest.mark.slow
 def test_a_tile_whose_detail_the_board_does_not_explain_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
@@ -621,10 +655,13 @@ def test_a_tile_whose_detail_the_board_does_not_explain_is_not_empty(
     assert read_cell(crop, _with(model, empty_min_explained_kept=-math.inf), board).empty
 
 
-@pytest.mark.parametrize(("name", "without"), [
-    ("random1020-board-empty-between-pixels", {"empty_again_rms": 0.0}),
-    ("random1020-board-empty-sharp", {"reference_sharp_blur_px": 1.0}),
-])
+@pytest.mark.parametrize(
+    ("name", "without"),
+    [
+        ("random1020-board-empty-between-pixels", {"empty_again_rms": 0.0}),
+        ("random1020-board-empty-sharp", {"reference_sharp_blur_px": 1.0}),
+    ],
+)
 @pytest.mark.slow
 def test_an_empty_board_cell_with_thin_printed_lines_is_empty(
     tmp_path: Path, name: str, without: dict[str, float]
@@ -711,10 +748,13 @@ def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name
     assert read_cell(crop, no_bars, board).tile == "middle-boat"
 
 
-@pytest.mark.parametrize(("name", "seed", "named"), [
-    ("random1043-board-fingers-end", 1043, "single-palm1"),
-    ("ink-board-arm-edge-empty", None, "middle-bare"),
-])
+@pytest.mark.parametrize(
+    ("name", "seed", "named"),
+    [
+        ("random1043-board-fingers-end", 1043, "single-palm1"),
+        ("ink-board-arm-edge-empty", None, "middle-bare"),
+    ],
+)
 @pytest.mark.slow
 def test_a_tile_favoured_only_beside_a_cover_is_not_named(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None, named: str
@@ -741,10 +781,13 @@ def test_a_board_cell_under_a_veil_of_glare_is_never_empty(pack_ink: Pack) -> No
     assert read_cell(crop, _with(model, board_glare_veil=math.inf), board).empty
 
 
-@pytest.mark.parametrize(("name", "seed", "tile"), [
-    ("ink-board-player-ship", None, "single-palm1"),
-    ("random1014-board-player-ship", 1014, "end-w-palm1"),
-])
+@pytest.mark.parametrize(
+    ("name", "seed", "tile"),
+    [
+        ("ink-board-player-ship", None, "single-palm1"),
+        ("random1014-board-player-ship", 1014, "end-w-palm1"),
+    ],
+)
 @pytest.mark.slow
 def test_a_tile_under_a_players_ship_is_named(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None, tile: str
@@ -770,8 +813,11 @@ def test_a_thin_detail_a_pixel_off_does_not_lose_to_no_detail(
     # fits best, the outline lies a pixel off and the boat fits worse than no boat at all;
     # placed again by that close rival, it fits at 0.99.
     pack = load_pack(write_art_pack(tmp_path / "pack", "random", seed=1021))
-    model = _with(learn_pack(pack, PX_PER_MM), rival_recheck_evidence=recheck,
-                  rival_recheck_evidence_covered=recheck)
+    model = _with(
+        learn_pack(pack, PX_PER_MM),
+        rival_recheck_evidence=recheck,
+        rival_recheck_evidence_covered=recheck,
+    )
     read = read_cells([_cell("random1021-display-end-boat")], model, light_groups=["display"])[0]
     assert (read.tile, read.rotation) == (("end-boat", 0) if recheck else ("end-bare", 0))
 
@@ -787,8 +833,9 @@ def test_a_detail_taken_for_a_cover_is_checked_by_the_tile_that_has_it(
     # blocks left out as covered is placed again by its rival below evidence 0.9.
     pack = load_pack(write_art_pack(tmp_path / "pack", "random", seed=1024))
     model = _with(learn_pack(pack, PX_PER_MM), rival_recheck_evidence_covered=recheck)
-    read = read_cell(_cell("random1024-board-middle-boat"), model,
-                     _cell("random1024-board-middle-boat-ref"))
+    read = read_cell(
+        _cell("random1024-board-middle-boat"), model, _cell("random1024-board-middle-boat-ref")
+    )
     assert read.tile == ("middle-boat" if recheck > 0.77 else "middle-bare")
 
 
@@ -808,21 +855,21 @@ def test_tiles_under_a_warm_lamp_with_a_daylight_camera_are_read(
 
 
 def test_an_unevenly_lit_card_read_alone_is_empty_but_not_on_the_display(
-    models: dict[str, tuple[Pack, TileModel]]
+    models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
     # A plain cell some 0.85 as bright as the brightest paper round it: the storage card
     # (read alone, its crop's rim not all card) is empty; a display cell must be 0.9 of its
     # mat, as a pale tile in glare or an arm over the cell is not.
     _pack, model = models["ink"]
-    crop = photograph(lay_tile(None), np.random.default_rng(5), gradient=0.4,
-                      gain=(0.7, 0.7, 0.7))
+    crop = photograph(lay_tile(None), np.random.default_rng(5), gradient=0.4, gain=(0.7, 0.7, 0.7))
     assert read_cell(crop, model).empty
     assert not read_cells([crop], model, light_groups=["display"])[0].empty
 
 
 @pytest.mark.parametrize("candidates_more", [0, 7])
 def test_a_tile_the_coarse_search_ranks_last_is_still_named(
-    models: dict[str, tuple[Pack, TileModel]], monkeypatch: pytest.MonkeyPatch,
+    models: dict[str, tuple[Pack, TileModel]],
+    monkeypatch: pytest.MonkeyPatch,
     candidates_more: int,
 ) -> None:
     """Hard light or a hand over part of a tile can spoil the quick coarse match, so that
@@ -831,10 +878,10 @@ def test_a_tile_the_coarse_search_ranks_last_is_still_named(
     the tile's coarse scores are lowered to rank it last: no coarse choice would find it.)"""
     pack, model = models["ink"]
     model = dataclasses.replace(
-        model, config=dataclasses.replace(model.config, pose_candidates_more=candidates_more))
+        model, config=dataclasses.replace(model.config, pose_candidates_more=candidates_more)
+    )
     tile, rotation = "end-w-palm1-hut", 90
-    mine = [k for k, (i, r) in enumerate(zip(model.ids, model.rotations, strict=True))
-            if i == tile]
+    mine = [k for k, (i, r) in enumerate(zip(model.ids, model.rotations, strict=True)) if i == tile]
     place_all = recognise._place_all
 
     def last(jobs, scores, model, count=None, features=None, exclude=None):  # type: ignore[no-untyped-def]
@@ -854,13 +901,19 @@ def test_a_tile_the_coarse_search_ranks_last_is_still_named(
         assert read.unknown
 
 
-@pytest.mark.parametrize(("name", "tile", "rotation"), [
-    ("ink-board-ship-water-boat", "water-boat", 270),
-    ("ink-board-shell-water-boat2", "water-boat2", 180),
-])
+@pytest.mark.parametrize(
+    ("name", "tile", "rotation"),
+    [
+        ("ink-board-ship-water-boat", "water-boat", 270),
+        ("ink-board-shell-water-boat2", "water-boat2", 180),
+    ],
+)
 def test_a_plain_tile_under_a_player_ship_or_a_shell_is_read(
-    models: dict[str, tuple[Pack, TileModel]], monkeypatch: pytest.MonkeyPatch,
-    name: str, tile: str, rotation: int,
+    models: dict[str, tuple[Pack, TileModel]],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    tile: str,
+    rotation: int,
 ) -> None:
     """Rendered hard tables' board cells (tests/vision/cells; the ink pack, seeds 13 and 14):
     a water tile with a player ship over its middle, and one with a wooden shell on it.
@@ -877,10 +930,14 @@ def test_a_plain_tile_under_a_player_ship_or_a_shell_is_read(
     assert read_cell(crop, model, board).unknown
 
 
-@pytest.mark.parametrize(("name", "seed"), [
-    ("ink-board-pale-arm-ship-water-boat", None), ("ink-board-reflection-water", None),
-    ("random1018-board-ship-water", 1018),
-])
+@pytest.mark.parametrize(
+    ("name", "seed"),
+    [
+        ("ink-board-pale-arm-ship-water-boat", None),
+        ("ink-board-reflection-water", None),
+        ("random1018-board-ship-water", 1018),
+    ],
+)
 @pytest.mark.slow
 def test_a_board_cell_whose_printed_edge_is_seen_nowhere_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
@@ -893,8 +950,11 @@ def test_a_board_cell_whose_printed_edge_is_seen_nowhere_is_not_empty(
     light the board does not account for, too: that bar is off here to show this one. The
     one under the arm and the ship leaves detail the board does not explain, too:
     cells.empty_min_explained_kept, off here as well.)"""
-    model = _with(_kept_cells_model(pack_ink, tmp_path, seed), board_glare_veil=math.inf,
-                  empty_min_explained_kept=-math.inf)
+    model = _with(
+        _kept_cells_model(pack_ink, tmp_path, seed),
+        board_glare_veil=math.inf,
+        empty_min_explained_kept=-math.inf,
+    )
     crop, board = _cell(name), _cell(f"{name}-ref")
     assert match_cells([crop], model, [board])[0].reason == "board unseen at the edge"
     assert read_cell(crop, _with(model, empty_rim_min_explained=-1.0), board).empty
@@ -911,7 +971,8 @@ def test_an_empty_board_cell_under_a_strong_warm_cast_is_empty(
     a board's own pattern, seen clearly, still tells the cell is empty (no hand shows it)."""
     pack, model = models["ink"]
     model = dataclasses.replace(
-        model, config=dataclasses.replace(model.config, empty_max_cast_patterned=cast))
+        model, config=dataclasses.replace(model.config, empty_max_cast_patterned=cast)
+    )
     rng = np.random.default_rng(4)
     crops, refs = [], []
     for r, c in [(0, 0), (1, 2), (2, 1), (3, 3)]:
@@ -926,10 +987,13 @@ def test_an_empty_board_cell_under_a_strong_warm_cast_is_empty(
         assert not any(read.tile for read in reads)
 
 
-@pytest.mark.parametrize(("name", "tile", "rotation"), [
-    ("random1072-display-lei-doubt", "end-e-palm1-lei-n", 90),
-    ("random1072-board-lei-doubt", "end-w-palm2", 0),
-])
+@pytest.mark.parametrize(
+    ("name", "tile", "rotation"),
+    [
+        ("random1072-display-lei-doubt", "end-e-palm1-lei-n", 90),
+        ("random1072-board-lei-doubt", "end-w-palm2", 0),
+    ],
+)
 @pytest.mark.slow
 def test_a_tile_in_doubt_over_a_thin_detail_is_placed_by_both_pictures(
     pack_ink: Pack, tmp_path: Path, name: str, tile: str, rotation: int

@@ -42,8 +42,9 @@ def _table_crops(pack: Pack, rng: np.random.Generator) -> tuple[list[Image], lis
         ref = picture_crop(pack.boards["front"], extent, geo.cell_centre(r, c), size, PX_PER_MM)
         crops.append(photograph(ref.astype(np.float32), rng, gain=(0.9, 0.95, 1.05)))
         refs.append(ref)
-        laid = lay_tile(pack.tiles[names[r]], rotation=90 * c, offset=(1.0, -1.5), turn=2.0,
-                        background=ref)
+        laid = lay_tile(
+            pack.tiles[names[r]], rotation=90 * c, offset=(1.0, -1.5), turn=2.0, background=ref
+        )
         crops.append(photograph(laid, rng))
         refs.append(ref)
     # Storage cards: their crops are a little bigger (a wider margin).
@@ -55,9 +56,7 @@ def _table_crops(pack: Pack, rng: np.random.Generator) -> tuple[list[Image], lis
 
 
 @pytest.mark.parametrize("style", ["ink", "random"])
-def test_cells_read_together_read_as_alone(
-    style: str, pack_ink: Pack, pack_random: Pack
-) -> None:
+def test_cells_read_together_read_as_alone(style: str, pack_ink: Pack, pack_random: Pack) -> None:
     pack = {"ink": pack_ink, "random": pack_random}[style]
     model = learn_pack(pack, PX_PER_MM)
     crops, refs = _table_crops(pack, np.random.default_rng(21))

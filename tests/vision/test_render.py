@@ -381,8 +381,13 @@ def test_without_storage_cards_an_empty_slot_shows_the_bare_table(pack_lagoon: P
     geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack_lagoon.tile_mm)
     slot = {}
     for cards in (True, False):
-        rendered = render_table(replace(scene, storage_cards=cards), pack_lagoon, CameraSpec(),
-                                Effects.none(), np.random.default_rng(2))
+        rendered = render_table(
+            replace(scene, storage_cards=cards),
+            pack_lagoon,
+            CameraSpec(),
+            Effects.none(),
+            np.random.default_rng(2),
+        )
         slot[cards] = _crop(rendered, 1, geo.storage_centre(), pack_lagoon.tile_mm)
     assert slot[True].mean(axis=(0, 1)).min() > 200, "the kit's white card"
     assert slot[False].mean(axis=(0, 1)).min() < 150, "the wooden table"
@@ -408,8 +413,13 @@ def test_a_cloth_table_is_one_even_colour_where_wood_has_grain(pack_lagoon: Pack
     geo = kit.SeatGeometry(1, layout.rows, layout.cols, pack_lagoon.tile_mm)
     spread = {}
     for top in ("wood", "cloth"):
-        rendered = render_table(replace(scene, table_top=top), pack_lagoon, CameraSpec(),
-                                Effects.none(), np.random.default_rng(2))
+        rendered = render_table(
+            replace(scene, table_top=top),
+            pack_lagoon,
+            CameraSpec(),
+            Effects.none(),
+            np.random.default_rng(2),
+        )
         slot = _crop(rendered, 1, geo.storage_centre(), pack_lagoon.tile_mm)
         spread[top] = float(slot.astype(float).mean(axis=2).std())
     assert spread["cloth"] < spread["wood"]

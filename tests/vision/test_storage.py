@@ -32,8 +32,7 @@ TILE_MM = 45.0
 def bare_table(pack_ink: Pack) -> tuple[TableScene, CameraSpec, Rendered]:
     """An easy 5-seat table without storage cards: three empty slots, two with a tile."""
     rng = np.random.default_rng(0)
-    scene = replace(random_scene(pack_ink.catalogue, rng, 5, "front", "easy"),
-                    storage_cards=False)
+    scene = replace(random_scene(pack_ink.catalogue, rng, 5, "front", "easy"), storage_cards=False)
     camera = random_camera(rng, scene, pack_ink)
     return scene, camera, render_table(scene, pack_ink, camera, Effects.easy(), rng)
 
@@ -51,9 +50,13 @@ def test_empty_storage_slots_on_a_table_without_cards_read_empty(
     assert {seat: read[seat].tile for seat in kept} == kept
     # The cells' own reading knows an empty slot by the kit's white card: without this
     # stage those slots stay unknown.
-    alone = _storages(read_table(
-        rendered.image, pack_ink,
-        config=replace(VisionConfig(), storage=StorageConfig(enabled=False))))
+    alone = _storages(
+        read_table(
+            rendered.image,
+            pack_ink,
+            config=replace(VisionConfig(), storage=StorageConfig(enabled=False)),
+        )
+    )
     assert all(alone[seat].unknown for seat in empty)
 
 
@@ -64,8 +67,13 @@ def _storages(read: TableRead) -> dict[int, CellRead]:
 
 
 def _hand_over_storage(
-    pack: Pack, scene: TableScene, camera: CameraSpec, seat: int, size_mm: float,
-    skin: tuple[int, int, int], config: VisionConfig | None = None,
+    pack: Pack,
+    scene: TableScene,
+    camera: CameraSpec,
+    seat: int,
+    size_mm: float,
+    skin: tuple[int, int, int],
+    config: VisionConfig | None = None,
     effects: Effects | None = None,
 ) -> CellRead:
     """The storage slot of `seat` read with a hand over it and all round it."""
@@ -73,8 +81,13 @@ def _hand_over_storage(
     centre = kit.SeatGeometry(seat, 4, 4, pack.tile_mm).storage_centre()
     at = area_to_table(centre, s.origin_mm, s.facing_deg)
     hand = Clutter("hand", at, size_mm, 30.0, skin, reach_from_mm=(at[0] - 600.0, at[1] - 350.0))
-    rendered = render_table(replace(scene, clutter=(hand,)), pack, camera,
-                            effects or Effects.easy(), np.random.default_rng(1))
+    rendered = render_table(
+        replace(scene, clutter=(hand,)),
+        pack,
+        camera,
+        effects or Effects.easy(),
+        np.random.default_rng(1),
+    )
     assert rendered.occlusion[(seat, -1, 0)] > 0.9
     storage = read_table(rendered.image, pack, config=config).seats[seat].storage
     assert storage is not None
@@ -85,7 +98,9 @@ def _hand_over_storage(
 @pytest.mark.parametrize("size_mm", [70.0, 140.0])
 @pytest.mark.parametrize("skin", SKIN_BGR)
 def test_a_hand_over_a_storage_tile_on_the_bare_table_is_not_read_empty(
-    pack_ink: Pack, bare_table: tuple[TableScene, CameraSpec, Rendered], size_mm: float,
+    pack_ink: Pack,
+    bare_table: tuple[TableScene, CameraSpec, Rendered],
+    size_mm: float,
     skin: tuple[int, int, int],
 ) -> None:
     scene, camera, _rendered = bare_table
@@ -103,8 +118,7 @@ def test_a_pale_hand_over_a_storage_card_and_all_round_it_is_not_read_empty(
     carded = replace(scene, storage_cards=True)
     seat = [s.seat for s in scene.seats if s.storage is not None][-1]
     pale, lamp = SKIN_BGR[0], Effects.hard()
-    assert not _hand_over_storage(pack_ink, carded, camera, seat, 140.0, pale,
-                                  effects=lamp).empty
+    assert not _hand_over_storage(pack_ink, carded, camera, seat, 140.0, pale, effects=lamp).empty
     # The card's white look alone takes the pale hand under a warm lamp for the card.
     alone = replace(VisionConfig(), storage=StorageConfig(min_empty_saturation=0.0))
     assert _hand_over_storage(pack_ink, carded, camera, seat, 140.0, pale, alone, lamp).empty
@@ -113,8 +127,11 @@ def test_a_pale_hand_over_a_storage_card_and_all_round_it_is_not_read_empty(
 # -- the stage on drawn squares -----------------------------------------------------------
 
 
-def _wood(rng: np.random.Generator, colour: tuple[float, float, float] = (60, 110, 170),
-          grain: float = 18.0) -> np.ndarray:
+def _wood(
+    rng: np.random.Generator,
+    colour: tuple[float, float, float] = (60, 110, 170),
+    grain: float = 18.0,
+) -> np.ndarray:
     """A square of wooden table at CFG's scale: stripes of grain along x, some noise."""
     n = round(square_mm(TILE_MM, CFG) * CFG.px_per_mm)
     y = np.arange(n, dtype=np.float64)[:, None]

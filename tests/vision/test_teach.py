@@ -85,8 +85,7 @@ def script(source: Pack) -> Script:
     }
     second = [i for i in ids if i not in first[:3]]
     batch2 = {(0, c): _lying(t, c) for c, t in enumerate(second)}
-    seat = empty_seat(3, source.catalogue.board("front"), origin_mm=(0.0, 420.0),
-                      facing_deg=180.0)
+    seat = empty_seat(3, source.catalogue.board("front"), origin_mm=(0.0, 420.0), facing_deg=180.0)
     frames = [
         _render(_display(batch1), source, 1),
         _render(_display(batch2), source, 2),
@@ -107,7 +106,7 @@ def _ncc(a: np.ndarray, b: np.ndarray, side: int = 64) -> float:
 def _over_grey(bgra: np.ndarray) -> np.ndarray:
     """The opaque part of a BGRA picture, cropped to it, on grey."""
     ys, xs = np.nonzero(bgra[:, :, 3] > 127)
-    bgra = bgra[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+    bgra = bgra[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
     alpha = bgra[:, :, 3:4].astype(float) / 255
     return (bgra[:, :, :3] * alpha + 128 * (1 - alpha)).astype(np.uint8)
 
@@ -126,11 +125,14 @@ def _teach(source: Pack, script: Script) -> tuple[TeachSession, tuple[float, flo
     assert seen == {(0, 0), (0, 1), (0, 2)}
     assert view.cells[(0, 3)].suggestion is None  # d1 was planned but left empty
     assert view.cells[(0, 0)].suggestion == CellAnswer(first[0])
-    session.accept(view, {
-        (0, 0): CellAnswer(first[0], 90),
-        (0, 1): CellAnswer(first[2]),
-        (0, 2): CellAnswer(first[1]),
-    })
+    session.accept(
+        view,
+        {
+            (0, 0): CellAnswer(first[0], 90),
+            (0, 1): CellAnswer(first[2]),
+            (0, 2): CellAnswer(first[1]),
+        },
+    )
     assert str(session.progress) == "batch 2: 3 of 6 tile types taught"
     assert list(session.step.plan.values()) == script.second_plan
 
@@ -174,13 +176,15 @@ def test_teaching_builds_a_pack_that_matches_the_box(
     ys, xs = np.nonzero(opaque)
     assert np.ptp(xs) > 1.5 * np.ptp(ys)  # lying east-west, as it lay
     scale = pack.ship.shape[1] / ship_mm[0] * SHIP_LENGTH_MM / max(source.ship.shape[:2])
-    turned = cv2.resize(np.rot90(source.ship, -1), None, fx=scale, fy=scale,
-                        interpolation=cv2.INTER_AREA)
-    turned = cv2.copyMakeBorder(_over_grey(turned), 20, 20, 20, 20, cv2.BORDER_CONSTANT,
-                                value=(128, 128, 128))
+    turned = cv2.resize(
+        np.rot90(source.ship, -1), None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA
+    )
+    turned = cv2.copyMakeBorder(
+        _over_grey(turned), 20, 20, 20, 20, cv2.BORDER_CONSTANT, value=(128, 128, 128)
+    )
     inside = cv2.erode(opaque.astype(np.uint8), np.ones((7, 7), np.uint8))
     ys, xs = np.nonzero(inside)
-    box = np.s_[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+    box = np.s_[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
     hull = np.ascontiguousarray(pack.ship[box][:, :, :3])
     match = cv2.matchTemplate(turned, hull, cv2.TM_CCOEFF_NORMED, mask=inside[box] * 255)
     assert np.nanmax(match) > 0.9
@@ -247,13 +251,24 @@ def _cli(args: list[str], answers: str, monkeypatch: pytest.MonkeyPatch) -> int:
 
 
 def test_the_terminal_flow_writes_the_pack(
-    source: Pack, script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    source: Pack,
+    script: Script,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _write_frames(tmp_path / "frames", script.frames)
     answers = "a1=1@90 b1=3 c1=2\n\n\n\n\n"  # correct batch 1, then keep everything
-    args = ["--out", str(tmp_path / "pack"), "--frames", str(tmp_path / "frames"),
-            "--catalogue", str(source.root), "--batch", "4"]
+    args = [
+        "--out",
+        str(tmp_path / "pack"),
+        "--frames",
+        str(tmp_path / "frames"),
+        "--catalogue",
+        str(source.root),
+        "--batch",
+        "4",
+    ]
     assert _cli(args, answers, monkeypatch) == 0
     printed = capsys.readouterr().out
     assert "batch 2: 3 of 6 tile types taught" in printed
@@ -268,7 +283,10 @@ LENS_K = 0.2  # a strong wide lens: unstraightened, the taught tiles match at so
 
 @pytest.mark.slow
 def test_pictures_through_a_bending_lens_are_straightened_first(
-    source: Pack, script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    source: Pack,
+    script: Script,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # The same pictures as a wide lens takes them, the mat off in a corner of the frame
@@ -279,8 +297,18 @@ def test_pictures_through_a_bending_lens_are_straightened_first(
 
     _write_frames(tmp_path / "frames", [bent(f) for f in script.frames])
     answers = "a1=1@90 b1=3 c1=2\n\n\n\n\n"
-    args = ["--out", str(tmp_path / "pack"), "--frames", str(tmp_path / "frames"),
-            "--catalogue", str(source.root), "--batch", "4", "--lens", str(LENS_K)]
+    args = [
+        "--out",
+        str(tmp_path / "pack"),
+        "--frames",
+        str(tmp_path / "frames"),
+        "--catalogue",
+        str(source.root),
+        "--batch",
+        "4",
+        "--lens",
+        str(LENS_K),
+    ]
     assert _cli(args, answers, monkeypatch) == 0
     capsys.readouterr()
     pack = load_pack(tmp_path / "pack")
@@ -290,14 +318,23 @@ def test_pictures_through_a_bending_lens_are_straightened_first(
 
 @pytest.mark.parametrize(
     ("extra", "words"),
-    [(["--lens", "3"], "--lens: a lens bend k must lie between"),
-     (["--lens", "0.1", "--camera", "x.toml"], "with --camera, set lens_k under [camera]")],
+    [
+        (["--lens", "3"], "--lens: a lens bend k must lie between"),
+        (["--lens", "0.1", "--camera", "x.toml"], "with --camera, set lens_k under [camera]"),
+    ],
 )
 def test_a_lens_that_cannot_be_used_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], words: str
 ) -> None:
-    status = main(["teach", "--out", str(tmp_path / "pack"), *extra,
-                   *([] if "--camera" in extra else ["--frames", str(tmp_path)])])
+    status = main(
+        [
+            "teach",
+            "--out",
+            str(tmp_path / "pack"),
+            *extra,
+            *([] if "--camera" in extra else ["--frames", str(tmp_path)]),
+        ]
+    )
     assert status == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1
@@ -306,15 +343,27 @@ def test_a_lens_that_cannot_be_used_is_refused(
 
 @pytest.mark.parametrize("answers", ["\nq\n", "\n"], ids=["quit", "answers-run-out"])
 def test_stopping_midway_writes_nothing(
-    answers: str, source: Pack, script: Script, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    answers: str,
+    source: Pack,
+    script: Script,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     frames = tmp_path / "frames"
     frames.mkdir()
     cv2.imwrite(str(frames / "01.png"), script.frames[0])
     cv2.imwrite(str(frames / "02.png"), script.frames[1])
-    args = ["--out", str(tmp_path / "pack"), "--frames", str(frames),
-            "--catalogue", str(source.root), "--batch", "4"]
+    args = [
+        "--out",
+        str(tmp_path / "pack"),
+        "--frames",
+        str(frames),
+        "--catalogue",
+        str(source.root),
+        "--batch",
+        "4",
+    ]
     status = _cli(args, answers, monkeypatch)
     err = capsys.readouterr().err
     assert status in (1, 2)
@@ -362,7 +411,10 @@ def test_the_plan_lists_every_type_once_one_picture_per_step() -> None:
 
 
 def test_the_terminal_flow_takes_its_pictures_with_the_camera(
-    source: Pack, script: Script, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    source: Pack,
+    script: Script,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # The service's TOML names the camera; here a recording stands in for it. Each Enter at
@@ -372,8 +424,16 @@ def test_the_terminal_flow_takes_its_pictures_with_the_camera(
     settings.write_text(f'[camera]\nkind = "folder"\npath = "{tmp_path / "frames"}"\n')
     # take (refused), take, correct batch 1 and confirm; then take and keep each other step
     answers = "\n" + "\na1=1@90 b1=3 c1=2\n\n" + "\n\n" * (len(script.frames) - 1)
-    args = ["--out", str(tmp_path / "pack"), "--camera", str(settings),
-            "--catalogue", str(source.root), "--batch", "4"]
+    args = [
+        "--out",
+        str(tmp_path / "pack"),
+        "--camera",
+        str(settings),
+        "--catalogue",
+        str(source.root),
+        "--batch",
+        "4",
+    ]
     assert _cli(args, answers, monkeypatch) == 0
     printed = capsys.readouterr().out
     assert "camera 1:" in printed and "trying the next picture" in printed
@@ -382,8 +442,9 @@ def test_the_terminal_flow_takes_its_pictures_with_the_camera(
     assert _ncc(pack.tiles[script.first_plan[0]], source.tiles[script.first_plan[0]]) > 0.9
 
 
-def test_teaching_wants_one_picture_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]
-                                           ) -> None:
+def test_teaching_wants_one_picture_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     status = main(["teach", "--out", str(tmp_path / "pack")])
     assert status == 2
     assert "either --frames DIR or --camera FILE" in capsys.readouterr().err

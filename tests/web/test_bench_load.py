@@ -81,8 +81,13 @@ def test_heap_growth_lists_only_sites_that_grew_biggest_first() -> None:
 def test_growth_leaves_out_the_warm_up() -> None:
     # 100 MiB in the first minute (imports, caches, arenas), flat after it.
     samples = [
-        Sample(at=float(m), rss_kib=(100 if m else 0) * 1024 + 10, threads_python=1,
-               threads_kernel=1, open_files=5)
+        Sample(
+            at=float(m),
+            rss_kib=(100 if m else 0) * 1024 + 10,
+            threads_python=1,
+            threads_kernel=1,
+            open_files=5,
+        )
         for m in range(6)
     ]
     assert growth(samples, 1.0, warm_up=1.0)["rss_kib"] == 0.0

@@ -58,8 +58,7 @@ def frames(tmp_path_factory: pytest.TempPathFactory) -> Frames:
     box = load_pack(write_art_pack(root, "random", catalogue=subset, seed=5))
     ids = [t.id for t in box.catalogue]
     laid = {(0, 0): _lying(ids[0], 0), (0, 1): _lying(ids[2], 1), (0, 2): _lying(ids[1], 2)}
-    seat = empty_seat(3, box.catalogue.board("front"), origin_mm=(0.0, 420.0),
-                      facing_deg=180.0)
+    seat = empty_seat(3, box.catalogue.board("front"), origin_mm=(0.0, 420.0), facing_deg=180.0)
     return Frames(
         box,
         _render(_display(laid), box, 1),
@@ -194,9 +193,7 @@ def test_a_whole_run_on_the_phone_writes_a_pack(
     assert [p.name for p in packs.iterdir()] == ["our-box"]
 
 
-def test_a_link_out_of_the_packs_folder_is_refused(
-    host: Host, tmp_path: Path, packs: Path
-) -> None:
+def test_a_link_out_of_the_packs_folder_is_refused(host: Host, tmp_path: Path, packs: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     packs.mkdir()
@@ -232,8 +229,11 @@ def test_pictures_and_steps_that_do_not_fit_are_refused(
     assert "at least one tile" in _refused(host, "skip", None, 409)
     camera.frame = frames.tiles
     _ok(host, "look")
-    _ok(host, "accept", {"answers": [{"cell": "b1", "tile_id": None},
-                                     {"cell": "c1", "tile_id": None}]})
+    _ok(
+        host,
+        "accept",
+        {"answers": [{"cell": "b1", "tile_id": None}, {"cell": "c1", "tile_id": None}]},
+    )
     assert _state(host)["taught"] == 1
     _ok(host, "skip")  # no more tiles: on to the ship
     assert _state(host)["step"]["kind"] == "ship"
@@ -274,8 +274,7 @@ def test_the_host_teaches_a_box_on_the_phone(
 ) -> None:
     ids = [t.id for t in frames.box.catalogue]
     settings = web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
-    app = create_app(Session(frames.box.catalogue), settings, teach_frames=camera,
-                     teach_root=packs)
+    app = create_app(Session(frames.box.catalogue), settings, teach_frames=camera, teach_root=packs)
     problems: list[str] = []
     with served(app) as server:
         page = host_phone(browser, server.local_url, problems)
@@ -290,8 +289,9 @@ def test_the_host_teaches_a_box_on_the_phone(
         expect(cells).to_have_count(3)
         # A function, not an expression: the page's Content-Security-Policy forbids eval, by
         # which Playwright polls an expression that is not yet true.
-        page.wait_for_function("() => [...document.querySelectorAll('#teach-view img')]"
-                               ".every(i => i.naturalWidth > 0)")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('#teach-view img')].every(i => i.naturalWidth > 0)"
+        )
         # b1 and c1 were laid swapped.
         cells.nth(1).locator(".teach-type").select_option(ids[2])
         cells.nth(2).locator(".teach-type").select_option(ids[1])
@@ -319,8 +319,12 @@ def test_a_late_answer_does_not_undo_a_started_teaching(
     # Opening the teach panel asks for its state; starting asks again once started. Should
     # the first answer come back last (a busy server), the page must keep showing the
     # teaching started, not the form to start it.
-    app = create_app(Session(frames.box.catalogue), web_settings(host="127.0.0.1", port=0),
-                     teach_frames=camera, teach_root=packs)
+    app = create_app(
+        Session(frames.box.catalogue),
+        web_settings(host="127.0.0.1", port=0),
+        teach_frames=camera,
+        teach_root=packs,
+    )
     problems: list[str] = []
     held: list[tuple[Route, APIResponse]] = []
 
