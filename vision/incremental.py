@@ -403,7 +403,7 @@ class IncrementalReader:
             base.view,
             base.shape,
             reads,
-            {**base.matches, **new_matches},
+            {**base.matches, **{s: weighed_all[s] for s in fresh}},
             kept_looks,
             base.hidden,
             base.patches,

@@ -212,9 +212,11 @@ def _log(x: float) -> float:
 
 
 def proposed_id(match: CellMatch, model: TileModel) -> str:
-    """The tile id the matcher proposed for a cell ("" for none): the cells a lesson is
-    about."""
-    return "" if match.proposal is None else model.ids[match.proposal]
+    """The kind of cell a lesson is about: the tile id the matcher proposed ("" for none)
+    and its first answer (a cell it read empty is not a tile it named)."""
+    read = match.read
+    first = "tile" if read.tile is not None else "empty" if read.empty else "unknown"
+    return f"{'' if match.proposal is None else model.ids[match.proposal]}|{first}"
 
 
 def candidate_kinds(model: TileModel, catalogue: Catalogue) -> tuple[Kind, ...]:
@@ -558,7 +560,8 @@ def judge_for(
     cfg: JudgeConfig = config.judge
     if not cfg.enabled:
         return None
-    key = judge_key(pack, replace(config, judge=replace(cfg, enabled=True)))
+    # The lessons' prior never touches the judge learnt from rendered tables.
+    key = judge_key(pack, replace(config, judge=replace(cfg, enabled=True, lesson_prior=0.0)))
     if lessons is not None and len(lessons):
         name = f"{key}-{lessons.digest}"
         if name not in _MEMORY:
@@ -593,8 +596,8 @@ def _cached_learning_set(path: Path, learn: Callable[[], Examples]) -> Examples:
             x, y, t = data["x"], data["y"], data["tables"]
         if x.ndim == 2 and x.shape[1] == len(FEATURES) and len(x) == len(y) == len(t):
             return Examples(list(x), [int(v) for v in y], [int(v) for v in t])
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
-        pass  # none kept, or damaged: drawn again
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile):
+        pass  # none kept, or damaged (an empty file too): drawn again
     examples = learn()
     x, y, t = examples.arrays()
     _store(path, lambda out: np.savez(out, x=x, y=y, tables=t))
@@ -611,6 +614,8 @@ def _store(path: Path, write: Callable[[Any], None]) -> None:
     try:
         with os.fdopen(fd, "wb") as out:
             write(out)
+            out.flush()
+            os.fsync(out.fileno())
         os.replace(tmp, path)
     except OSError:
         Path(tmp).unlink(missing_ok=True)

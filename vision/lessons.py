@@ -47,7 +47,14 @@ from vision.judge import (
 from vision.recognise import CellMatch
 from vision.tilemodel import TileModel
 
-__all__ = ["CorrectionLessons", "LessonBook", "Lessons", "lesson", "teach_lessons"]
+__all__ = [
+    "CorrectionLessons",
+    "LessonBook",
+    "Lessons",
+    "keep_teach_lessons",
+    "lesson",
+    "teach_lessons",
+]
 
 log = logging.getLogger(__name__)
 
@@ -126,9 +133,11 @@ class LessonBook:
             return 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = "".join(lines).encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a line torn by a crash stays apart from these
             try:
                 written = os.write(fd, data)
                 if written != len(data):
@@ -212,7 +221,11 @@ def teach_lessons(
     from vision.tilemodel import learn_pack
 
     config = config or VisionConfig()
-    plain = replace(config, judge=replace(config.judge, enabled=False))
+    plain = replace(
+        config,
+        judge=replace(config.judge, enabled=False),
+        read=replace(config.read, cell_workers=0),
+    )
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
     out: list[Lesson] = []
     for frame, truth in frames:
@@ -227,6 +240,18 @@ def teach_lessons(
                 if item is not None:
                     out.append(item)
     return out
+
+
+def keep_teach_lessons(
+    frames: Sequence[tuple[Any, Mapping[tuple[int, int], CellRead]]],
+    pack_dir: Path,
+    lessons_dir: Path,
+) -> int:
+    """teach_lessons of the pack in `pack_dir`, added to its book in `lessons_dir`; how many."""
+    from vision.pack import load_pack
+
+    pack = load_pack(pack_dir)
+    return LessonBook(lessons_dir, pack).add(teach_lessons(frames, pack))
 
 
 class CorrectionLessons:

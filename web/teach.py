@@ -13,9 +13,11 @@ it stands (no run, wrong step, a picture that cannot be used).
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import re
 import threading
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ from flask import Blueprint, Flask, Response, abort, current_app, jsonify
 
 from companion.catalogue import Catalogue
 from companion.errors import CompanionError, MalformedMove, NotNow, StorageError
-from vision.lessons import LESSONS_DIR
+from vision.lessons import LESSONS_DIR, keep_teach_lessons
 from vision.teach import (
     CELLS,
     BatchView,
@@ -450,16 +452,15 @@ def cancel() -> Response:
 
 
 def _keep_lessons(frames: list[Any], pack_dir: Path, lessons_dir: Path) -> None:
-    """The taught frames' cells become the table's first lessons (vision.lessons), read
-    beside the service: the pack is in use from the next start."""
+    """The taught frames' cells become the table's first lessons (vision.lessons), read in a
+    process of its own beside the service (none of the live reader's pools, caches or
+    memory are touched): the pack is in use from the next start."""
 
     def work() -> None:
-        from vision.lessons import LessonBook, teach_lessons
-        from vision.pack import load_pack
-
         try:
-            pack = load_pack(pack_dir)
-            kept = LessonBook(lessons_dir, pack).add(teach_lessons(frames, pack))
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(1, mp_context=context) as pool:
+                kept = pool.submit(keep_teach_lessons, frames, pack_dir, lessons_dir).result()
             log.info("%d taught cells kept as lessons for %s", kept, pack_dir.name)
         except Exception:  # a lesson lost costs nothing the game needs
             log.exception("the taught frames' lessons could not be kept")

@@ -178,6 +178,12 @@ def test_a_learnt_judge_is_kept_on_disk_and_read_back(
     monkeypatch.setattr(judge_module, "_MEMORY", {})
     judge_for(pack_random, model, config)
     assert calls == [1, 1]
+    # So are empty ones (a power cut before the file's data reached the disk).
+    next(tmp_path.glob("judge-*.json")).unlink()
+    next(tmp_path.glob("learning-*.npz")).write_bytes(b"")
+    monkeypatch.setattr(judge_module, "_MEMORY", {})
+    judge_for(pack_random, model, config)
+    assert calls == [1, 1, 1]
 
 
 def test_a_judge_turned_off_leaves_the_matchers_answers(pack_random: Pack) -> None:

@@ -13,7 +13,16 @@ import pytest
 
 from companion.reading import EMPTY, UNKNOWN, CellRead
 from vision.config import JudgeConfig
-from vision.judge import EMPTY_CLASS, FEATURES, NEITHER, TILE, CellJudge, Examples, fit_judge
+from vision.judge import (
+    EMPTY_CLASS,
+    FEATURES,
+    NEITHER,
+    TILE,
+    CellJudge,
+    Examples,
+    fit_judge,
+    proposed_id,
+)
 from vision.lessons import CorrectionLessons, Lesson, LessonBook, Lessons, lesson
 from vision.pack import Pack
 from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
@@ -108,6 +117,10 @@ def test_lessons_are_kept_one_line_each_and_read_back(pack_random: Pack, tmp_pat
         out.write('{"version": 5, "label": "ti')
     again = book.load()
     assert again is not None and len(again) == 2 and again.digest == got.digest
+    # The next lesson starts a line of its own after the torn one.
+    book.add([_lesson(EMPTY_CLASS)])
+    last = book.load()
+    assert last is not None and last.labels.tolist() == [TILE, NEITHER, EMPTY_CLASS]
 
 
 def test_a_lesson_that_cannot_be_written_leaves_the_book_whole(
@@ -150,7 +163,11 @@ def test_a_host_correction_becomes_a_lesson(pack_random: Pack, tmp_path: Path) -
     assert not teacher.corrected(3, 0, 0, UNKNOWN)  # "I do not know" teaches nothing
     got = book.load()
     assert got is not None and got.labels.tolist() == [TILE, EMPTY_CLASS]
-    assert got.groups == (model.ids[k], model.ids[k])
+    assert got.groups == (f"{model.ids[k]}|unknown",) * 2
+    # A cell the matcher read empty is another kind of cell than one it named that tile.
+    named = replace(match, read=CellRead(model.ids[k], model.rotations[k], 0.9))
+    read_empty = replace(match, read=EMPTY)
+    assert proposed_id(named, model) != proposed_id(read_empty, model)
     item = lesson(match, truth, model, pack_random.catalogue, "correction")
     assert item is not None and np.allclose(got.features[0], item.features, atol=1e-5)
 
