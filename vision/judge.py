@@ -103,13 +103,13 @@ class CellJudge:
         return p
 
     def taught(self, lessons: Lessons, prior: float) -> CellJudge:
-        """This judge as a table's lessons revise it: for a cell proposing a tile the table
-        has lessons about, each class's probability becomes (n + prior * p) / (N + prior),
-        n of the N lessons about that tile of that class, p the judge's own probability (the
-        judge counts as `prior` lessons). The thresholds stay those that hold the
-        wrong-rate on the rendered tables, so one correction of a tile named wrongly makes
-        the reader leave that tile to the host, and only many confirmations let it name
-        a tile it doubted."""
+        """This judge as a table's lessons revise it: for a cell of a kind (proposed_id) the
+        table has lessons about, each class's probability becomes (n + prior * p) /
+        (N + prior), n of the N lessons about that kind of that class, p the judge's own
+        probability (the judge counts as `prior` lessons). The thresholds stay those that
+        hold the wrong-rate on the rendered tables, so one correction of a tile named wrongly
+        makes the reader leave that kind of cell to the host, and only many confirmations
+        let it name a tile it doubted."""
         counts: dict[str, tuple[int, int, int]] = {}
         for group in sorted(set(lessons.groups)):
             inside = np.array([g == group for g in lessons.groups])

@@ -9,12 +9,11 @@ box differ from all of them. Two kinds of cells are labelled at the table itself
   and every empty cell of that frame, labelled by what the player confirmed.
 
 Each is one line of `<state dir>/lessons/<pack digest>.jsonl` (the figures of
-vision.judge.FEATURES, the label, where it came from), appended and synced like the
-journal's lines. At the next start the service hands the book's lessons to the reader: for
-each tile the matcher proposed in them, the judge's probabilities of cells proposing that
-tile are shifted by what the table said against what the judge expected
-(`CellJudge.taught`). A line that cannot be read (a torn last line, figures of another
-judge version) is passed over.
+vision.judge.FEATURES, the label, the kind of cell: vision.judge.proposed_id, where it came
+from), appended and synced like the journal's lines. At the next start the service hands
+the book's lessons to the reader: for each kind of cell in them, the judge's probabilities
+of cells of that kind are revised by what the table said (`CellJudge.taught`). A line
+that cannot be read (a torn last line, figures of another judge version) is passed over.
 """
 
 from __future__ import annotations
@@ -85,7 +84,7 @@ class Lesson:
 
     features: tuple[float, ...]
     label: int
-    group: str  # the tile id the matcher proposed, "" for none
+    group: str  # the kind of cell (vision.judge.proposed_id)
     source: str
 
 
