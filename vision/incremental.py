@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from companion.reading import UNKNOWN, CellRead, SeatRead, TableRead
+from companion.reading import UNKNOWN, CellRead, TableRead
 from vision.areas import DISPLAY, AreaPose, area_name
 from vision.cellpool import read_part
 from vision.config import VisionConfig
@@ -41,6 +41,7 @@ from vision.read import (
     TableView,
     _crops,
     _light_groups,
+    assemble_table,
     check_frame,
     read_table_view,
     storage_against_table,
@@ -455,32 +456,10 @@ def _table(
     side: str,
 ) -> TableRead:
     """A TableRead as vision.read.read_table_view builds it, from per-slot answers."""
-    layout = pack.catalogue.board(side)
-    warnings = list(view.warnings)
-    # The whole read's own warnings about cells and the ship are made again here.
+    # The whole read's own warnings about cells and the ship are made again.
     warnings = [
-        w for w in warnings if "not wholly in the picture" not in w and "explorer ship" not in w
+        w
+        for w in view.warnings
+        if "not wholly in the picture" not in w and "explorer ship" not in w
     ]
-    for area, cells in hidden.items():
-        warnings.append(
-            f"{area_name(area)}: not wholly in the picture, unknown: {', '.join(cells)}"
-        )
-    if view.display is None:
-        display = tuple(tuple(UNKNOWN for _ in range(4)) for _ in range(4))
-    else:
-        display = tuple(
-            tuple(reads.get((DISPLAY, r, c), UNKNOWN) for c in range(4)) for r in range(4)
-        )
-        if ship is None:
-            warnings.append("display: the explorer ship is not seen clearly")
-    seats: dict[int, SeatRead] = {}
-    for seat in sorted(view.seats):
-        grid = tuple(
-            tuple(
-                reads.get((seat, r, c), UNKNOWN) if layout.playable((r, c)) else None
-                for c in range(layout.cols)
-            )
-            for r in range(layout.rows)
-        )
-        seats[seat] = SeatRead(grid, reads.get((seat, -1, 0), UNKNOWN))
-    return TableRead(display, ship, seats, tuple(warnings))
+    return assemble_table(view, reads, ship, hidden, pack.catalogue.board(side), warnings)

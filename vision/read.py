@@ -297,31 +297,7 @@ def read_table_view(
     )
     timings["storage"] = time.perf_counter() - t0
 
-    for area, cells in hidden.items():
-        what = ", ".join(cells)
-        warnings.append(f"{area_name(area)}: not wholly in the picture, unknown: {what}")
-
-    if view.display is None:
-        display_grid = tuple(tuple(UNKNOWN for _ in range(4)) for _ in range(4))
-        warnings.append("display: not located; its cells are unknown and the ship unread")
-    else:
-        display_grid = tuple(
-            tuple(found.get((DISPLAY, r, c), UNKNOWN) for c in range(4)) for r in range(4)
-        )
-        if ship is None:
-            warnings.append("display: the explorer ship is not seen clearly")
-
-    seats: dict[int, SeatRead] = {}
-    for seat in sorted(view.seats):
-        grid = tuple(
-            tuple(
-                found.get((seat, r, c), UNKNOWN) if layout.playable((r, c)) else None
-                for c in range(layout.cols)
-            )
-            for r in range(layout.rows)
-        )
-        seats[seat] = SeatRead(grid, found.get((seat, -1, 0), UNKNOWN))
-    table = TableRead(display_grid, ship, seats, tuple(warnings))
+    table = assemble_table(view, found, ship, hidden, layout, warnings)
     final = TableView(
         view.markers,
         view.display,
@@ -332,6 +308,42 @@ def read_table_view(
         dict(zip(slots, matches, strict=True)),
     )
     return table, final
+
+
+def assemble_table(
+    view: TableView,
+    found: Mapping[tuple[Any, int, int], CellRead],
+    ship: int | None,
+    hidden: Mapping[Any, list[str]],
+    layout: BoardLayout,
+    warnings: list[str],
+) -> TableRead:
+    """The TableRead of a located table from its cells' answers by slot (area, row, col; a
+    seat's storage is (seat, -1, 0)): unread cells unknown, and `warnings` added to with
+    what was not read (cells outside the picture, the display, the ship)."""
+    for area, cells in hidden.items():
+        what = ", ".join(cells)
+        warnings.append(f"{area_name(area)}: not wholly in the picture, unknown: {what}")
+    if view.display is None:
+        display_grid = tuple(tuple(UNKNOWN for _ in range(4)) for _ in range(4))
+        warnings.append("display: not located; its cells are unknown and the ship unread")
+    else:
+        display_grid = tuple(
+            tuple(found.get((DISPLAY, r, c), UNKNOWN) for c in range(4)) for r in range(4)
+        )
+        if ship is None:
+            warnings.append("display: the explorer ship is not seen clearly")
+    seats: dict[int, SeatRead] = {}
+    for seat in sorted(view.seats):
+        grid = tuple(
+            tuple(
+                found.get((seat, r, c), UNKNOWN) if layout.playable((r, c)) else None
+                for c in range(layout.cols)
+            )
+            for r in range(layout.rows)
+        )
+        seats[seat] = SeatRead(grid, found.get((seat, -1, 0), UNKNOWN))
+    return TableRead(display_grid, ship, seats, tuple(warnings))
 
 
 Slot = tuple[Any, int, int]  # (area, row, col); a seat's storage is (seat, -1, 0)
