@@ -24,6 +24,7 @@ from companion.game import Game, Seat, new_game, score_state
 from companion.journal import Journal, StorageError, storage_sentence
 from companion.reading import CameraState, CellRead, TableRead
 from companion.rules import TurnRecord, at
+from companion.subscription import Subscription
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable, Verdict, infer_turn
 
 LOG_KEPT = 500
@@ -76,34 +77,6 @@ class CameraView:
     last_frame_at: float | None = None
     snapshot: bytes | None = None
     snapshot_at: float | None = None
-
-
-class Subscription:
-    """A subscriber's view of the version counter (one per SSE client)."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-        self.seen = -1
-        self.closed = False
-
-    def wait(self, timeout: float) -> int | None:
-        """Block until the version differs from the last one seen; None on timeout or close."""
-        cond = self._session._changed
-        with cond:
-            if not cond.wait_for(
-                lambda: self.closed or self._session.version != self.seen, timeout=timeout
-            ):
-                return None
-            if self.closed:
-                return None
-            self.seen = self._session.version
-            return self.seen
-
-    def close(self) -> None:
-        with self._session._changed:
-            self.closed = True
-            self._session._subscribers.discard(self)
-            self._session._changed.notify_all()
 
 
 @dataclass(frozen=True, slots=True)

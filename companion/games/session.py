@@ -21,6 +21,7 @@ from companion.errors import CompanionError, DataError, IllegalMove
 from companion.games import game_class
 from companion.games.base import Action, BoardGame
 from companion.journal import BOARD_EVENTS, Journal, StorageError, game_of, storage_sentence
+from companion.subscription import Subscription
 
 #: The board games' journal: this folder of the state directory.
 BOARD_DIR = "board-games"
@@ -57,34 +58,6 @@ class Damage:
 
     def to_json(self) -> dict[str, Any]:
         return {"problem": self.problem, "kept": self.kept, "moves": self.moves}
-
-
-class Subscription:
-    """A subscriber's view of the version counter (one per SSE client)."""
-
-    def __init__(self, session: BoardSession) -> None:
-        self._session = session
-        self.seen = -1
-        self.closed = False
-
-    def wait(self, timeout: float) -> int | None:
-        """Block until the version differs from the last one seen; None on timeout or close."""
-        cond = self._session._changed
-        with cond:
-            if not cond.wait_for(
-                lambda: self.closed or self._session.version != self.seen, timeout=timeout
-            ):
-                return None
-            if self.closed:
-                return None
-            self.seen = self._session.version
-            return self.seen
-
-    def close(self) -> None:
-        with self._session._changed:
-            self.closed = True
-            self._session._subscribers.discard(self)
-            self._session._changed.notify_all()
 
 
 @dataclass
