@@ -105,30 +105,17 @@ class GameState:
     over: bool = False
 
     def copy(self) -> GameState:
-        return GameState(
-            self.catalogue,
-            self.side,
-            self.layout,
-            self.variant,
-            self.matching,
-            [p.copy() for p in self.players],
-            [*map(list.copy, self.display)],
-            self.stack[:],
-            self.ship,
-            self.start_player,
-            self.to_move,
-            self.supply,
-            self.box[:],
-            self.turn_number,
-            self.final_round_from,
-            self.over,
-        )
+        return self._with_players([p.copy() for p in self.players])
 
     def copy_for_turn(self) -> GameState:
         """A copy to play the mover's turn on: it shares the other players' states, which a
         turn does not change (companion.game keeps the state before each turn for undo)."""
         players = self.players[:]
         players[self.to_move] = players[self.to_move].copy()
+        return self._with_players(players)
+
+    def _with_players(self, players: list[PlayerState]) -> GameState:
+        """A copy of the display, stack and box with these players."""
         return GameState(
             self.catalogue,
             self.side,
