@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request
 
-from companion.errors import IllegalMove, MalformedMove
+from companion.errors import MalformedMove, NotNow
 from companion.games import GAMES, game_class
 from companion.games.base import BoardGame
 from companion.games.session import BoardSession, moves_of
@@ -227,7 +227,7 @@ def api_action() -> Response:
         with board.lock:
             game = board.game
             if game is None:
-                raise IllegalMove("No board game is being played: start one first.")
+                raise NotNow("No board game is being played: start one first.")
             chosen = game.action_from_json(data)
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise MalformedMove("version must be the number the state gave.")

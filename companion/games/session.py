@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from companion.errors import CompanionError, DataError, IllegalMove
+from companion.errors import CompanionError, DataError, IllegalMove, NotNow
 from companion.games import game_class
 from companion.games.base import Action, BoardGame
 from companion.journal import BOARD_EVENTS, Journal, StorageError, game_of, storage_sentence
@@ -113,7 +113,7 @@ class BoardSession:
 
     def _require_game(self) -> BoardGame:
         if self.game is None:
-            raise IllegalMove("No board game is being played: start one first.")
+            raise NotNow("No board game is being played: start one first.")
         return self.game
 
     # ------------------------------------------------------------ resuming
@@ -148,10 +148,10 @@ class BoardSession:
         with self.lock:
             damage = self.damage
             if damage is None:
-                raise IllegalMove("There is no damaged board game to resume.")
+                raise NotNow("There is no damaged board game to resume.")
             events, game, _ = replayable(damage.events, "the saved game")
             if game is None:
-                raise IllegalMove("The damaged game has no good move: start a new game.")
+                raise NotNow("The damaged game has no good move: start a new game.")
             if self.journal is not None:
                 try:
                     self.journal.start(events[0], *events[1:])
@@ -184,11 +184,11 @@ class BoardSession:
     def play(self, action: Action | int, *, version: int | None = None) -> Action:
         """Play `action` (or the legal action of that number) for the player to move. An
         illegal one raises IllegalMove, one that cannot be saved StorageError, and either
-        changes nothing; with `version`, a game changed since that version is refused."""
+        changes nothing; with `version`, a game changed since that version is refused (NotNow)."""
         with self.lock:
             game = self._require_game()
             if version is not None and version != self.version:
-                raise IllegalMove("The game changed since this page was drawn: look again.")
+                raise NotNow("The game changed since this page was drawn: look again.")
             if isinstance(action, int):
                 legal = game.legal_actions()
                 if not 0 <= action < len(legal):

@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any, ClassVar, Self
 
-from companion.errors import CompanionError, DataError, IllegalMove, MalformedMove
+from companion.errors import CompanionError, DataError, IllegalMove, MalformedMove, NotNow
 from companion.games.base import Action as AnyAction
 from companion.games.base import BoardGame, PlayerScore, ScoreTable
 from companion.games.giants import rules
@@ -172,7 +172,7 @@ class GiantsGame:
 
     def pop(self) -> Action:
         if not self._undo:
-            raise IllegalMove("There is no action to undo.")
+            raise NotNow("There is no action to undo.")
         self.state, action = self._undo.pop()
         self.events.append({"type": "undo"})
         return action

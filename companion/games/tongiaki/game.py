@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Self
 
-from companion.errors import CompanionError, DataError, GameOver, IllegalMove, MalformedMove
+from companion.errors import CompanionError, DataError, GameOver, IllegalMove, MalformedMove, NotNow
 from companion.games.base import Action as AnyAction
 from companion.games.base import PlayerScore, ScoreTable
 from companion.games.tongiaki.actions import (
@@ -312,7 +312,7 @@ class Tongiaki:
 
     def pop(self) -> AnyAction:
         if not self._undo:
-            raise IllegalMove("There is no move to undo.")
+            raise NotNow("There is no move to undo.")
         before, action = self._undo.pop()
         self.state = before
         self.events.append({"type": "undo"})

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from companion.errors import DataError, IllegalMove, MalformedMove
+from companion.errors import DataError, IllegalMove, MalformedMove, NotNow
 from companion.games.giants import GiantsGame, Pass, Roll
 from companion.games.giants.bots import choose_action, play_random_game
 
@@ -90,7 +90,7 @@ def test_pop_undoes_and_is_logged() -> None:
     assert game.state == before
     assert [e["type"] for e in game.events] == ["setup", "action", "undo"]
     assert GiantsGame.replay(game.events).state == before
-    with pytest.raises(IllegalMove, match="no action to undo"):
+    with pytest.raises(NotNow, match="no action to undo"):
         game.pop()
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.errors import IllegalMove
+from companion.errors import IllegalMove, NotNow
 from companion.games import game_class
 from companion.games.session import BOARD_DIR, BoardSession, board_journal
 from companion.journal import StorageError
@@ -109,7 +109,7 @@ def test_a_setup_naming_no_board_game_leaves_only_a_new_game(tmp_path: Path) -> 
     resumed = BoardSession.resume(board_journal(tmp_path))
     assert resumed.damage is not None and resumed.damage.moves is None
     assert "no game 'chess'" in resumed.damage.problem
-    with pytest.raises(IllegalMove, match="no good move: start a new game"):
+    with pytest.raises(NotNow, match="no good move: start a new game"):
         resumed.resume_last_good()
     resumed.start("giants", NAMES["giants"], seed=1)
     assert resumed.damage is None
@@ -155,7 +155,7 @@ def test_changes_wake_subscribers_and_listeners_and_a_stale_page_is_refused() ->
     assert sub.wait(0) is None  # nothing new
     board.start("tongiaki", NAMES["tongiaki"], seed=5)
     assert sub.wait(0) == 11
-    with pytest.raises(IllegalMove, match="changed since this page was drawn"):
+    with pytest.raises(NotNow, match="changed since this page was drawn"):
         board.play(0, version=10)
     with pytest.raises(IllegalMove, match="no legal action number 999"):
         board.play(999)
@@ -171,9 +171,9 @@ def test_changes_wake_subscribers_and_listeners_and_a_stale_page_is_refused() ->
 
 def test_nothing_to_play_or_undo_without_a_game() -> None:
     board = BoardSession()
-    with pytest.raises(IllegalMove, match=r"^No board game is being played: start one first\.$"):
+    with pytest.raises(NotNow, match=r"^No board game is being played: start one first\.$"):
         board.play(0)
-    with pytest.raises(IllegalMove, match=r"^No board game is being played"):
+    with pytest.raises(NotNow, match=r"^No board game is being played"):
         board.undo()
-    with pytest.raises(IllegalMove, match=r"^There is no damaged board game to resume\.$"):
+    with pytest.raises(NotNow, match=r"^There is no damaged board game to resume\.$"):
         board.resume_last_good()

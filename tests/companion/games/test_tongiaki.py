@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from companion.errors import DataError, GameOver, IllegalMove, MalformedMove
+from companion.errors import DataError, GameOver, IllegalMove, MalformedMove, NotNow
 from companion.games.base import BoardGame
 from companion.games.bots import play_game
 from companion.games.tongiaki import Tongiaki
@@ -119,7 +119,7 @@ def test_pop_undoes_the_last_move_and_the_log_records_it() -> None:
     assert game.pop() == Place("tonga", 1)
     assert game.state == start
     assert [e["type"] for e in game.events] == ["setup", "action", "undo"]
-    with pytest.raises(IllegalMove, match="no move to undo"):
+    with pytest.raises(NotNow, match="no move to undo"):
         game.pop()
 
 
