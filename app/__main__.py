@@ -1,5 +1,5 @@
-"""`python -m companion`: the same as the `companion` command."""
+"""`python -m app`: the same as the `companion` command."""
 
-from companion.cli import main
+from app.cli import main
 
 raise SystemExit(main())

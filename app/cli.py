@@ -20,17 +20,17 @@ from companion.errors import CompanionError, printable
 #: (name, module, one-line help). Later helpers add their own line here:
 #: read, kit, teach, bench, demo, run.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("score", "companion.cli_score", "score a finished game file"),
-    ("read", "vision.read_cli", "read one photo of the table: display, ship, seats"),
-    ("pack", "vision.pack_cli", "draw a synthetic tile pack or check one"),
-    ("demo", "web.demo", "play a whole synthetic game through the real pipeline"),
-    ("run", "web.service", "the table service: camera, buttons and phone pages"),
-    ("kit", "vision.kit_cli", "write the printable table kit: display mat, seat markers, guide"),
-    ("lens", "vision.lens_cli", "measure how the camera's lens bends straight lines"),
-    ("teach", "vision.teach_cli", "teach the camera your own box: build a tile pack from pictures"),
+    ("score", "app.score", "score a finished game file"),
+    ("read", "app.read", "read one photo of the table: display, ship, seats"),
+    ("pack", "app.pack", "draw a synthetic tile pack or check one"),
+    ("demo", "app.demo", "play a whole synthetic game through the real pipeline"),
+    ("run", "app.service", "the table service: camera, buttons and phone pages"),
+    ("kit", "app.kit", "write the printable table kit: display mat, seat markers, guide"),
+    ("lens", "app.lens", "measure how the camera's lens bends straight lines"),
+    ("teach", "app.teach", "teach the camera your own box: build a tile pack from pictures"),
     (
         "bench",
-        "companion.cli_bench",
+        "app.bench",
         "benchmarks: rules, vision, live, changes, load (figures in docs/)",
     ),
 )

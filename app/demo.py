@@ -2,8 +2,8 @@
 
 Simulated players (companion.bots.GreedyPlayer) play on a simulated table: each lays their
 tile on the table, their hands move over it for a moment, then they press "turn done". The
-synthetic camera renders the table (vision.render), the motion gate waits for a still table,
-the recogniser reads the frame, the tracker works out the turn, the rules check it and the
+synthetic camera renders the table (vision.synthetic.render), the motion gate waits for a still
+table, the recogniser reads the frame, the tracker works out the turn, the rules check it and the
 Session records it, and every phone page follows live. When a read is doubtful the simulated
 host answers the question by looking at the table (it knows the truth); when it is
 unreadable, the player clears the table and presses again; a refused read (a misread of a
@@ -75,7 +75,7 @@ class Tally:
 
 def pack_for_demo(style: str, cache: Path) -> Path:
     """A procedurally drawn pack, made once and kept in `cache`."""
-    from vision.artpacks import write_art_pack
+    from vision.synthetic.artpacks import write_art_pack
 
     target = cache / f"pack-{style}"
     if not (target / "pack.toml").exists():
@@ -95,7 +95,7 @@ class Demo:
         from hardware.camera import SyntheticSource
         from hardware.config import CameraConfig
         from hardware.live import LiveSettings, LiveTable
-        from vision.pack import load_pack
+        from vision.box.pack import load_pack
 
         self.args = args
         self.rng = random.Random(args.seed)
@@ -133,12 +133,13 @@ class Demo:
             self._render, config=CameraConfig(kind="synthetic"), clock=self._clock
         )
         self.camera.open()
-        from vision.incremental import IncrementalReader
+        from vision.reader.incremental import IncrementalReader
 
+        self.reader = IncrementalReader(self.pack, side=args.side)
         self.live = LiveTable(
             self.session,
             self.camera,
-            IncrementalReader(self.pack, side=args.side),
+            self.reader,
             _gate(args.pace),
             settings=LiveSettings(preview_interval_s=0.0 if args.headless else 0.1),
             clock=self._clock,
@@ -150,13 +151,13 @@ class Demo:
         return self.sim_time if self.args.headless else time.monotonic()
 
     def _camera(self) -> Any:
-        from vision.render import CameraSpec
+        from vision.synthetic.render import CameraSpec
 
         return CameraSpec.overhead(roll_deg=self.rng.uniform(0, 360))
 
     def _render(self) -> np.ndarray:
-        from vision.render import Effects, render_table
-        from vision.table_scene import scene_for_state
+        from vision.synthetic.render import Effects, render_table
+        from vision.synthetic.table_scene import scene_for_state
 
         self.frame_seed += 1
         scene = scene_for_state(
@@ -326,7 +327,7 @@ def _gate(pace: float) -> Any:
     """The motion gate: the table must stay still for the still part of a turn's pace
     (0.3 to 1 s, the service's own wait), so a quick demo is not slowed by the gate."""
     from vision.config import MotionConfig
-    from vision.motion import MotionGate
+    from vision.reader.motion import MotionGate
 
     return MotionGate(MotionConfig(still_seconds=min(1.0, max(0.3, pace * STILL_SHARE))))
 
@@ -405,13 +406,15 @@ def run(args: argparse.Namespace) -> int:
         if server is not None:
             server.close()
         return 130
+    finally:
+        demo.reader.close()
     final = score_state(final_state)
     if save is not None:
         _write_game(save, final_state)
     if args.json:
         print(json.dumps(final.to_json(), indent=2))
     else:
-        from companion.cli_score import render_table
+        from app.score import render_table
 
         print(render_table(final))
         print(demo.tally.summary())

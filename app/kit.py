@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from companion.progress import terminal_progress
-from vision.kit_print import kit_files, write_kit
+from vision.kit.printer import kit_files, write_kit
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,5 @@
 """`companion lens IMAGE [IMAGE ...] [--tile-mm 45]`: measure how the camera's lens bends
-straight lines, from photos of the table (vision.lens.measure_lens: the kit's markers place
+straight lines, from photos of the table (vision.reader.lens.measure_lens: the kit's markers place
 every area on one table plane at the kit's scale once the bend is taken out).
 
 The bend is printed for each photo and for all of them together, with the setting that makes
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from vision.config import VisionConfig
-    from vision.markers import MarkerSighting
+    from vision.reader.markers import MarkerSighting
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -45,10 +45,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure the photos and print the bend to set."""
+    from app.read import FrameError, read_frame
     from companion.catalogue import default_boards
     from vision.config import VisionConfig
-    from vision.lens import NEGLIGIBLE_K, measure_lens
-    from vision.read_cli import FrameError, read_frame
+    from vision.reader.lens import NEGLIGIBLE_K, measure_lens
 
     if not args.tile_mm > 0:
         raise CompanionError(f"--tile-mm must be a positive length, not {args.tile_mm:g}")
@@ -103,7 +103,7 @@ def photo_markers(image: NDArray[np.uint8], config: VisionConfig) -> dict[int, M
     import cv2
     import numpy as np
 
-    from vision.markers import detect_markers
+    from vision.reader.markers import detect_markers
 
     gray = np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
     return detect_markers(gray, config.markers)

@@ -1,7 +1,7 @@
 """`companion pack synth|check`: draw a synthetic tile pack, or check a pack directory.
 
 - `companion pack synth --style S --out DIR [--seed N] [--px N]` draws a complete pack in one
-  of the procedural styles (vision.artpacks.STYLES) for every tile type of the bundled
+  of the procedural styles (vision.synthetic.artpacks.STYLES) for every tile type of the bundled
   catalogue (or of `--catalogue FILE`).
 - `companion pack check DIR` loads a pack as the recogniser would and prints what it holds.
 """
@@ -15,7 +15,7 @@ from companion.catalogue import load_catalogue
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the `synth` and `check` subcommands of `companion pack`."""
-    from vision.artpacks import STYLES
+    from vision.synthetic.artpacks import STYLES
 
     actions = parser.add_subparsers(dest="pack_action", metavar="ACTION", required=True)
     synth = actions.add_parser(
@@ -37,7 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Do the chosen action; print one summary line when it succeeded."""
     if args.pack_action == "synth":
-        from vision.artpacks import write_art_pack
+        from vision.synthetic.artpacks import write_art_pack
 
         catalogue = load_catalogue(args.catalogue) if args.catalogue else None
         path = write_art_pack(args.out, args.style, catalogue=catalogue, px=args.px, seed=args.seed)
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         what = f"{count} tile types" if count is not None else "every tile type"
         print(f"wrote a tile pack in the {args.style} style with {what} to {path}")
         return 0
-    from vision.pack import load_pack
+    from vision.box.pack import load_pack
 
     pack = load_pack(args.pack)
     sides = ", ".join(sorted(pack.boards))

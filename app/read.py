@@ -1,5 +1,5 @@
 """`companion read IMAGE --pack DIR [--side front|atoll] [--json] [--lens K]`: read one photo of
-the table (straightened first for a camera whose lens bends straight lines, vision.lens).
+the table (straightened first for a camera whose lens bends straight lines, vision.reader.lens).
 
 With --json it prints exactly the object of docs/formats.md ("Reading a table"); without, a short
 summary a person can check against the table. Bad input (a missing, empty, truncated,
@@ -53,9 +53,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the photo and print what is on the table."""
-    from vision.lens import Lens
-    from vision.pack import load_pack
-    from vision.read import TableNotFound, read_table
+    from vision.box.pack import load_pack
+    from vision.reader.lens import Lens
+    from vision.reader.read import TableNotFound, TableReader
 
     try:
         lens = Lens(args.lens)
@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         )
     image = lens.straighten(image)
     try:
-        table = read_table(image, pack, side=args.side, config=config)
+        with TableReader(pack, side=args.side, config=config) as reader:
+            table = reader.read(image)
     except TableNotFound:
         raise FrameError(args.image, f"no markers of the table kit in {args.image}") from None
     if args.json:
@@ -91,7 +92,7 @@ def read_frame(path: Path, max_pixels: int) -> NDArray[np.uint8]:
     import cv2
     from PIL import Image
 
-    from vision.picture import PictureRefused, check_picture, decode, is_complete
+    from vision.reader.picture import PictureRefused, check_picture, decode, is_complete
 
     source = str(path)
     try:

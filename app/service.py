@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     catalogue = None
     pack_dir = table.pack or _latest_taught_pack(table.state_dir / "packs")
     if pack_dir is not None:
-        from vision.pack import load_pack
+        from vision.box.pack import load_pack
 
         pack = load_pack(pack_dir)
         catalogue = pack.catalogue
@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
 
     lens_watch: Any = None
     if pack is not None:
-        from vision.lens import LensWatch
+        from vision.reader.lens import LensWatch
 
         lens_watch = LensWatch(
             pack.tile_mm, pack.catalogue.board(table.side), lens_k=hardware.camera.lens_k
@@ -162,8 +162,8 @@ def run(args: argparse.Namespace) -> int:
 
     reader: Any = _refuse_without_pack
     if pack is not None:
-        from vision.incremental import IncrementalReader
-        from vision.lessons import LESSONS_DIR, CorrectionLessons, LessonBook
+        from vision.box.lessons import LESSONS_DIR, CorrectionLessons, LessonBook
+        from vision.reader.incremental import IncrementalReader
 
         book = LessonBook(table.state_dir / LESSONS_DIR, pack)
         lessons = book.load()
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
             corrections,
         )
 
-    from vision.motion import MotionGate
+    from vision.reader.motion import MotionGate
 
     notifier = Notifier()
     live = LiveTable(
@@ -224,16 +224,26 @@ def run(args: argparse.Namespace) -> int:
         stop.set()
         server.close()
         loop.join(timeout=5)
-        camera.close()
-        if buttons is not None:
-            buttons.close()
-        indicators.close()
-        if session.journal is not None:
-            session.journal.close()
-        board = app.extensions["companion_games"]["board"]
-        if board.journal is not None:
-            board.journal.close()
+        _close(camera, reader, buttons, indicators, session, app)
     return 0
+
+
+def _close(
+    camera: Any, reader: Any, buttons: Any, indicators: Any, session: Session, app: Any
+) -> None:
+    """Everything the service opened, once its loop has stopped: devices, the reader's
+    workers, the games' journals."""
+    camera.close()
+    if isinstance(reader, _ServiceReader):
+        reader.close()
+    if buttons is not None:
+        buttons.close()
+    indicators.close()
+    if session.journal is not None:
+        session.journal.close()
+    board = app.extensions["companion_games"]["board"]
+    if board.journal is not None:
+        board.journal.close()
 
 
 def _refuse_without_pack(image: Any) -> Any:
@@ -241,7 +251,7 @@ def _refuse_without_pack(image: Any) -> Any:
 
 
 class _ServiceReader:
-    """The incremental reader (vision.incremental); after each whole read, the lens watch
+    """The incremental reader (vision.reader.incremental); after each whole read, the lens watch
     says whether the markers ask for another lens_k; after each read, the corrections'
     lessons keep its matches (a host's correction of one of its cells is a lesson)."""
 
@@ -270,6 +280,9 @@ class _ServiceReader:
 
     def forget(self) -> None:
         self.reader.forget()
+
+    def close(self) -> None:
+        self.reader.close()
 
 
 def _report_damage(damage: Damage) -> None:

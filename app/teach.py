@@ -1,7 +1,7 @@
 """`companion teach --out PACKDIR (--frames DIR [--lens K] | --camera FILE) [--batch 16]`:
 teach the camera your own box.
 
-The terminal side of vision.teach: it shows each step, takes the next picture from the frame
+The terminal side of vision.box.teach: it shows each step, takes the next picture from the frame
 source and asks the player to confirm or correct what was seen. Pictures come from a folder
 (one per step, in name order; a picture that cannot be used is skipped with a note) or from
 the table's camera (`--camera` names the service's TOML file, whose [camera] table says
@@ -20,13 +20,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from app.cli import say_error
+from app.read import FrameError, read_frame
 from companion.catalogue import Catalogue, default_catalogue, load_catalogue, read_toml, shown
-from companion.cli import say_error
 from companion.errors import CompanionError
-from vision.config import VisionConfig
-from vision.lens import Lens
-from vision.read_cli import FrameError, read_frame
-from vision.teach import (
+from vision.box.teach import (
     BatchView,
     Cell,
     CellAnswer,
@@ -38,6 +36,8 @@ from vision.teach import (
     check_out_dir,
     describe,
 )
+from vision.config import VisionConfig
+from vision.reader.lens import Lens
 
 FRAME_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 HELP = (

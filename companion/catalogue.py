@@ -2,7 +2,7 @@
 
 The bundled best reconstruction lives in companion/data/ (tiles.toml, boards.toml). A tile
 pack's pack.toml (docs/formats.md) has the same schema plus pictures and replaces it for a table
-that has catalogued its own box. Pictures are checked by vision.pack; here they are paths.
+that has catalogued its own box. Pictures are checked by vision.box.pack; here they are paths.
 """
 
 from __future__ import annotations

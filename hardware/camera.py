@@ -3,7 +3,7 @@
 Every source gives two kinds of frame: `preview()`, a small grey frame (about
 `CameraConfig.preview_size`) for the motion gate, and `capture()`, a full-resolution BGR frame
 for a read; both straightened first when the lens bends straight lines (`CameraConfig.lens_k`,
-vision.lens). At run time a source never raises: a failed frame is None and `status` says why
+vision.reader.lens). At run time a source never raises: a failed frame is None and `status` says why
 ("lost"), and a lost device is reopened on a later call, at most once per
 `CameraConfig.reopen_backoff_s`. Only configuration mistakes found by `open()` (a folder that
 does not exist, picamera2 not installed) raise `DataError`.
@@ -36,8 +36,8 @@ from numpy.typing import NDArray
 from companion.errors import DataError, printable
 from companion.reading import CameraState
 from hardware.config import CameraConfig
-from vision.lens import Lens
-from vision.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
+from vision.reader.lens import Lens
+from vision.reader.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
 
 log = logging.getLogger(__name__)
 

@@ -232,7 +232,7 @@ class CameraConfig:
     black_level: float = 6.0
     # Seed of the synthetic source's moving hands.
     synthetic_seed: int = 0
-    # How the lens bends straight lines (vision.lens; `companion lens` measures it from a
+    # How the lens bends straight lines (vision.reader.lens; `companion lens` measures it from a
     # photo): every frame is straightened by it before anything looks at it. 0: a lens
     # straight enough as it is.
     lens_k: float = 0.0
@@ -305,7 +305,7 @@ class CameraConfig:
         _check_number("camera.light_change", self.light_change, minimum=0, maximum=10, strict=True)
         if isinstance(self.lens_k, bool) or not isinstance(self.lens_k, int | float):
             raise _problem("camera.lens_k", f"expected a number, got {self.lens_k!r}.")
-        from vision.lens import Lens  # the one place that says what a lens may bend
+        from vision.reader.lens import Lens  # the one place that says what a lens may bend
 
         try:
             Lens(float(self.lens_k))

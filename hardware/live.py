@@ -56,7 +56,7 @@ Reader = Callable[[np.ndarray], TableRead]
 @runtime_checkable
 class TurnReader(Protocol):
     """A reader that reads only what changed since the last recorded turn
-    (vision.incremental.IncrementalReader): told when its read was recorded, or not."""
+    (vision.reader.incremental.IncrementalReader): told when its read was recorded, or not."""
 
     def __call__(self, image: np.ndarray, /) -> TableRead: ...
 

@@ -119,9 +119,9 @@ import sys
 import cv2
 import numpy as np
 
-from vision.pack import load_pack
-from vision.render import CameraSpec, Effects, render_table
-from vision.scene import random_scene
+from vision.box.pack import load_pack
+from vision.synthetic.render import CameraSpec, Effects, render_table
+from vision.synthetic.scene import random_scene
 
 pack = load_pack(sys.argv[1])
 rng = np.random.default_rng(1)

@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture(scope="session", autouse=True)
 def learned_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """What is learnt from packs (vision.cache: ship models, judges) is kept for the session
+    """What is learnt from packs (vision.box.cache: ship models, judges) is kept for the session
     only: every run learns its packs as a first read would, and nothing is left in the
     user's cache."""
     mp = pytest.MonkeyPatch()

@@ -21,7 +21,7 @@ PX_PER_MM = 2.0
 
 @dataclass(frozen=True, slots=True)
 class MarkerConfig:
-    """Finding the ArUco markers (vision.markers)."""
+    """Finding the ArUco markers (vision.reader.markers)."""
 
     # The detector runs on a copy whose longer side is at most this; corners are then
     # refined on the full-resolution frame. 0 means: always detect at full resolution.
@@ -64,7 +64,7 @@ class MarkerConfig:
 
 @dataclass(frozen=True, slots=True)
 class AreaConfig:
-    """Locating the display and the seats from their markers (vision.areas)."""
+    """Locating the display and the seats from their markers (vision.reader.areas)."""
 
     # A marker whose corners lie further than this from where the others put them is a
     # wrong sticker or a misplaced one: it is left out (stickers may sit 3 mm / 2° off).
@@ -148,7 +148,8 @@ class AreaConfig:
 
 @dataclass(frozen=True, slots=True)
 class CropConfig:
-    """Rectified crops handed to the tile recogniser (vision.areas, vision.recognise)."""
+    """Rectified crops handed to the tile recogniser (vision.reader.areas,
+    vision.reader.recognise)."""
 
     px_per_mm: float = PX_PER_MM
     crop_margin_mm: float = CROP_MARGIN_MM
@@ -156,7 +157,7 @@ class CropConfig:
 
 @dataclass(frozen=True, slots=True)
 class MotionConfig:
-    """The motion gate on the low-resolution grey stream (vision.motion)."""
+    """The motion gate on the low-resolution grey stream (vision.reader.motion)."""
 
     # Frames are smoothed with a Gaussian of this sigma (px of the small frame) first.
     blur_sigma_px: float = 1.2
@@ -177,7 +178,7 @@ class MotionConfig:
 
 @dataclass(frozen=True, slots=True)
 class ReadConfig:
-    """Orchestration of a whole read (vision.read)."""
+    """Orchestration of a whole read (vision.reader.read)."""
 
     # Frames larger than this many pixels are refused (a decompression bomb, not a camera).
     max_pixels: int = 50_000_000
@@ -186,9 +187,9 @@ class ReadConfig:
     # Look for the ship in a second thread while the cells are cut and read (OpenCV and
     # numpy let go of Python's lock while they work, so a second core does it).
     ship_beside_cells: bool = True
-    # Worker processes that read parts of the table's cells beside this one (vision.cellpool);
-    # None: one fewer than the cores, at most 2 (each holds its own copy of the model); 0: read
-    # every cell in this process.
+    # Worker processes that read parts of the table's cells beside this one
+    # (vision.reader.cellpool); None: one fewer than the cores, at most 2 (each holds its own copy
+    # of the model); 0: read every cell in this process.
     cell_workers: int | None = None
     # With workers, this process reads the display's cells and enough of the seats' cells to
     # make this many times a worker's part (the workers share the rest alike). It also cuts
@@ -200,7 +201,7 @@ class ReadConfig:
 
 @dataclass(frozen=True, slots=True)
 class StorageConfig:
-    """A storage slot weighed against the table round it (vision.storage): an unknown one
+    """A storage slot weighed against the table round it (vision.reader.storage): an unknown one
     that looks like the table is empty (no storage card under it), an empty one whose
     surroundings are far paler than the table is unknown.
 
@@ -271,7 +272,7 @@ class VisionConfig:
 
 @dataclass(frozen=True, slots=True)
 class JudgeConfig:
-    """How the judge is learnt (vision.judge)."""
+    """How the judge is learnt (vision.box.judge)."""
 
     # Use the learned judge at all (False: the matcher's own cascade answers).
     enabled: bool = True
@@ -290,16 +291,16 @@ class JudgeConfig:
     learning_rate: float = 0.03
     decay: float = 1e-4
     seed: int = 0
-    # A table's lessons (vision.lessons) revise the judge for cells proposing a tile they are
+    # A table's lessons (vision.box.lessons) revise the judge for cells proposing a tile they are
     # about; the judge's own probability counts as this many lessons.
     lesson_prior: float = 10.0
 
 
 @dataclass(frozen=True, slots=True)
 class CellConfig:
-    """Reading what lies in a cell (vision.tilemodel, vision.recognise).
+    """Reading what lies in a cell (vision.box.tilemodel, vision.reader.recognise).
 
-    Fits and shares are 0..1, evidence -1..1 (vision.recognise), rms values grey levels
+    Fits and shares are 0..1, evidence -1..1 (vision.reader.recognise), rms values grey levels
     (0..255). What one value does is measured by reading rendered tables with it changed:
     `companion bench vision --seed 7 --set cells.NAME=VALUE --csv FILE` (cells right,
     wrong, unknown and covered cells answered, per pack and difficulty; docs/vision.md).
@@ -451,7 +452,7 @@ class CellConfig:
     empty_extra_mm: float = -2.0
     empty_max_rms: float = 9.0
     # A board cell whose board picture leaves between empty_sure_rms and this is looked at
-    # again (vision.recognise._look_again): moved by a fraction of a pixel (its printed lines
+    # again (vision.reader.recognise._look_again): moved by a fraction of a pixel (its printed lines
     # may lie between the pixels), and against the board picture blurred only
     # reference_sharp_blur_px (a sharper camera than reference_blur_px assumes), taken when
     # that leaves at most empty_sure_rms (taken whenever it explained more, it would let a
@@ -570,14 +571,14 @@ class CellConfig:
     # colour over its board picture's differs in hue by more than this from what the
     # table's board cells empty beyond doubt show (its seat's, else all seats'; natural log
     # of the per-channel ratios, the largest off their mean): a hand over most of the cell
-    # reads as the board washed out by glare (vision.recognise.doubt_odd_light).
+    # reads as the board washed out by glare (vision.reader.recognise.doubt_odd_light).
     empty_max_light_tint: float = 0.5
     # A tile named with at least covered_share of its blocks left out as covered is unknown
     # when the black its fitted light adds differs in hue (grey levels, per channel off
     # their mean) by more than this from the tiles named with nothing left out and a fit of
     # at least tile_clean_fit (its area's, else the table's): a lamp's glare veils a tile in
     # white, but a hand over most of a plain island's end, taken for its sand, asks for a
-    # veil of the skin's hue (vision.recognise.doubt_odd_light).
+    # veil of the skin's hue (vision.reader.recognise.doubt_odd_light).
     tile_max_veil_tint: float = 20.0
     tile_clean_fit: float = 0.8
     # A board picture whose square has a pattern of at least this rms (grey levels) must
@@ -593,8 +594,8 @@ class CellConfig:
 
 @dataclass(frozen=True, slots=True)
 class ShipConfig:
-    """Finding the explorer ship in the ship lane (vision.ship): what is searched, and how the
-    decision is learned from the pack's picture of the ship."""
+    """Finding the explorer ship in the ship lane (vision.reader.ship): what is searched, and how
+    the decision is learned from the pack's picture of the ship."""
 
     # The display is searched at this scale (px per mm), warped at twice that and reduced.
     px_per_mm: float = 0.8
@@ -612,7 +613,7 @@ class ShipConfig:
     # The lane is read this far (mm) beyond the mat's active area (the ship may stand over
     # its outer line).
     beyond_mm: float = 12.0
-    # Learning (vision.ship.learn_ship): this many drawn display areas, this share of them
+    # Learning (vision.reader.ship.learn_ship): this many drawn display areas, this share of them
     # kept back to calibrate and to choose the threshold; on those the threshold keeps wrong
     # positions at most at wrong_rate of all areas.
     learn_areas: int = 360
@@ -624,7 +625,8 @@ class ShipConfig:
 
 @dataclass(frozen=True, slots=True)
 class TeachConfig:
-    """Teaching a box from frames of the display mat (vision.teach; lengths in mm on the table)."""
+    """Teaching a box from frames of the display mat (vision.box.teach; lengths in mm on the
+    table)."""
 
     # Side of each stored tile picture (docs/formats.md asks for at least 128).
     picture_px: int = 256

@@ -1,4 +1,4 @@
-"""Teaching a box from the phone: the host's side of vision.teach.TeachSession over /api/teach.
+"""Teaching a box from the phone: the host's side of vision.box.teach.TeachSession over /api/teach.
 
 One teach run at a time lives in `app.extensions["companion_teach"]` (a `TeachStore`). The host
 starts it, takes pictures with the table's camera (`frames`, given to create_app), confirms or
@@ -28,8 +28,8 @@ from flask import Blueprint, Flask, Response, abort, current_app, jsonify
 
 from companion.catalogue import Catalogue
 from companion.errors import CompanionError, MalformedMove, NotNow, StorageError
-from vision.lessons import LESSONS_DIR, keep_teach_lessons
-from vision.teach import (
+from vision.box.lessons import LESSONS_DIR, keep_teach_lessons
+from vision.box.teach import (
     CELLS,
     BatchView,
     Cell,
@@ -452,7 +452,7 @@ def cancel() -> Response:
 
 
 def _keep_lessons(frames: list[Any], pack_dir: Path, lessons_dir: Path) -> None:
-    """The taught frames' cells become the table's first lessons (vision.lessons), read in a
+    """The taught frames' cells become the table's first lessons (vision.box.lessons), read in a
     process of its own beside the service (none of the live reader's pools, caches or
     memory are touched): the pack is in use from the next start."""
 
@@ -470,7 +470,7 @@ def _keep_lessons(frames: list[Any], pack_dir: Path, lessons_dir: Path) -> None:
 
 
 def _sentence(text: str) -> str:
-    """vision.teach's messages as the page's sentences: capitalised, with a full stop."""
+    """vision.box.teach's messages as the page's sentences: capitalised, with a full stop."""
     text = text.strip()
     if not text:
         return text

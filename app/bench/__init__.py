@@ -11,15 +11,21 @@ import importlib
 
 #: (name, module, one-line help)
 BENCHES: tuple[tuple[str, str, str], ...] = (
-    ("rules", "companion.bench", "random 4-player games per second and legal-move enumeration"),
-    ("live", "web.bench_live", "button press to Server-Sent Event at the phones"),
-    ("vision", "vision.bench_cli", "read rendered tables: wrong cells, abstentions, ship, speed"),
+    ("rules", "app.bench.rules", "random 4-player games per second and legal-move enumeration"),
+    ("live", "app.bench.live", "button press to Server-Sent Event at the phones"),
+    ("vision", "app.bench.vision", "read rendered tables: wrong cells, abstentions, ship, speed"),
     (
         "changes",
-        "vision.bench_changes",
+        "app.bench.changes",
         "rendered turns: changed cells the incremental read takes as unchanged, its speed",
     ),
-    ("load", "web.bench_load", "phones and games over time: memory, threads, open files"),
+    (
+        "poses",
+        "app.bench.poses",
+        "rendered tables: pose fits' cell-centre error, read stages",
+    ),
+    ("render", "app.bench.render", "how long the synthetic renderer takes to draw a frame"),
+    ("load", "app.bench.load", "phones and games over time: memory, threads, open files"),
 )
 
 

@@ -1,11 +1,11 @@
-"""`companion bench changes`: does the change gate of vision.incremental ever miss a change?
+"""`companion bench changes`: does the change gate of vision.reader.incremental ever miss a change?
 
-Bots (companion.bots.GreedyPlayer) play whole games on a rendered table (vision.render):
+Bots (companion.bots.GreedyPlayer) play whole games on a rendered table (vision.synthetic.render):
 each turn's frame has a lamp's glare and shadows that fall anew on every frame, sensor
 noise and JPEG, a hand resting on the table in some frames, and camera shake (the camera's
 aim and roll off by a little on every frame, and now and then bumped by millimetres). The
 gate is run as the incremental reader runs it, without the recogniser: the table's poses
-from the last whole locate (vision.read.locate_table), redone when a marker moved; each
+from the last whole locate (vision.reader.read.locate_table), redone when a marker moved; each
 cell's look kept from the frame at which it was last read again. A cell whose content
 (tile, quarter turn, or empty) differs from what it held in that frame, yet whose look the
 gate takes as unchanged, is a **missed change**; the target is none. Cells read again
@@ -39,7 +39,8 @@ from companion.game import Seat, new_game
 from companion.reading import TableRead
 from companion.rules import rules_for
 from companion.state import GameState
-from vision.incremental import (
+from vision.box.pack import Pack, load_pack
+from vision.reader.incremental import (
     ChangeConfig,
     IncrementalReader,
     _cell_reads,
@@ -49,11 +50,10 @@ from vision.incremental import (
     shifted,
     table_moved,
 )
-from vision.pack import Pack, load_pack
-from vision.read import Slot, _crops, locate_table
-from vision.render import CameraSpec, Effects, render_table
-from vision.scene import scene_points
-from vision.table_scene import scene_for_state
+from vision.reader.read import Slot, _crops, locate_table
+from vision.synthetic.render import CameraSpec, Effects, render_table
+from vision.synthetic.scene import scene_points
+from vision.synthetic.table_scene import scene_for_state
 
 NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine")
 
@@ -161,7 +161,7 @@ def run_gate(
     out: TextIO | None,
     progress: bool,
 ) -> GateCount:
-    """The gate over `frames` (vision.incremental's steps, no recogniser), counted."""
+    """The gate over `frames` (vision.reader.incremental's steps, no recogniser), counted."""
     side = "front"
     layout = pack.catalogue.board(side)
     writer = csv.writer(out) if out is not None else None
@@ -320,6 +320,7 @@ def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
             session.play(turn)
         if sys.stderr.isatty():
             print(f"\r{n} of {count} timed turns", end="", file=sys.stderr)
+    reader.close()
     if sys.stderr.isatty():
         print(file=sys.stderr)
     return {
@@ -354,7 +355,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from web.demo import pack_for_demo
+    from app.demo import pack_for_demo
 
     pack = load_pack(pack_for_demo(args.style, Path(args.cache)))
     changes = ChangeConfig()

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from app.bench.load import phone_address
 from companion.bots import GreedyPlayer
 from companion.game import Seat, new_game
 from companion.rules import rules_for
@@ -39,7 +40,6 @@ from hardware.buttons import TurnDone
 from hardware.camera import SyntheticSource
 from hardware.config import CameraConfig
 from hardware.live import LiveSettings, LiveTable
-from web.bench_load import phone_address
 
 
 class Phone(threading.Thread):
@@ -100,15 +100,15 @@ def _with_stray_tile(world: GameState, mover: int) -> GameState:
 def measure(
     phones: int, presses: int, still: float, seed: int, cache: Path, refuse_every: int = 0
 ) -> dict[str, Any]:
+    from app.demo import pack_for_demo
     from companion.tracker import Accepted, Refused, Verdict
+    from vision.box.pack import load_pack
     from vision.config import MotionConfig
-    from vision.incremental import IncrementalReader
-    from vision.motion import MotionGate
-    from vision.pack import load_pack
-    from vision.render import CameraSpec, Effects, render_table
-    from vision.table_scene import scene_for_state
+    from vision.reader.incremental import IncrementalReader
+    from vision.reader.motion import MotionGate
+    from vision.synthetic.render import CameraSpec, Effects, render_table
+    from vision.synthetic.table_scene import scene_for_state
     from web.app import create_app
-    from web.demo import pack_for_demo
     from web.serve import Server
     from web.settings import WebSettings
 
@@ -204,6 +204,7 @@ def measure(
         stop.set()
         server.close()
         camera.close()
+        reader.close()
 
     return {
         "phones": phones,

@@ -7,7 +7,7 @@ Two measurements, both bounded in count and time and on the loopback address onl
   /api/state after each event, as the page does) and a driver that plays one turn a second
   (companion.bots.RandomPlayer; a new game when one ends).
 - `--soak-turns T`: the demo's real pipeline headless (synthetic camera, motion gate,
-  recogniser, tracker, Session; web.demo.Demo), games back to back until T turns in total.
+  recogniser, tracker, Session; app.demo.Demo), games back to back until T turns in total.
 
 Every sample records the process's resident memory (VmRSS), its threads (Python's and the
 kernel's count) and its open files; the load run also records the events each phone got. The
@@ -381,8 +381,8 @@ def measure_load(clients: int, minutes: float, seed: int, fetch: bool) -> dict[s
 def measure_soak(turns: int, players: int, seed: int, cache: Path) -> dict[str, Any]:
     """One demo (one pack, camera, live loop and Session, as the service has) playing games
     back to back in its Session until `turns` turns in total."""
+    from app.demo import Demo
     from companion.game import new_game as new_world
-    from web.demo import Demo
 
     samples = [process_sample(0.0)]
     args = argparse.Namespace(

@@ -1,4 +1,4 @@
-"""Benchmark of the phone pages: `python -m web.bench [--pages N]`.
+"""Benchmark of the phone pages: `python -m app.bench.pages [--pages N]`.
 
 Measures what a game night feels: the size and serving time of /api/state in the middle of a
 four-player game, and how long one change takes to reach N open pages over waitress on
@@ -105,7 +105,7 @@ def run(pages: int) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m web.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m app.bench.pages", description=__doc__)
     parser.add_argument("--pages", type=int, default=40, help="open pages (default 40)")
     args = parser.parse_args(argv)
     for line in run(args.pages):

@@ -2,9 +2,9 @@
 
 `run_bench` draws a tile pack in an art style the recogniser was not tuned on (it was tuned
 on "lagoon"; the default here is "ink" and a "random" pack whose seed depends on the run's
-seed), renders easy and hard scenes of a 5-seat table (vision.scene, vision.render), reads
-each frame with the whole pipeline (vision.read.read_table: markers, poses, crops, cells,
-ship) and counts, per difficulty:
+seed), renders easy and hard scenes of a 5-seat table (vision.synthetic.scene,
+vision.synthetic.render), reads each frame with the whole pipeline (vision.reader.read.read_table:
+markers, poses, crops, cells, ship) and counts, per difficulty:
 
 - wrong cells: a tile, its rotation (by meaning: equal rotated meanings are the same answer)
   or empty, answered wrongly on a cell the camera can see;
@@ -12,13 +12,13 @@ ship) and counts, per difficulty:
 - covered cells (hidden by at least 30 %, renderer's truth) answered wrongly: must be 0;
 - scenes read perfectly (every visible cell right, the ship right when it is not covered);
 - the ship: right / not seen / wrong, over scenes where it is not covered;
-- calibration: the expected calibration error (vision.judge.calibration_error, 10 bins) of
+- calibration: the expected calibration error (vision.box.judge.calibration_error, 10 bins) of
   the confidences of the visible cells answered (tile or empty), against right or wrong;
 - time: the whole read of a 2880 x 1620 frame beside the time to decode that frame's JPEG,
   measured in the same run, in the same process, each the fastest of TIMED_RUNS runs on
   the frame (the machine's other work otherwise swings a read by 10-20 %); the median first
   read of a fresh frame is reported beside it (its caches cold after the rendering), and
-  where the fastest read's time went, stage by stage (vision.read.TableView.timings: what
+  where the fastest read's time went, stage by stage (vision.reader.read.TableView.timings: what
   must run before the cells can be dealt out to the workers, the cells, the storage after).
 
 `--true-poses` reads the cells through the renderer's exact homographies instead of the
@@ -46,17 +46,17 @@ import numpy as np
 from companion.catalogue import Catalogue
 from companion.reading import CellRead, SeatRead, TableRead
 from vision import kit
-from vision.areas import AreaPose, cell_crop, picture_crop, storage_size_mm, tile_crop_mm
+from vision.box.pack import Pack, load_pack
 from vision.config import VisionConfig
-from vision.lens import Lens
-from vision.pack import Pack, load_pack
-from vision.render import CameraSpec, Effects, Rendered, random_camera, render_table
-from vision.scene import (
+from vision.reader.areas import AreaPose, cell_crop, picture_crop, storage_size_mm, tile_crop_mm
+from vision.reader.lens import Lens
+from vision.synthetic.render import CameraSpec, Effects, Rendered, random_camera, render_table
+from vision.synthetic.scene import (
     DISPLAY,
     STORAGE_ROW,
-    CellKey,
     TableScene,
     hand_over_storage,
+    keyed_cells,
     random_scene,
 )
 
@@ -96,7 +96,7 @@ class Tally:
     read_ms: list[float] = field(default_factory=list)  # each frame's fastest
     first_read_ms: list[float] = field(default_factory=list)  # each frame's first
     decode_ms: list[float] = field(default_factory=list)
-    # each frame's fastest read's stages (vision.read.TableView.timings), in ms
+    # each frame's fastest read's stages (vision.reader.read.TableView.timings), in ms
     stage_ms: dict[str, list[float]] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
     # the answered visible cells: confidence, and whether the answer was right
@@ -105,7 +105,7 @@ class Tally:
 
     def calibration_error(self) -> float:
         """Expected calibration error of the answered visible cells (10 bins)."""
-        from vision.judge import calibration_error
+        from vision.box.judge import calibration_error
 
         return calibration_error(
             np.asarray(self.confidences, dtype=np.float64),
@@ -144,7 +144,7 @@ class Tally:
         )
 
     def stages_line(self) -> str:
-        """Where the read's time goes, the median of each stage (vision.read.TableView):
+        """Where the read's time goes, the median of each stage (vision.reader.read.TableView):
         what runs before the cells are dealt out, the cells (the ship beside them), after."""
 
         def ms(stage: str) -> str:
@@ -171,24 +171,13 @@ def same_answer(read: CellRead, truth: CellRead, catalogue: Catalogue) -> bool:
     return seen == catalogue.meaning(truth.tile).rotated(truth.rotation)
 
 
-def _cells(table: TableRead) -> Iterator[tuple[CellKey, CellRead | None]]:
-    for r, row in enumerate(table.display):
-        for c, cell in enumerate(row):
-            yield (DISPLAY, r, c), cell
-    for seat, seat_read in table.seats.items():
-        for r, row in enumerate(seat_read.cells):
-            for c, cell in enumerate(row):
-                yield (seat, r, c), cell
-        yield (seat, STORAGE_ROW, 0), seat_read.storage
-
-
 def score_read(
     read: TableRead, rendered: Rendered, scene: TableScene, catalogue: Catalogue, tally: Tally
 ) -> None:
     """Add one frame's read, judged against the renderer's truth, to the tally."""
-    got = dict(_cells(read))
+    got = dict(keyed_cells(read))
     perfect = True
-    for key, truth in _cells(rendered.truth):
+    for key, truth in keyed_cells(rendered.truth):
         if truth is None:
             continue
         cell = got.get(key)
@@ -251,11 +240,11 @@ def read_with_true_poses(
 ) -> TableRead:
     """Read the frame's cells and ship through the renderer's exact homographies (the
     board cells read empty weighed against the whole table and the storage slots against
-    the table round them, as vision.read does)."""
-    from vision.read import storage_against_table, table_reads, weighed
-    from vision.recognise import match_cells
-    from vision.ship import read_ship_in_frame
-    from vision.tilemodel import learn_pack
+    the table round them, as vision.reader.read does)."""
+    from vision.box.tilemodel import learn_pack
+    from vision.reader.read import storage_against_table, table_reads, weighed
+    from vision.reader.recognise import match_cells
+    from vision.reader.ship import read_ship_in_frame
 
     tile_mm = pack.tile_mm
     ppm = config.crops.px_per_mm
@@ -328,8 +317,8 @@ def read_with_true_poses(
 
 @contextmanager
 def drawn_pack(style: str, seed: int) -> Iterator[Pack]:
-    """A freshly drawn art pack (vision.artpacks), deleted afterwards."""
-    from vision.artpacks import write_art_pack
+    """A freshly drawn art pack (vision.synthetic.artpacks), deleted afterwards."""
+    from vision.synthetic.artpacks import write_art_pack
 
     with tempfile.TemporaryDirectory(prefix="bench-pack-") as tmp:
         yield load_pack(write_art_pack(Path(tmp) / style, style, seed=seed))
@@ -353,63 +342,66 @@ def bench_pack(
     straighten: bool = False,
 ) -> dict[str, Tally]:
     """Render and read `scenes` scenes of each difficulty with one pack (through a camera
-    lens of bend `lens_k`, vision.lens; each frame straightened before it is read, inside
+    lens of bend `lens_k`, vision.reader.lens; each frame straightened before it is read, inside
     the read's time, with `straighten`; without
     `storage_cards`, the storage slots lie on the bare table; with `storage_hands`, one more
     hand lies over one seat's slot, placed by its own random numbers; on a `table_top` of
-    vision.scene.TABLE_TOPS: the same scenes otherwise). Each mistake is named by its
+    vision.synthetic.scene.TABLE_TOPS: the same scenes otherwise). Each mistake is named by its
     difficulty and table; with `keep_mistakes`, every table with one is written there as
     the very frame read (`keep_table`) and the pack beside it."""
-    from vision.read import read_table_view
+    from vision.reader.read import TableReader
 
     config = config or VisionConfig()
     tallies: dict[str, Tally] = {}
-    for name, effects, tilt in DIFFICULTIES:
-        if name not in difficulties:
-            continue
-        rng = np.random.default_rng([seed, len(name)])
-        hands = np.random.default_rng([seed, len(name), 77])
-        tally = tallies.setdefault(name, Tally())
-        for i in range(scenes):
-            scene = random_scene(pack.catalogue, rng, seats, "front", name)  # type: ignore[arg-type]
-            scene = replace(scene, storage_cards=storage_cards, table_top=table_top)
-            if storage_hands:
-                scene = hand_over_storage(scene, pack.catalogue, hands)
-            spec: CameraSpec = random_camera(rng, scene, pack, max_tilt_deg=tilt)
-            rendered = render_table(scene, pack, replace(spec, lens_k=lens_k), effects(), rng)
-            tally.decode_ms.append(decode_ms(rendered.image))
-            times = []
-            stages: dict[str, float] = {}
-            for run in range(TIMED_RUNS):
-                start = time.perf_counter()
-                timings: dict[str, float] = {}
-                if true_poses:
-                    got = read_with_true_poses(rendered, scene, pack, config)
-                else:
-                    frame = rendered.image
-                    if straighten:
-                        frame = Lens(lens_k).straighten(frame)
-                    got, view = read_table_view(frame, pack, config=config)
-                    timings = view.timings
-                times.append(1000.0 * (time.perf_counter() - start))
-                if times[-1] == min(times):
-                    stages = timings
-                if run == 0:
-                    read = got
-            tally.read_ms.append(min(times))
-            tally.first_read_ms.append(times[0])
-            for stage, seconds in stages.items():
-                tally.stage_ms.setdefault(stage, []).append(1000.0 * seconds)
-            before = len(tally.examples)
-            score_read(read, rendered, scene, pack.catalogue, tally)
-            if len(tally.examples) > before:
-                where = f"{pack.name}, {name} table {i + 1}"
-                if keep_mistakes is not None:
-                    kept = keep_table(keep_mistakes, pack, f"{name}-table{i + 1}", rendered.image)
-                    where += f" ({kept})"
-                tally.examples[before:] = [f"{where}: {e}" for e in tally.examples[before:]]
-            if progress:
-                progress(f"{pack.name}: {name} scene {i + 1}/{scenes}")
+    with TableReader(pack, config=config) as reader:
+        for name, effects, tilt in DIFFICULTIES:
+            if name not in difficulties:
+                continue
+            rng = np.random.default_rng([seed, len(name)])
+            hands = np.random.default_rng([seed, len(name), 77])
+            tally = tallies.setdefault(name, Tally())
+            for i in range(scenes):
+                scene = random_scene(pack.catalogue, rng, seats, "front", name)  # type: ignore[arg-type]
+                scene = replace(scene, storage_cards=storage_cards, table_top=table_top)
+                if storage_hands:
+                    scene = hand_over_storage(scene, pack.catalogue, hands)
+                spec: CameraSpec = random_camera(rng, scene, pack, max_tilt_deg=tilt)
+                rendered = render_table(scene, pack, replace(spec, lens_k=lens_k), effects(), rng)
+                tally.decode_ms.append(decode_ms(rendered.image))
+                times = []
+                stages: dict[str, float] = {}
+                for run in range(TIMED_RUNS):
+                    start = time.perf_counter()
+                    timings: dict[str, float] = {}
+                    if true_poses:
+                        got = read_with_true_poses(rendered, scene, pack, config)
+                    else:
+                        frame = rendered.image
+                        if straighten:
+                            frame = Lens(lens_k).straighten(frame)
+                        got, view = reader.read_view(frame)
+                        timings = view.timings
+                    times.append(1000.0 * (time.perf_counter() - start))
+                    if times[-1] == min(times):
+                        stages = timings
+                    if run == 0:
+                        read = got
+                tally.read_ms.append(min(times))
+                tally.first_read_ms.append(times[0])
+                for stage, seconds in stages.items():
+                    tally.stage_ms.setdefault(stage, []).append(1000.0 * seconds)
+                before = len(tally.examples)
+                score_read(read, rendered, scene, pack.catalogue, tally)
+                if len(tally.examples) > before:
+                    where = f"{pack.name}, {name} table {i + 1}"
+                    if keep_mistakes is not None:
+                        kept = keep_table(
+                            keep_mistakes, pack, f"{name}-table{i + 1}", rendered.image
+                        )
+                        where += f" ({kept})"
+                    tally.examples[before:] = [f"{where}: {e}" for e in tally.examples[before:]]
+                if progress:
+                    progress(f"{pack.name}: {name} scene {i + 1}/{scenes}")
     return tallies
 
 

@@ -6,7 +6,7 @@ with `NN.json`, its truth:
 "storage": CELL}}, "min_px_per_mm": F}`, CELL `{"tile": ID, "rotation": DEG}` or
 `{"empty": true}`, with `"occluded": SHARE` when something covers that share of the cell.
 
-Each set is read in-process (vision.read.read_table on the decoded JPEG, the pack loaded
+Each set is read in-process (vision.reader.read.read_table on the decoded JPEG, the pack loaded
 once) and judged cell by cell as the development set's check.py judges `companion read`:
 
 - a tile is right when its meaning is (kind, land and lei turned by the rotation, palms,
@@ -20,9 +20,9 @@ once) and judged cell by cell as the development set's check.py judges `companio
 
 `cells` counts every judged cell (covered ones too): the share wrong and abstained is of
 those, as check.py gives it. The answered cells' confidences, with right or wrong, give the
-expected calibration error (vision.judge.calibration_error) over cells not covered.
+expected calibration error (vision.box.judge.calibration_error) over cells not covered.
 The read's time is set beside decoding the JPEG file's bytes (cv2.imdecode), each the
-fastest of vision.bench.TIMED_RUNS runs on the frame; the figure is the median of each
+fastest of app.bench.rendered.TIMED_RUNS runs on the frame; the figure is the median of each
 frame's read_ms / decode_ms. Mistakes are counted, never listed: the scenes measure, they
 are not for looking at cell by cell.
 """
@@ -42,11 +42,12 @@ from typing import Any
 import cv2
 import numpy as np
 
+from app.bench import rendered as bench
 from companion.errors import CompanionError, DataError
 from companion.reading import CellRead, TableRead
-from vision import bench
+from vision.box.pack import Pack, load_pack
 from vision.config import VisionConfig
-from vision.pack import Pack, load_pack
+from vision.reader.read import TableReader
 
 #: A cell hidden by at least this share counts as covered (check.py).
 COVERED_SHARE = 0.15
@@ -289,38 +290,44 @@ def read_set(
     config: VisionConfig | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> SetTally:
-    """Read each photo (the first of TIMED_RUNS reads judged, the fastest timed) and judge
-    it against its truth; a read that finds no table is a failed read, every cell unknown."""
-    import vision.read as reader
-
+    """Read and judge each photo against its truth (one TableReader for the set); a read
+    that finds no table is a failed read, every cell unknown."""
     config = config or VisionConfig()
     tally = SetTally()
-    for i, (photo, truth) in enumerate(scenes):
-        try:
-            data = np.frombuffer(photo.read_bytes(), np.uint8)
-        except OSError as e:
-            raise DataError(str(photo), f"cannot be read ({e.strerror})") from None
-        frame, decode = _decode(data)
-        if frame is None:
-            raise DataError(str(photo), "cannot be decoded as a JPEG photo")
-        times: list[float] = []
-        read: TableRead | None = None
-        for run in range(bench.TIMED_RUNS):
-            start = time.perf_counter()
-            try:
-                got: TableRead | None = reader.read_table(frame, pack, config=config)
-            except CompanionError:
-                got = None
-            times.append(1000.0 * (time.perf_counter() - start))
-            if run == 0:
-                read = got
-        tally.failed_reads += read is None
-        tally.decode_ms.append(decode)
-        tally.read_ms.append(min(times))
-        score_scene(truth, read, tiles, tally)
-        if progress:
-            progress(f"{photo.parent.name}: scene {i + 1}/{len(scenes)}")
+    with TableReader(pack, config=config) as reader:
+        for i, (photo, truth) in enumerate(scenes):
+            _read_scene(reader, photo, truth, tiles, tally)
+            if progress:
+                progress(f"{photo.parent.name}: scene {i + 1}/{len(scenes)}")
     return tally
+
+
+def _read_scene(
+    reader: TableReader, photo: Path, truth: dict[str, Any], tiles: Tiles, tally: SetTally
+) -> None:
+    """One photo read (the first of TIMED_RUNS reads judged, the fastest timed) and judged."""
+    try:
+        data = np.frombuffer(photo.read_bytes(), np.uint8)
+    except OSError as e:
+        raise DataError(str(photo), f"cannot be read ({e.strerror})") from None
+    frame, decode = _decode(data)
+    if frame is None:
+        raise DataError(str(photo), "cannot be decoded as a JPEG photo")
+    times: list[float] = []
+    read: TableRead | None = None
+    for run in range(bench.TIMED_RUNS):
+        start = time.perf_counter()
+        try:
+            got: TableRead | None = reader.read(frame)
+        except CompanionError:
+            got = None
+        times.append(1000.0 * (time.perf_counter() - start))
+        if run == 0:
+            read = got
+    tally.failed_reads += read is None
+    tally.decode_ms.append(decode)
+    tally.read_ms.append(min(times))
+    score_scene(truth, read, tiles, tally)
 
 
 def bench_scenes(
@@ -381,7 +388,7 @@ def _ratio(read_ms: list[float], decode_ms: list[float]) -> float:
 
 
 def _ece(confidences: list[float], right: list[bool]) -> float:
-    from vision.judge import calibration_error
+    from vision.box.judge import calibration_error
 
     return calibration_error(
         np.asarray(confidences, dtype=np.float64), np.asarray(right, dtype=np.bool_)
@@ -389,7 +396,7 @@ def _ece(confidences: list[float], right: list[bool]) -> float:
 
 
 def rendered_row(pack: str, difficulty: str, tally: bench.Tally) -> Row:
-    """A rendered difficulty's row (its cells: the visible ones, as vision.bench counts)."""
+    """A rendered difficulty's row (its cells: the visible ones, as app.bench.rendered counts)."""
     return Row(
         "rendered",
         pack,

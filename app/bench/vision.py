@@ -5,8 +5,8 @@
 
 Renders easy and hard tables with art packs the recogniser was not tuned on, reads them back
 and prints wrong cells, abstentions, scenes read perfectly, the ship's accuracy, the answered
-cells' calibration and the read time beside the frame's JPEG decode (vision.bench). Each set
-of a `--scenes-dir` (a folder of photos with truth, vision.bench_scenes) is read and judged
+cells' calibration and the read time beside the frame's JPEG decode (app.bench.rendered). Each set
+of a `--scenes-dir` (a folder of photos with truth, app.bench.scenes) is read and judged
 too; every set's figures end the report side by side, one line each (and in `--csv FILE`).
 OpenCV is imported only when it runs.
 """
@@ -22,8 +22,12 @@ if TYPE_CHECKING:
 
 from companion.progress import terminal_progress
 
-STYLE_CHOICES = ("ink", "random", "lagoon")  # vision.artpacks.STYLES (not imported: numpy)
-TABLE_CHOICES = ("wood", "cloth")  # vision.scene.TABLE_TOPS, likewise
+STYLE_CHOICES = (
+    "ink",
+    "random",
+    "lagoon",
+)  # vision.synthetic.artpacks.STYLES (not imported: numpy)
+TABLE_CHOICES = ("wood", "cloth")  # vision.synthetic.scene.TABLE_TOPS, likewise
 DEFAULT_STYLES = ("ink", "random")
 
 
@@ -74,7 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=0.0,
         metavar="K",
-        help="draw the tables through a lens that bends straight lines by K (vision.lens: "
+        help="draw the tables through a lens that bends straight lines by K (vision.reader.lens: "
         "0.03 a normal lens's barrel, 0.1 and more a wide one's; default 0, a pinhole)",
     )
     parser.add_argument(
@@ -126,7 +130,7 @@ def _checked(args: argparse.Namespace) -> VisionConfig:
         config = with_settings(VisionConfig(), args.settings)
     except ValueError as e:
         raise CompanionError(f"--set: {e}") from None
-    from vision.lens import Lens
+    from vision.reader.lens import Lens
 
     try:
         Lens(args.lens)
@@ -168,8 +172,8 @@ def _command(args: argparse.Namespace, styles: tuple[str, ...]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark and print its figures."""
+    from app.bench.rendered import report, run_bench
     from companion.errors import CompanionError
-    from vision.bench import report, run_bench
 
     config = _checked(args)
     csv_path: Path | None = args.csv
@@ -177,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
         raise CompanionError(
             f"--csv: {csv_path} cannot be written (not a file in a folder that exists)"
         )
-    from vision.bench_scenes import open_scenes
+    from app.bench.scenes import open_scenes
 
     folders = [open_scenes(d) for d in args.scenes_dirs]
     styles = tuple(args.styles or DEFAULT_STYLES)
@@ -196,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         if shown is not None:
             shown.note(text)
 
-    from vision.bench_scenes import bench_scenes, rendered_row, rows_table, scenes_row, write_csv
+    from app.bench.scenes import bench_scenes, rendered_row, rows_table, scenes_row, write_csv
 
     results = (
         []

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from app.cli import COMMANDS, main
 from companion import __version__
 from companion.catalogue import default_catalogue
-from companion.cli import COMMANDS, main
 from companion.tiles import ROTATIONS, Meaning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,7 +213,7 @@ def test_ctrl_c_exits_130_quietly(
     def interrupted(path: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("companion.cli_score.load_game_file", interrupted)
+    monkeypatch.setattr("app.score.load_game_file", interrupted)
     assert main(["score", str(EXAMPLE)]) == 130
     assert capsys.readouterr() == ("", "")
 
@@ -224,13 +224,13 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_python_dash_m_companion_scores_and_fails_like_main(tmp_path: Path) -> None:
-    done = _run("-m", "companion", "score", str(EXAMPLE), "--json")
+def test_python_dash_m_app_scores_and_fails_like_main(tmp_path: Path) -> None:
+    done = _run("-m", "app", "score", str(EXAMPLE), "--json")
     assert done.returncode == 0 and done.stderr == ""
     assert json.loads(done.stdout)["players"][0] == RULEBOOK_ANA
 
     missing = tmp_path / "nope.json"
-    done = _run("-m", "companion", "score", str(missing))
+    done = _run("-m", "app", "score", str(missing))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"companion: {missing}: no such file\n"
 
@@ -238,9 +238,9 @@ def test_python_dash_m_companion_scores_and_fails_like_main(tmp_path: Path) -> N
 def test_help_does_not_import_any_subcommand() -> None:
     code = (
         "import sys\n"
-        "from companion.cli import main\n"
+        "from app.cli import main\n"
         "assert main(['--help']) == 0\n"
-        "heavy = ('cv2', 'numpy', 'flask', 'companion.cli_score')\n"
+        "heavy = ('cv2', 'numpy', 'flask', 'app.score')\n"
         "print([m for m in heavy if m in sys.modules])\n"
     )
     done = _run("-c", code)
@@ -261,7 +261,7 @@ def test_names_that_are_not_printable_reach_the_terminal_escaped(
     ]
     path = tmp_path / "game.json"
     path.write_text(json.dumps(game), encoding="ascii")
-    done = _run("-m", "companion", "score", str(path), *(["--json"] if as_json else []))
+    done = _run("-m", "app", "score", str(path), *(["--json"] if as_json else []))
     assert (done.returncode, done.stderr) == (0, "")
     assert all(line.isprintable() for line in done.stdout.splitlines())
     if as_json:
@@ -275,7 +275,7 @@ def test_names_that_are_not_printable_reach_the_terminal_escaped(
 def test_an_error_naming_a_file_is_one_printable_line(tmp_path: Path) -> None:
     for name in ("two\nlines.json", "\x1b[2Jclear.json", "\u202enosj.json"):
         missing = tmp_path / name
-        done = _run("-m", "companion", "score", str(missing))
+        done = _run("-m", "app", "score", str(missing))
         assert (done.returncode, done.stdout) == (2, "")
         assert done.stderr.count("\n") == 1 and done.stderr[:-1].isprintable()
         assert "no such file" in done.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.cli import main
+from app.cli import main
 from companion.errors import CompanionError
 from companion.games import demo
 from companion.games.session import BoardSession, board_journal

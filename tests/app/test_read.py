@@ -11,11 +11,11 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.cli import main
+from app.cli import main
 from tests.vision.bombs import rle_bmp, webp_header
-from vision.pack import Pack
-from vision.render import Effects, random_camera, render_table
-from vision.scene import random_scene
+from vision.box.pack import Pack
+from vision.synthetic.render import Effects, random_camera, render_table
+from vision.synthetic.scene import random_scene
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.cli import main
+from app.cli import main
 
 TALLY = {
     "game": "tongiaki",

@@ -32,7 +32,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-#: `python -m companion` with a file size limit (RLIMIT_FSIZE): writes past it fail.
+#: `python -m app` with a file size limit (RLIMIT_FSIZE): writes past it fail.
 LIMITED = """
 import resource, runpy, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write fails with EFBIG instead
@@ -62,7 +62,7 @@ def running(tmp_path: Path, file_size_limit: int | None = None) -> Iterator[Serv
         '[camera]\nkind = "none"\n'
     )
     env = dict(os.environ, GPIOZERO_PIN_FACTORY="mock")
-    command = [sys.executable, "-m", "companion", "run", "--config", str(config)]
+    command = [sys.executable, "-m", "app", "run", "--config", str(config)]
     if file_size_limit is not None:
         command[1:3] = ["-c", LIMITED.format(limit=file_size_limit)]
     proc = subprocess.Popen(

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.cli import main
 from companion.catalogue import default_catalogue
-from companion.cli import main
 from companion.errors import DataError
 from companion.gamefile import MAX_FILE_BYTES, load_game_file
 from companion.tiles import ROTATIONS, Kind

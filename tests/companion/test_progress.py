@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from companion.cli import main
+from app.cli import main
 from companion.progress import Progress, terminal_progress
 
 

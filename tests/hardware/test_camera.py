@@ -25,7 +25,7 @@ from hardware.camera import (
 from hardware.config import CameraConfig
 from tests.hardware.fakes import FakePicamera2
 from tests.vision.bombs import rle_bmp
-from vision.lens import Lens
+from vision.reader.lens import Lens
 
 SMALL: dict[str, Any] = {"size": (160, 90), "preview_size": (32, 18)}
 

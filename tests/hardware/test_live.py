@@ -292,7 +292,7 @@ def test_an_exposure_that_never_settles_times_out(rig: Rig) -> None:
 
 
 class RememberingReader:
-    """A reader that keeps what it read (as vision.incremental.IncrementalReader does): it
+    """A reader that keeps what it read (as vision.reader.incremental.IncrementalReader does): it
     notes whether each read could build on the last recorded one."""
 
     def __init__(self, table: Table) -> None:

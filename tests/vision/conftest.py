@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from vision.artpacks import STYLES, write_art_pack
-from vision.pack import Pack, load_pack
+from vision.box.pack import Pack, load_pack
+from vision.synthetic.artpacks import STYLES, write_art_pack
 
 #: Seed of the `random` style used by the fixtures: a pack no threshold was set on. The
 #: benchmarks draw random packs with seeds 1000 + their run's seed; tests name others below 1100.

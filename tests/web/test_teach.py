@@ -15,13 +15,13 @@ from flask.testing import FlaskClient
 
 from companion.catalogue import Catalogue, default_catalogue
 from companion.session import Session
-from tests.vision.test_teach import EMPTY_DISPLAY, _display, _lying, _render
+from tests.vision.box.test_teach import EMPTY_DISPLAY, _display, _lying, _render
 from tests.web.chromium import need_browser
 from tests.web.conftest import Host, log_in, served, web_settings
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, HAVE_PLAYWRIGHT, host_phone, shoot
-from vision.artpacks import write_art_pack
-from vision.pack import Pack, load_pack
-from vision.scene import TableScene, empty_seat
+from vision.box.pack import Pack, load_pack
+from vision.synthetic.artpacks import write_art_pack
+from vision.synthetic.scene import TableScene, empty_seat
 from web.app import create_app
 
 if HAVE_PLAYWRIGHT:

@@ -1,13 +1,13 @@
 """The learned judge: for each cell, tile, empty or unknown, with a calibrated probability.
 
-The cell matcher (vision.recognise) measures each cell: the tile candidate that fits best
+The cell matcher (vision.reader.recognise) measures each cell: the tile candidate that fits best
 (its fit, contrast, colours, the evidence against its closest rival meaning something else,
 the share of it taken as covered) and how well the empty look explains it; its own cascade
 of rules adds a first answer. The judge weighs all of these at once. It is learnt per tile
-pack, from the pack alone: the pack's pictures are laid out on rendered tables (vision.render)
-under randomised light, glare, shadow, blur, noise, JPEG, camera tilt and scale, hands and
-arms, tiles off their place; every cell of those tables is read by the matcher and labelled
-by the renderer's truth:
+pack, from the pack alone: the pack's pictures are laid out on rendered tables
+(vision.synthetic.render) under randomised light, glare, shadow, blur, noise, JPEG, camera tilt and
+scale, hands and arms, tiles off their place; every cell of those tables is read by the matcher and
+labelled by the renderer's truth:
 
 - TILE: the candidate weighed last means what lies there;
 - EMPTY: the cell is empty;
@@ -47,13 +47,13 @@ from companion.catalogue import Catalogue
 from companion.progress import terminal_progress
 from companion.reading import UNKNOWN, CellRead
 from companion.tiles import Kind
-from vision.cache import cache_dir
+from vision.box.cache import cache_dir
+from vision.box.tilemodel import TileModel
 from vision.config import JudgeConfig
-from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
-from vision.tilemodel import TileModel
+from vision.reader.recognise import LOOK_STATS, TILE_STATS, CellMatch
 
 if TYPE_CHECKING:
-    from vision.lessons import Lessons
+    from vision.box.lessons import Lessons
 
 Float = NDArray[np.float64]
 
@@ -83,7 +83,7 @@ class CellJudge:
     threshold: float  # for a cell the matcher answered
     threshold_unknown: float  # for a cell the matcher left unknown
     report: dict[str, float] = field(default_factory=dict)
-    # What a table taught (vision.lessons): per proposed tile id ("" for none), how many of
+    # What a table taught (vision.box.lessons): per proposed tile id ("" for none), how many of
     # its lessons were TILE, EMPTY and NEITHER; and how many lessons the judge's own
     # probability counts as (CellJudge.taught).
     taught_counts: dict[str, tuple[int, int, int]] = field(default_factory=dict)
@@ -511,7 +511,7 @@ def learning_set(
 ) -> Examples:
     """The cells of `cfg.tables` random tables drawn with the pack, read by the matcher and
     labelled by the renderer's truth."""
-    from vision.learning import rendered_tables
+    from vision.box.learning import rendered_tables
 
     examples = Examples()
     kinds = candidate_kinds(model, pack.catalogue)
@@ -530,7 +530,7 @@ def learning_set(
 
 def judge_key(pack: Any, config: Any) -> str:
     """What a judge depends on: the pack's pictures and meanings, and every setting."""
-    from vision.cellpool import pack_digest
+    from vision.reader.cellpool import pack_digest
 
     h = hashlib.blake2b(digest_size=16)
     h.update(f"judge-{VERSION}".encode())
@@ -553,7 +553,7 @@ def judge_for(
 ) -> CellJudge | None:
     """The pack's judge: from memory, from the cache on disk, or learnt now and kept (the
     rendered tables' cells are kept beside it: a judge that cannot be read is fitted again
-    without drawing them again); with a table's `lessons` (vision.lessons), shifted by them.
+    without drawing them again); with a table's `lessons` (vision.box.lessons), shifted by them.
 
     None when the judge is turned off. A cache that cannot be written is passed over (the
     judge is then learnt again by the next process)."""

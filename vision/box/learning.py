@@ -1,7 +1,7 @@
 """Tables to learn a box from: the pack's own pictures laid out and photographed at random.
 
-Each table is a random mid-game scene (vision.scene) drawn with the pack's tiles, board and
-ship, photographed by a random camera the table kit allows (any roll, up to 25° tilt, frames
+Each table is a random mid-game scene (vision.synthetic.scene) drawn with the pack's tiles, board
+and ship, photographed by a random camera the table kit allows (any roll, up to 25° tilt, frames
 of half to whole size, down to 1.5 px/mm) under light and sensor effects drawn far wider than
 a real table needs (domain randomisation: a box under a lamp nobody here has seen should look
 like one of them): uneven and warm light, exposure, glare, shadows, blur, noise, JPEG; half
@@ -23,10 +23,10 @@ import numpy as np
 
 from companion.reading import CellRead
 from vision.config import VisionConfig
-from vision.recognise import CellMatch
-from vision.render import Effects, random_camera, render_table
-from vision.render_config import FRAME_PX
-from vision.scene import STORAGE_ROW, TABLE_TOPS, Difficulty, random_scene
+from vision.reader.recognise import CellMatch
+from vision.synthetic.render import Effects, random_camera, render_table
+from vision.synthetic.render_config import FRAME_PX
+from vision.synthetic.scene import STORAGE_ROW, TABLE_TOPS, Difficulty, keyed_cells, random_scene
 
 __all__ = ["random_effects", "rendered_tables"]
 
@@ -84,7 +84,7 @@ _PACKS: dict[str, Any] = {}
 def _table_cells_in_worker(
     root: str, config: VisionConfig, seed: int, index: int
 ) -> tuple[list[CellMatch], list[CellRead]]:
-    from vision.pack import load_pack
+    from vision.box.pack import load_pack
 
     pack = _PACKS.get(root)
     if pack is None:
@@ -98,8 +98,7 @@ def table_cells(
     """Table `index` of the learning set: drawn, photographed, read by the matcher alone (in
     this process), each cell's match beside its truth (an empty list when the frame shows no
     marker)."""
-    from vision.bench import _cells
-    from vision.read import TableNotFound, read_table_view
+    from vision.reader.read import TableNotFound, read_table_view
 
     plain = replace(
         config,
@@ -124,7 +123,7 @@ def table_cells(
         return [], []
     matches: list[CellMatch] = []
     truths: list[CellRead] = []
-    for key, truth in _cells(rendered.truth):
+    for key, truth in keyed_cells(rendered.truth):
         match = view.matches.get(key)
         if truth is None or match is None:
             continue

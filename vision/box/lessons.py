@@ -1,6 +1,6 @@
 """What a table teaches its own judge: cells labelled at this table, kept in the state dir.
 
-The judge (vision.judge) is learnt from rendered tables; a real table's light, camera and
+The judge (vision.box.judge) is learnt from rendered tables; a real table's light, camera and
 box differ from all of them. Two kinds of cells are labelled at the table itself:
 
 - a **correction**: the host sets a cell of the last read to the tile or the emptiness that
@@ -9,7 +9,7 @@ box differ from all of them. Two kinds of cells are labelled at the table itself
   and every empty cell of that frame, labelled by what the player confirmed.
 
 Each is one line of `<state dir>/lessons/<pack digest>.jsonl` (the figures of
-vision.judge.FEATURES, the label, the kind of cell: vision.judge.proposed_id, where it came
+vision.box.judge.FEATURES, the label, the kind of cell: vision.box.judge.proposed_id, where it came
 from), appended and synced like the journal's lines. At the next start the service hands
 the book's lessons to the reader: for each kind of cell in them, the judge's probabilities
 of cells of that kind are revised by what the table said (`CellJudge.taught`). A line
@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from companion.catalogue import Catalogue
 from companion.reading import CellRead
-from vision.judge import (
+from vision.box.judge import (
     EMPTY_CLASS,
     FEATURES,
     NEITHER,
@@ -43,8 +43,8 @@ from vision.judge import (
     label,
     proposed_id,
 )
-from vision.recognise import CellMatch
-from vision.tilemodel import TileModel
+from vision.box.tilemodel import TileModel
+from vision.reader.recognise import CellMatch
 
 __all__ = [
     "CorrectionLessons",
@@ -84,7 +84,7 @@ class Lesson:
 
     features: tuple[float, ...]
     label: int
-    group: str  # the kind of cell (vision.judge.proposed_id)
+    group: str  # the kind of cell (vision.box.judge.proposed_id)
     source: str
 
 
@@ -108,7 +108,7 @@ class LessonBook:
     """The lessons one table keeps for one pack: `<directory>/<pack digest>.jsonl`."""
 
     def __init__(self, directory: Path, pack: Any) -> None:
-        from vision.cellpool import pack_digest
+        from vision.reader.cellpool import pack_digest
 
         self.path = Path(directory) / f"{pack_digest(pack)}.jsonl"
 
@@ -215,9 +215,9 @@ def teach_lessons(
     with the pack that was taught from them."""
     from dataclasses import replace
 
+    from vision.box.tilemodel import learn_pack
     from vision.config import VisionConfig
-    from vision.read import TableNotFound, read_table_view
-    from vision.tilemodel import learn_pack
+    from vision.reader.read import TableNotFound, read_table_view
 
     config = config or VisionConfig()
     plain = replace(
@@ -247,7 +247,7 @@ def keep_teach_lessons(
     lessons_dir: Path,
 ) -> int:
     """teach_lessons of the pack in `pack_dir`, added to its book in `lessons_dir`; how many."""
-    from vision.pack import load_pack
+    from vision.box.pack import load_pack
 
     pack = load_pack(pack_dir)
     return LessonBook(lessons_dir, pack).add(teach_lessons(frames, pack))
@@ -272,7 +272,7 @@ class CorrectionLessons:
     def corrected(self, area: str | int, row: int, col: int, cell: CellRead) -> bool:
         """Keep the lesson of a corrected cell; False when there is none to keep (the cell
         was not read, the answer is unknown, or the book cannot be written: logged)."""
-        from vision.tilemodel import learn_pack
+        from vision.box.tilemodel import learn_pack
 
         match = self._matches.get((area, row, col))
         if match is None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from companion.catalogue import Catalogue, load_catalogue
 from companion.errors import DataError
-from vision.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
+from vision.reader.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
 
 PACK_FILE = "pack.toml"
 MIN_PICTURE_PX = 128
@@ -113,7 +113,7 @@ class _Budget:
 
 def _read_picture(path: Path, what: str, budget: _Budget) -> np.ndarray:
     """Decode a PNG or JPEG picture as 8-bit, keeping its channels; one sentence on any
-    problem. The file's size and the header are checked before decoding (vision.picture)."""
+    problem. The file's size and the header are checked before decoding (vision.reader.picture)."""
     source = str(path)
     try:
         if path.is_file() and path.stat().st_size > MAX_PICTURE_BYTES:

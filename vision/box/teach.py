@@ -8,7 +8,7 @@ for a tile laid turned, its rotation) cell by cell. Then the explorer ship alone
 and an empty board beside one seat's markers. Nothing is written until the very end, and
 then the whole pack appears at once.
 
-This module holds the logic only (`TeachSession`), so a terminal flow (vision.teach_cli)
+This module holds the logic only (`TeachSession`), so a terminal flow (app.teach)
 and a phone flow can share it.
 """
 
@@ -35,7 +35,10 @@ from companion.errors import CompanionError
 from companion.reading import EMPTY, CellRead
 from companion.tiles import ROTATIONS, Meaning
 from vision import kit
-from vision.areas import (
+from vision.box.pack import PACK_FILE
+from vision.config import TeachConfig, VisionConfig
+from vision.kit.printer import swap_into_place
+from vision.reader.areas import (
     AreaPose,
     BoardNotFound,
     DisplayNotFound,
@@ -43,10 +46,7 @@ from vision.areas import (
     locate_display,
     locate_seat,
 )
-from vision.config import TeachConfig, VisionConfig
-from vision.kit_print import swap_into_place
-from vision.markers import detect_markers
-from vision.pack import PACK_FILE
+from vision.reader.markers import detect_markers
 
 Image = NDArray[np.uint8]
 Matrix = NDArray[np.float64]
@@ -263,12 +263,12 @@ def _not_paper(view: Image, paper: Image, cfg: TeachConfig) -> tuple[Image, Imag
     return strict.astype(np.uint8), loose.astype(np.uint8)
 
 
-def _locate_mat(frame: Image, tile_mm: float, vision: VisionConfig, cfg: TeachConfig) -> _Mat:
+def _locate_mat(frame: Image, tile_mm: float, reading: VisionConfig, cfg: TeachConfig) -> _Mat:
     frame = _bgr(frame)
-    markers = detect_markers(_grey(frame), vision.markers)
+    markers = detect_markers(_grey(frame), reading.markers)
     geo = kit.DisplayGeometry(tile_mm)
     try:
-        pose = locate_display(markers, geo, vision.areas)
+        pose = locate_display(markers, geo, reading.areas)
     except DisplayNotFound as exc:
         raise TeachError(f"the display mat is not found ({exc.message})") from None
     side = 2 * geo.half_extent
@@ -813,7 +813,7 @@ class TeachSession:
     @property
     def frames(self) -> list[tuple[Image, dict[Cell, CellRead]]]:
         """The accepted batch frames, each with what lies in its display cells (the tiles
-        confirmed, and empty where nothing lies): a table's lessons (vision.lessons)."""
+        confirmed, and empty where nothing lies): a table's lessons (vision.box.lessons)."""
         return list(self._frames)
 
     def stop_tiles(self) -> None:

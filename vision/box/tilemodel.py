@@ -1,7 +1,7 @@
 """What the recogniser learns from a tile pack: matching templates for every tile and turn.
 
 `learn_pack(pack, px_per_mm)` looks at every tile type's upright picture and precomputes,
-for each of its four rotations (a "candidate"), what reading a cell needs (vision.recognise):
+for each of its four rotations (a "candidate"), what reading a cell needs (vision.reader.recognise):
 
 - coarse templates (a few pixels per centimetre, colour, zero mean per channel) that slide
   over a small copy of a crop to find where a tile lies and which candidates are worth a
@@ -37,8 +37,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.tiles import ROTATIONS, Meaning
+from vision.box.pack import Pack
 from vision.config import CellConfig
-from vision.pack import Pack
 
 Float = NDArray[np.float32]
 Image = NDArray[np.uint8]
@@ -120,7 +120,7 @@ class TileModel:
     #: Coarse templates (K, 3 * c * c), zero mean per channel, unit norm.
     coarse: Float
     #: Pose templates (K, angles, p * colours * p): each unit norm, its values ordered by row,
-    #: colour, column (as vision.recognise lays the crops' windows out), along the pack's
+    #: colour, column (as vision.reader.recognise lays the crops' windows out), along the pack's
     #: main colour directions `pose_colours` (colours, 3).
     pose: Float
     pose_colours: Float

@@ -21,7 +21,7 @@ marker sizes, a fold), is not located and gets a warning instead of garbage.
 
 One marker alone does not place an area: its sticker's 2° turn is some 10 mm across a
 board. But it does place it roughly on the table plane another area gives
-(`from_one_marker`), which is enough for `vision.read` to look again, closely, where the
+(`from_one_marker`), which is enough for `vision.reader.read` to look again, closely, where the
 area's other markers must be (a sticker the first pass missed is often found). A display
 still left with one marker (a hand over the others) is placed by that marker and its
 printed lane outline (`place_display_by_lane`); a seat, whose board has no outline the kit
@@ -31,10 +31,10 @@ Given the grey frame, `locate_all` then refines the display beyond its stickers 
 printed outline of its ship lane (`refine_display`): thin grey lines found to a fraction of
 a pixel between the stickers, where nothing else is printed. The jointly fitted seats then
 take the table plane's perspective from the refined display. Measured on rendered tables
-(`python -m vision.read --bench`): display cell centres within 0.02 mm mean instead of
+(`companion bench poses`): display cell centres within 0.02 mm mean instead of
 1.1-1.4 mm from markers alone; seats, which have only their stickers, about 1 mm mean.
 
-Crops (the contract with vision.recognise)
+Crops (the contract with vision.reader.recognise)
 -----------------------------------------------------------
 `cell_crop(image, pose, centre_mm, size_mm, px_per_mm)` returns a square picture of the
 area, north of the area up, warped DIRECTLY from the full frame (one interpolation):
@@ -45,7 +45,7 @@ area, north of the area up, warped DIRECTLY from the full frame (one interpolati
 - cells: centre = the NOMINAL cell centre (kit.DisplayGeometry / kit.SeatGeometry
   .cell_centre), size = tile_mm + 2 * CROP_MARGIN_MM (`tile_crop_mm`), at
   `config.PX_PER_MM` (2.0 px/mm: a 45 mm tile is 90 px, never less than the camera's own
-  1.5 px/mm); `vision.read` cuts them with `cell_crops`.
+  1.5 px/mm); `vision.reader.read` cuts them with `cell_crops`.
 - the storage slot: `storage_crop`: centre = SeatGeometry.storage_centre(), size =
   board pitch Pb + 2 * CROP_MARGIN_MM (the slot is a Pb square, a tile may lie loosely in it).
 - the ship lane: `display_area(image, pose, px_per_mm)` is the whole mat, grid and lane,
@@ -56,7 +56,7 @@ area, north of the area up, warped DIRECTLY from the full frame (one interpolati
 - `picture_crop` cuts the same square from an upright flat picture covering a known extent
   (the pack's empty board picture), so references and camera crops line up pixel for pixel.
 Pixels outside the frame repeat the frame's edge; `crop_visible` tells whether a square lies
-wholly inside the frame (vision.read reports a cell that does not as unknown).
+wholly inside the frame (vision.reader.read reports a cell that does not as unknown).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ from companion.catalogue import BoardLayout
 from companion.errors import CompanionError
 from vision import kit
 from vision.config import CROP_MARGIN_MM, PX_PER_MM, AreaConfig
-from vision.markers import MarkerSighting, marker_side_px
+from vision.reader.markers import MarkerSighting, marker_side_px
 
 AreaKey = str | int  # DISPLAY or a seat number 1..5
 Geometry = kit.DisplayGeometry | kit.SeatGeometry
@@ -816,7 +816,7 @@ def plane_scales(
     with most markers (natural log of the scale; 0 for a kit printed to scale seen through
     a pinhole): the areas with at least three markers seen, the reference left out. Empty
     when fewer than two such areas are seen. A wide lens shrinks the areas far from the
-    frame's centre (vision.lens)."""
+    frame's centre (vision.reader.lens)."""
     config = config or AreaConfig()
     fits = []
     for area, geometry in area_geometries(tile_mm, seat_layouts):

@@ -1,7 +1,7 @@
 """Reading a table's cell crops on more than one core.
 
 A table's crops are shared out between this process and worker processes, each holding the
-pack's model, learnt once when it starts (vision.read deals the seats' cells out one at a
+pack's model, learnt once when it starts (vision.reader.read deals the seats' cells out one at a
 time, `deal_out`, and keeps the display's, one light group, here). Parts are handed over
 unmade: the workers' are made and sent first, so that they read while this process cuts
 its own. A second thread would gain nothing: a cell's read is many small
@@ -11,12 +11,12 @@ or the processes' BLAS threads fight over the cores.
 Workers load the pack from its directory and prove it is the same pack (a digest of its
 pictures) before they read anything. Whatever goes wrong with a worker (the pack changed on
 disk, a worker killed, no way to start processes), the cells are read here instead: a read
-is never lost, only slower.
+is never lost, only slower. A TableReader (vision.reader.read) starts its workers at its first
+read and stops them when it is closed.
 """
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import logging
 import multiprocessing
@@ -30,15 +30,14 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import ThreadpoolController
 
+from vision.box.pack import Pack, load_pack
+from vision.box.tilemodel import TileModel, learn_pack
 from vision.config import VisionConfig
-from vision.pack import Pack, load_pack
-from vision.recognise import CellMatch, match_cells
-from vision.tilemodel import TileModel, learn_pack
+from vision.reader.recognise import CellMatch, match_cells
 
 __all__ = [
     "CellWorkers",
     "Part",
-    "cell_workers",
     "deal_out",
     "pack_digest",
     "read_part",
@@ -134,7 +133,8 @@ def _die_with_parent(parent: int) -> None:
 
 def read_part(model: TileModel, part: Part) -> list[CellMatch]:
     """One part's reads with a model (and the figures the table's reader weighs them by,
-    vision.recognise.doubt_odd_light): what a worker does, and the reader with its own part."""
+    vision.reader.recognise.doubt_odd_light): what a worker does, and the reader with its own
+    part."""
     crops, refs, groups = part
     return match_cells(crops, model, refs, light_groups=groups)
 
@@ -231,28 +231,3 @@ class CellWorkers:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-
-
-_CURRENT: list[CellWorkers] = []  # the workers in use (one set at a time)
-
-
-def cell_workers(pack: Pack, config: VisionConfig) -> CellWorkers | None:
-    """The workers for this pack and config (started on first use; one set at a time, the
-    last pack's stopped when another comes), or None when one process is to read."""
-    count = worker_count(config)
-    if count == 0 or not pack.root.is_dir():
-        return None
-    current = _CURRENT[0] if _CURRENT else None
-    if current is None or current.pack is not pack or current.config != config:
-        if current is not None:
-            current.close()
-        current = CellWorkers(pack, config, count)
-        _CURRENT[:] = [current]
-    # Workers that could not start or have failed are not started again for this pack.
-    return current if current.alive else None
-
-
-@atexit.register
-def _close_current() -> None:
-    while _CURRENT:
-        _CURRENT.pop().close()

@@ -2,7 +2,7 @@
 
 `IncrementalReader` is what the live loop reads turns with. Its first read, and every read
 after `forget()` (a refused or doubtful turn, a correction, an undo, a new game), is a whole
-read (vision.read). Once the tracker records the turn that read showed, `accepted()` keeps,
+read (vision.reader.read). Once the tracker records the turn that read showed, `accepted()` keeps,
 for every cell, its accepted reading, its matcher figures and its *look*: the cell's crop cut
 with the whole read's poses, shrunk to a small colour picture (`look_of`). The next read then
 checks that the table has not moved (each marker's patch found again where it was, `shift`),
@@ -31,26 +31,26 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.reading import UNKNOWN, CellRead, TableRead
-from vision.areas import DISPLAY, AreaPose, area_name
-from vision.cellpool import read_part
+from vision.box.lessons import Lessons
+from vision.box.pack import Pack
+from vision.box.tilemodel import learn_pack
 from vision.config import VisionConfig
-from vision.lessons import Lessons
-from vision.pack import Pack
-from vision.read import (
+from vision.reader.areas import DISPLAY, AreaPose, area_name
+from vision.reader.cellpool import read_part
+from vision.reader.read import (
     Slot,
+    TableReader,
     TableView,
     _crops,
     _light_groups,
     assemble_table,
     check_frame,
-    read_table_view,
     storage_against_table,
     table_reads,
     weighed,
 )
-from vision.recognise import CellMatch
-from vision.ship import read_ship_in_frame
-from vision.tilemodel import learn_pack
+from vision.reader.recognise import CellMatch
+from vision.reader.ship import read_ship_in_frame
 
 Image = NDArray[np.uint8]
 Look = NDArray[np.float32]
@@ -58,7 +58,7 @@ Look = NDArray[np.float32]
 
 @dataclass(frozen=True, slots=True)
 class ChangeConfig:
-    """When a cell counts as unchanged and the table as unmoved (vision.incremental)."""
+    """When a cell counts as unchanged and the table as unmoved (vision.reader.incremental)."""
 
     # A cell's look: its crop shrunk to this many pixels a side (INTER_AREA), colour.
     look_px: int = 24
@@ -230,7 +230,8 @@ class IncrementalReader:
     """Reads turns: a whole read first, then only the cells that changed (module docstring).
 
     Call it with a frame (or `read_turn`); `accepted()` once the read's turn is recorded,
-    `forget()` when anything else happened. `report` says how the last read was made."""
+    `forget()` when anything else happened. `report` says how the last read was made. Its
+    TableReader (`tables`) holds the threads and worker processes: `close()` stops them."""
 
     def __init__(
         self,
@@ -243,9 +244,10 @@ class IncrementalReader:
     ) -> None:
         self.pack = pack
         self.side = side
-        self.lessons = lessons  # what this table taught its judge (vision.lessons)
+        self.lessons = lessons  # what this table taught its judge (vision.box.lessons)
         self.config = config or VisionConfig()
         self.changes = changes or ChangeConfig()
+        self.tables = TableReader(pack, side=side, config=self.config, lessons=lessons)
         self.report = ReadReport("none")
         self.view: TableView | None = None  # the last whole read's view (markers, poses)
         self._base: _Base | None = None
@@ -254,6 +256,16 @@ class IncrementalReader:
 
     def __call__(self, image: Image) -> TableRead:
         return self.read_turn(image)
+
+    def __enter__(self) -> IncrementalReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the reader's threads and worker processes."""
+        self.tables.close()
 
     def accepted(self) -> None:
         """The last read's turn was recorded: the next read compares against it."""
@@ -269,7 +281,7 @@ class IncrementalReader:
     @property
     def matches(self) -> Mapping[Slot, CellMatch]:
         """The matcher's figures behind the last read's cells (a host's correction of one
-        of them becomes a lesson, vision.lessons)."""
+        of them becomes a lesson, vision.box.lessons)."""
         last = self._pending or self._base
         return {} if last is None else last.matches
 
@@ -311,9 +323,7 @@ class IncrementalReader:
         return why
 
     def _whole(self, colour: Image) -> TableRead:
-        table, view = read_table_view(
-            colour, self.pack, side=self.side, config=self.config, lessons=self.lessons
-        )
+        table, view = self.tables.read_view(colour)
         self.view = view
         crops, _refs, slots, hidden = _crops(colour, view, self.pack, self.side, self.config)
         reads = _cell_reads(table, slots)
@@ -455,7 +465,7 @@ def _table(
     pack: Pack,
     side: str,
 ) -> TableRead:
-    """A TableRead as vision.read.read_table_view builds it, from per-slot answers."""
+    """A TableRead as vision.reader.read.read_table_view builds it, from per-slot answers."""
     # The whole read's own warnings about cells and the ship are made again.
     warnings = [
         w

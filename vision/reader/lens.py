@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.catalogue import BoardLayout
-from vision.areas import plane_scales
 from vision.config import AreaConfig
-from vision.markers import MarkerSighting
+from vision.reader.areas import plane_scales
+from vision.reader.markers import MarkerSighting
 
 Image = NDArray[np.uint8]
 Points = NDArray[np.float64]
@@ -179,7 +179,7 @@ def measure_lens(
 ) -> LensMeasure | None:
     """The bend k of the lens that took photos of the table, each given by its markers and
     its frame's width and height: the k whose straightened marker corners place every area
-    on the one table plane at the kit's own scale (vision.areas.plane_scales). A barrel
+    on the one table plane at the kit's own scale (vision.reader.areas.plane_scales). A barrel
     shrinks the seats far from the frame's centre by several per cent, where stickers off
     their places by their 3 mm change an area's scale by one or two. None without a photo
     that shows two areas with three markers each. (The kit must be printed at 100 %: a

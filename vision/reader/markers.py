@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from functools import cache
 
@@ -59,8 +59,11 @@ class MarkerSighting:
         return marker_side_px(self.corners)
 
 
-def detect_markers(gray: Gray, config: MarkerConfig | None = None) -> dict[int, MarkerSighting]:
-    """Every kit marker (ids 0..config.max_marker_id) seen in a grey frame, by id."""
+def detect_markers(
+    gray: Gray, config: MarkerConfig | None = None, threads: Executor | None = None
+) -> dict[int, MarkerSighting]:
+    """Every kit marker (ids 0..config.max_marker_id) seen in a grey frame, by id (the
+    frame's strips looked at on `threads` beside this one when given)."""
     config = config or MarkerConfig()
     if gray.ndim != 2 or gray.dtype != np.uint8:
         raise ValueError("detect_markers needs a single-channel 8-bit grey frame")
@@ -76,7 +79,7 @@ def detect_markers(gray: Gray, config: MarkerConfig | None = None) -> dict[int, 
             cv2.resize(gray, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA), np.uint8
         )
     )
-    for sightings in _detect_strips(small, 1.0 / scale, config):
+    for sightings in _detect_strips(small, 1.0 / scale, config, threads):
         _merge(found, sightings, config)
     if config.fallback_passes and not found:
         to_full = 1.0 / scale
@@ -191,14 +194,11 @@ def _detect_once(
     return out
 
 
-_STRIPS = ThreadPoolExecutor(max_workers=3, thread_name_prefix="marker-strip")
-
-
 def _detect_strips(
-    image: Gray, to_full: float, config: MarkerConfig
+    image: Gray, to_full: float, config: MarkerConfig, threads: Executor | None
 ) -> list[list[tuple[int, FloatArray]]]:
     """The first pass (_detect_once with one window size) on overlapping strips of the
-    image, in parallel: the strips' sightings, in order."""
+    image, on `threads` beside this one when given: the strips' sightings, in order."""
     height, width = image.shape
     strips = max(1, min(config.fast_strips, 4))
     across = width < height  # strips cut across the shorter side
@@ -218,9 +218,9 @@ def _detect_strips(
         shift = np.array([lo, 0.0] if across else [0.0, lo]) * to_full
         return [(marker_id, corners + shift) for marker_id, corners in seen]
 
-    if strips == 1:
-        return [look(jobs[0])]
-    others = [_STRIPS.submit(look, job) for job in jobs[1:]]
+    if strips == 1 or threads is None:
+        return [look(job) for job in jobs]
+    others = [threads.submit(look, job) for job in jobs[1:]]
     return [look(jobs[0]), *(job.result() for job in others)]
 
 

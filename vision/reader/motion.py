@@ -20,8 +20,8 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from vision.areas import AreaKey, AreaPose, area_outline_mm, cell_crop, crop_matrix
 from vision.config import MotionConfig
+from vision.reader.areas import AreaKey, AreaPose, area_outline_mm, cell_crop, crop_matrix
 
 Gray = NDArray[np.uint8]
 

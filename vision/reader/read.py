@@ -2,13 +2,13 @@
 
 `read_table(image, pack)` is what `companion read` and the live companion call; it returns
 the `companion read --json` object (companion.reading.TableRead). Each stage is a pure
-function of its inputs and vision.config: vision.markers finds the markers, vision.areas
-places the display and the seats (and cuts the crops), vision.recognise names what lies in
-each cell (all crops in one batch, or shared out with worker processes when there are
-cores for them: the seats' cells cut first and dealt out a cell at a time, the display's
-read here, vision.cellpool; the board cells read empty are then weighed against the whole
-table's, vision.recognise.doubt_odd_light) and vision.ship finds the explorer ship in the
-lane (in a second thread, beside the cells once the workers have theirs: it needs only the
+function of its inputs and vision.config: vision.reader.markers finds the markers,
+vision.reader.areas places the display and the seats (and cuts the crops), vision.reader.recognise
+names what lies in each cell (all crops in one batch, or shared out with worker processes when
+there are cores for them: the seats' cells cut first and dealt out a cell at a time, the display's
+read here, vision.reader.cellpool; the board cells read empty are then weighed against the whole
+table's, vision.reader.recognise.doubt_odd_light) and vision.reader.ship finds the explorer ship in
+the lane (in a second thread, beside the cells once the workers have theirs: it needs only the
 display's pose).
 
 What the camera cannot see is reported, never guessed: a display that cannot be placed
@@ -19,9 +19,10 @@ no marker of the kit at all raises TableNotFound.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
@@ -34,7 +35,13 @@ from companion.catalogue import BoardLayout
 from companion.errors import CompanionError
 from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
 from vision import kit
-from vision.areas import (
+from vision.box.cache import cache_dir
+from vision.box.judge import judge_for
+from vision.box.lessons import Lessons
+from vision.box.pack import Pack
+from vision.box.tilemodel import learn_pack
+from vision.config import CellConfig, VisionConfig
+from vision.reader.areas import (
     DISPLAY,
     AreaPose,
     area_geometries,
@@ -54,15 +61,11 @@ from vision.areas import (
     storage_size_mm,
     tile_crop_mm,
 )
-from vision.cellpool import Part, cell_workers, deal_out, read_part
-from vision.config import CellConfig, VisionConfig
-from vision.judge import judge_for
-from vision.lessons import Lessons
-from vision.markers import MarkerSighting, detect_markers, recover_markers
-from vision.pack import Pack
-from vision.recognise import CellMatch, doubt_odd_light
-from vision.ship import read_ship_in_frame
-from vision.storage import (
+from vision.reader.cellpool import CellWorkers, Part, deal_out, read_part, worker_count
+from vision.reader.markers import MarkerSighting, detect_markers, recover_markers
+from vision.reader.recognise import CellMatch, doubt_odd_light
+from vision.reader.ship import read_ship_in_frame, ship_model
+from vision.reader.storage import (
     bare_slots,
     kept_out,
     pale_rings,
@@ -70,7 +73,6 @@ from vision.storage import (
     slot_surface,
     square_mm,
 )
-from vision.tilemodel import learn_pack
 
 Image = NDArray[np.uint8]
 
@@ -145,11 +147,13 @@ def locate_table(
     config: VisionConfig | None = None,
     *,
     boards: Image | Mapping[int, Image] | None = None,
+    threads: Executor | None = None,
 ) -> TableView:
     """Find the kit's markers and place every area they show (TableNotFound if none).
 
     Given the board picture every seat uses (or one per seat), a seat of which one marker
-    is seen is placed by it and its printed board (`place_seat_by_board`)."""
+    is seen is placed by it and its printed board (`place_seat_by_board`). `threads`, when
+    given, look at parts of the frame beside this one."""
     config = config or VisionConfig()
     image = check_frame(image, config)
     timings: dict[str, float] = {}
@@ -158,7 +162,7 @@ def locate_table(
         image if image.ndim == 2 else np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
     )
     t1 = time.perf_counter()
-    markers = detect_markers(gray, config.markers)
+    markers = detect_markers(gray, config.markers, threads)
     t2 = time.perf_counter()
     timings["grey"] = t1 - t0
     timings["markers"] = t2 - t1
@@ -227,8 +231,102 @@ def read_table(
     lessons: Lessons | None = None,
 ) -> TableRead:
     """Everything the camera can tell about the table in one BGR (or grey) frame (`lessons`:
-    what this table taught its judge, vision.lessons)."""
+    what this table taught its judge, vision.box.lessons), read in this thread alone; a
+    TableReader reads faster, with threads and worker processes of its own."""
     return read_table_view(image, pack, side=side, config=config, lessons=lessons)[0]
+
+
+class TableReader:
+    """Reads the tables of one box: the pack, its side, the config and the table's lessons,
+    with the threads and the cell worker processes its reads share. Both are started at the
+    first read that wants them and stopped by `close()` (or at the end of a `with` block);
+    the learned models (the pack's templates, its judge, its ship) are made at the first
+    read, or by `prepare()`, and kept in the cache directory (vision.box.cache)."""
+
+    def __init__(
+        self,
+        pack: Pack,
+        *,
+        side: str = "front",
+        config: VisionConfig | None = None,
+        lessons: Lessons | None = None,
+    ) -> None:
+        self.pack = pack
+        self.side = side
+        self.config = config or VisionConfig()
+        self.lessons = lessons
+        self._lock = threading.Lock()
+        self._threads: ThreadPoolExecutor | None = None
+        self._workers: CellWorkers | None = None
+        self._workers_started = False
+        self._closed = False
+
+    def __enter__(self) -> TableReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def prepare(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Learn (or load) the pack's models now rather than at the first read (`progress`:
+        tables drawn of all, while the judge learns)."""
+        model = learn_pack(self.pack, self.config.crops.px_per_mm, self.config.cells)
+        judge_for(self.pack, model, self.config, progress, lessons=self.lessons)
+        ship_model(self.pack, self.config, cache_dir())
+
+    def read(self, image: Image) -> TableRead:
+        """The table in one BGR (or grey) frame."""
+        return self.read_view(image)[0]
+
+    def read_view(self, image: Image) -> tuple[TableRead, TableView]:
+        """`read` and the TableView it rests on (poses for the motion gate, timings)."""
+        return read_table_view(
+            image,
+            self.pack,
+            side=self.side,
+            config=self.config,
+            lessons=self.lessons,
+            threads=self.threads,
+            workers=self.workers,
+        )
+
+    @property
+    def threads(self) -> ThreadPoolExecutor:
+        """Threads beside the reading one: parts of the frame's markers, the ship."""
+        with self._lock:
+            self._check_open()
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(4, thread_name_prefix="table-reader")
+            return self._threads
+
+    @property
+    def workers(self) -> CellWorkers | None:
+        """The cell worker processes (vision.reader.cellpool), or None when this process
+        reads every cell: one core, `ReadConfig.cell_workers` 0, or workers that failed."""
+        with self._lock:
+            self._check_open()
+            if not self._workers_started:
+                self._workers_started = True
+                count = worker_count(self.config)
+                if count and self.pack.root.is_dir():
+                    self._workers = CellWorkers(self.pack, self.config, count)
+            workers = self._workers
+        return workers if workers is not None and workers.alive else None
+
+    def close(self) -> None:
+        """Stop the threads and the worker processes (a later read is refused)."""
+        with self._lock:
+            self._closed = True
+            threads, self._threads = self._threads, None
+            workers, self._workers = self._workers, None
+        if threads is not None:
+            threads.shutdown(wait=True)
+        if workers is not None:
+            workers.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this TableReader is closed")
 
 
 def read_table_view(
@@ -238,13 +336,19 @@ def read_table_view(
     side: str = "front",
     config: VisionConfig | None = None,
     lessons: Lessons | None = None,
+    threads: Executor | None = None,
+    workers: CellWorkers | None = None,
 ) -> tuple[TableRead, TableView]:
-    """`read_table` and the TableView it rests on (poses for the motion gate, timings)."""
+    """`read_table` and the TableView it rests on (poses for the motion gate, timings);
+    `threads` look at the frame's markers and the ship beside this thread, and `workers`
+    read parts of the cells (both TableReader's), when given."""
     config = config or VisionConfig()
     image = check_frame(image, config)
     layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
-    view = locate_table(image, tile_mm, layout, config, boards=pack.boards.get(side))
+    view = locate_table(
+        image, tile_mm, layout, config, boards=pack.boards.get(side), threads=threads
+    )
     timings = dict(view.timings)
     warnings = list(view.warnings)
     colour: Image = (
@@ -253,35 +357,31 @@ def read_table_view(
 
     # The ship needs only the display's pose: it is looked for beside the cells, once any
     # worker processes have their crops (it would slow their cutting).
-    beside = ThreadPoolExecutor(max_workers=1) if config.read.ship_beside_cells else None
-    try:
-        ship_job: Future[tuple[int | None, float]] | None = None
+    beside = threads if config.read.ship_beside_cells else None
+    ship_job: Future[tuple[int | None, float]] | None = None
 
-        def look_for_ship() -> None:
-            nonlocal ship_job
-            if view.display is not None and beside is not None:
-                ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
+    def look_for_ship() -> None:
+        nonlocal ship_job
+        if view.display is not None and beside is not None:
+            ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
 
-        t0 = time.perf_counter()
-        slots, matches, hidden, cutting, waited = _cut_and_read(
-            colour, view, pack, side, config, look_for_ship
+    t0 = time.perf_counter()
+    slots, matches, hidden, cutting, waited = _cut_and_read(
+        colour, view, pack, side, config, look_for_ship, workers
+    )
+    reads = table_reads(matches, pack, config, lessons)
+    timings["crops"] = cutting
+    timings["cells"] = time.perf_counter() - t0 - cutting
+    timings["waiting"] = waited
+
+    ship: int | None = None
+    timings["ship"] = 0.0
+    if view.display is not None:
+        ship, timings["ship"] = (
+            ship_job.result()
+            if ship_job is not None
+            else _timed_ship(colour, view.display, pack, config)
         )
-        reads = table_reads(matches, pack, config, lessons)
-        timings["crops"] = cutting
-        timings["cells"] = time.perf_counter() - t0 - cutting
-        timings["waiting"] = waited
-
-        ship: int | None = None
-        timings["ship"] = 0.0
-        if view.display is not None:
-            ship, timings["ship"] = (
-                ship_job.result()
-                if ship_job is not None
-                else _timed_ship(colour, view.display, pack, config)
-            )
-    finally:
-        if beside is not None:
-            beside.shutdown(wait=True)
     found: dict[tuple[Any, int, int], CellRead] = dict(zip(slots, reads, strict=True))
     t0 = time.perf_counter()
     found.update(
@@ -357,7 +457,7 @@ def _crops(
     config: VisionConfig,
     areas: Collection[Any] | None = None,
 ) -> tuple[list[Image], list[Image | None], list[Slot], dict[Any, list[str]]]:
-    """Every cell crop wholly in the picture (vision.areas' contract), its empty-board
+    """Every cell crop wholly in the picture (vision.reader.areas' contract), its empty-board
     reference (board cells) and its slot; and per area, the cells not wholly in it. Of the
     given areas only (DISPLAY, seat numbers), if any."""
     layout = pack.catalogue.board(side)
@@ -450,10 +550,11 @@ def _cut_and_read(
     side: str,
     config: VisionConfig,
     meanwhile: Callable[[], None] = lambda: None,
+    workers: CellWorkers | None = None,
 ) -> tuple[list[Slot], list[CellMatch], dict[Any, list[str]], float, float]:
-    """Every cell crop cut (_crops) and read by vision.recognise with the pack's model learnt
+    """Every cell crop cut (_crops) and read by vision.reader.recognise with the pack's model learnt
     at the crops' scale: shared out with worker processes when there are cores for them
-    (vision.cellpool). `meanwhile` is called once the workers have their crops (or at once),
+    (vision.reader.cellpool). `meanwhile` is called once the workers have their crops (or at once),
     to start work beside this process's reading. Returns the slots, their reads, the cells
     not wholly in the picture by area, the time spent cutting here, and the time spent
     waiting for the workers once this process's own cells were read.
@@ -465,7 +566,7 @@ def _cut_and_read(
     if not areas:
         return [], [], {}, 0.0, 0.0
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
-    workers = cell_workers(pack, config) if len(areas) > 1 else None
+    workers = workers if len(areas) > 1 else None
     start = time.perf_counter()
     if workers is None:
         meanwhile()
@@ -528,7 +629,7 @@ def table_reads(
     lessons: Lessons | None = None,
 ) -> list[CellRead]:
     """The cells' answers: the pack's learned judge (refitted with this table's `lessons`)
-    weighs each match (vision.judge), or, with the judge turned off, the matcher's own
+    weighs each match (vision.box.judge), or, with the judge turned off, the matcher's own
     answers stand."""
     if not matches:
         return []
@@ -548,7 +649,7 @@ def storage_against_table(
     config: VisionConfig,
     markers: Sequence[NDArray[np.float64]] = (),
 ) -> dict[Slot, CellRead]:
-    """The storage slots whose read the table round them changes (vision.storage): one read
+    """The storage slots whose read the table round them changes (vision.reader.storage): one read
     empty whose surroundings are far paler than the table's is unknown (a pale arm over the
     slot and all round it, taken for the storage card); one read unknown that shows the bare
     table is empty (no card under it: the cells' reading cannot tell). Every seat's square
@@ -606,121 +707,7 @@ def _light_groups(slots: Sequence[Slot]) -> list[Hashable | None]:
 def _timed_ship(
     image: Image, display: AreaPose, pack: Pack, config: VisionConfig
 ) -> tuple[int | None, float]:
-    """The explorer ship's lane position (vision.ship; None when not seen) and the seconds
+    """The explorer ship's lane position (vision.reader.ship; None when not seen) and the seconds
     it took."""
     start = time.perf_counter()
     return read_ship_in_frame(image, display, pack, config), time.perf_counter() - start
-
-
-# -- benchmark: `python -m vision.read --bench` ----------------------------------------------
-
-
-def _bench(scenes: int, styles: list[str], effects_names: list[str], seed: int) -> int:
-    """Pose accuracy (cell centres, mm) of the three fits and the read's cost against the
-    frame's JPEG decode, on rendered tables."""
-    import statistics
-    import tempfile
-    from pathlib import Path
-
-    from vision.areas import locate_all
-    from vision.artpacks import write_art_pack
-    from vision.config import AreaConfig
-    from vision.pack import load_pack
-    from vision.render import Effects, random_camera, render_table
-    from vision.scene import random_scene
-
-    fits = {
-        "markers, each area alone": AreaConfig(joint_plane_fit=False, lane_refine=False),
-        "markers, one table plane": AreaConfig(lane_refine=False),
-        "+ display lane outline": AreaConfig(),
-    }
-    errors: dict[tuple[str, str, str], list[float]] = {}
-    ratios: list[float] = []
-    decodes: list[float] = []
-    stages: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for style in styles:
-            pack = load_pack(write_art_pack(Path(tmp) / style, style, seed=seed))
-            layout = pack.catalogue.board("front")
-            for effects_name in effects_names:
-                effects = Effects.hard() if effects_name == "hard" else Effects.easy()
-                for k in range(scenes):
-                    rng = np.random.default_rng(seed * 1000 + k)
-                    scene = random_scene(
-                        pack.catalogue,
-                        rng,
-                        n_seats=5,
-                        difficulty="hard" if effects_name == "hard" else "easy",
-                    )
-                    rendered = render_table(
-                        scene, pack, random_camera(rng, scene, pack), effects, rng
-                    )
-                    _, jpeg = cv2.imencode(".jpg", rendered.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-                    decode = []
-                    for _ in range(3):
-                        t = time.perf_counter()
-                        image: Image = np.asarray(cv2.imdecode(jpeg, cv2.IMREAD_COLOR), np.uint8)
-                        decode.append(time.perf_counter() - t)
-                    read_table_view(image, pack)  # the model is learned once per pack
-                    t = time.perf_counter()
-                    _, view = read_table_view(image, pack)
-                    ratios.append((time.perf_counter() - t) / min(decode))
-                    decodes.append(min(decode))
-                    for stage, seconds in view.timings.items():
-                        stages.setdefault(stage, []).append(seconds / min(decode))
-                    gray = np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
-                    for name, area_config in fits.items():
-                        display, seats, _ = locate_all(
-                            view.markers, pack.tile_mm, layout, area_config, gray=gray
-                        )
-                        for pose in [p for p in (display, *seats.values()) if p is not None]:
-                            geo = pose.geometry
-                            rows = 4 if pose.area == DISPLAY else layout.rows
-                            cols = 4 if pose.area == DISPLAY else layout.cols
-                            cells = np.array(
-                                [geo.cell_centre(r, c) for r in range(rows) for c in range(cols)]
-                            )
-                            truth = rendered.homographies[pose.area]
-                            pts = np.column_stack([cells, np.ones(len(cells))]) @ truth.T
-                            true_px = pts[:, :2] / pts[:, 2:]
-                            gap = np.linalg.norm(pose.project(cells) - true_px, axis=1)
-                            kind = "display" if pose.area == DISPLAY else "seats"
-                            key = (effects_name, kind, name)
-                            errors.setdefault(key, []).extend(gap / pose.px_per_mm())
-    print(f"{scenes} scenes x {len(styles)} packs per light; 5 seats; 2880 x 1620")
-    print("cell-centre error (mm): mean / 95th percentile / max")
-    for (effects_name, kind, name), values in sorted(errors.items()):
-        arr = np.asarray(values)
-        print(
-            f"  {effects_name:5} {kind:8} {name:26} {arr.mean():5.2f} / "
-            f"{np.percentile(arr, 95):5.2f} / {arr.max():5.2f}"
-        )
-    decode_ms = 1000 * statistics.median(decodes)
-    print(f"read time in JPEG decodes of the same frame (median; one decode {decode_ms:.0f} ms):")
-    for stage, values in stages.items():
-        median = statistics.median(values)
-        beside = {"ship": "  beside the cells", "waiting": "  of cells: for the cell workers"}.get(
-            stage, ""
-        )
-        print(f"  {stage:8} {median:6.2f}  ({median * decode_ms:5.0f} ms){beside}")
-    total = statistics.median(ratios)
-    print(f"  {'total':8} {total:6.2f}  ({total * decode_ms:5.0f} ms)")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m vision.read --bench`: measure pose accuracy and the read's cost."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m vision.read")
-    parser.add_argument("--bench", action="store_true", required=True)
-    parser.add_argument("--scenes", type=int, default=6)
-    parser.add_argument("--styles", default="lagoon,random")
-    parser.add_argument("--effects", default="easy,hard")
-    parser.add_argument("--seed", type=int, default=11)
-    args = parser.parse_args(argv)
-    return _bench(args.scenes, args.styles.split(","), args.effects.split(","), args.seed)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

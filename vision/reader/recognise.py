@@ -1,6 +1,6 @@
 """What lies in a cell: a tile (which, turned how, how sure), nothing, or unknown.
 
-A cell crop (vision.areas: square, area north up, centred on the nominal cell centre, the
+A cell crop (vision.reader.areas: square, area north up, centred on the nominal cell centre, the
 tile plus a margin, at the model's px_per_mm) is read in four steps:
 
 1. Empty? The tile's square (less a thin rim) is compared with what the cell shows when
@@ -51,9 +51,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.reading import UNKNOWN, CellRead
-from vision.areas import parabola_vertex
-from vision.config import CellConfig
-from vision.tilemodel import (
+from vision.box.tilemodel import (
     Float,
     Image,
     TileModel,
@@ -68,6 +66,8 @@ from vision.tilemodel import (
     normal_matrices,
     pose_features_many,
 )
+from vision.config import CellConfig
+from vision.reader.areas import parabola_vertex
 
 __all__ = ["CellMatch", "match_cells", "read_cell", "read_cells"]
 
@@ -93,7 +93,7 @@ class CellMatch:
     # Tiles named: the black the fitted light adds at the tile's centre (grey levels per
     # channel; a lamp's glare adds white, a cover taken for the tile's colours may not).
     veil: tuple[float, float, float] | None = None
-    # The figures the learned judge (vision.judge) weighs: the tile candidate weighed last
+    # The figures the learned judge (vision.box.judge) weighs: the tile candidate weighed last
     # (`proposal`, a candidate index, also when the read is empty or unknown), what its
     # fit measured (`tile_stats`, TILE_STATS) and what the empty look measured
     # (`look_stats`, LOOK_STATS).
@@ -167,7 +167,7 @@ def doubt_odd_light(
     cover may be most of the cell, the blocks left out the board: a hand's colour reads as
     the board washed out by glare. Then each tile named partly covered is weighed by the
     veil its fit asks for (`_doubt_odd_veils`). (The table's, not one crop's, figures:
-    vision.read weighs all its cells at once.)"""
+    vision.reader.read weighs all its cells at once.)"""
     if len(areas) != len(matches):
         raise ValueError(f"{len(matches)} matches but {len(areas)} areas")
     sure: dict[Hashable, list[NDArray[np.float64]]] = {}

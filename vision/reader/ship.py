@@ -41,11 +41,11 @@ from numpy.typing import NDArray
 
 from companion.progress import terminal_progress
 from vision import kit
-from vision.areas import AreaPose, cell_crop
-from vision.cache import cache_dir
+from vision.box.cache import cache_dir
+from vision.box.pack import Pack
+from vision.box.tilemodel import Image, TileModel
 from vision.config import ShipConfig, VisionConfig
-from vision.pack import Pack
-from vision.tilemodel import Image, TileModel
+from vision.reader.areas import AreaPose, cell_crop
 
 Float = NDArray[np.float32]
 Floats = NDArray[np.float64]
@@ -174,7 +174,7 @@ def read_ship(
     ambiguous) and the belief that it is there (0..1).
 
     `area`: the display mat's active area, north up, square, side 2 * half_extent mm, centred
-    on the display's centre (vision.areas.display_area), at any scale. For a whole camera
+    on the display's centre (vision.reader.areas.display_area), at any scale. For a whole camera
     frame and the display's pose, see read_ship_in_frame."""
     sighting = locate_ship(area, model.ship, geometry, config)
     if sighting.position is None:
@@ -521,7 +521,7 @@ _MODELS_LOCK = threading.Lock()
 
 def _pack_model(pack: Pack, cfg: ShipConfig) -> ShipModel:
     """The model learned from this pack object (learned once, then kept here and in the
-    cache directory, vision.cache)."""
+    cache directory, vision.box.cache)."""
     return ship_model(pack, VisionConfig(ships=cfg), cache_dir())
 
 

@@ -1,6 +1,6 @@
 """A storage slot weighed against the table round it.
 
-The cell reading (vision.recognise) knows an empty slot by the white storage card the kit
+The cell reading (vision.reader.recognise) knows an empty slot by the white storage card the kit
 prints. docs/table-kit.md promises nothing under the slot, and that look fails two ways: on a
 table without cards it leaves every empty slot unknown, and a pale arm over a card and all
 round it is as white as the card. Here the square round the slot is looked at, in blocks of
@@ -26,7 +26,7 @@ seats' rings: a pale arm lies over the card and the table round it.
 One pure function per step: `square_mm` (what to cut), `kept_out` (what of the seat to
 leave out: its markers and board, other markers seen), `slot_surface` and `ring_chroma`
 (the figures of one square), `bare_slots` and `pale_rings` (which slots of one frame).
-vision.read cuts the squares (`storage_against_table`).
+vision.reader.read cuts the squares (`storage_against_table`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from vision import kit
 from vision.config import StorageConfig
 
 Image = NDArray[np.uint8]
-#: A slot's key (a seat number in vision.read).
+#: A slot's key (a seat number in vision.reader.read).
 Key = TypeVar("Key", bound=Hashable)
 #: Rectangles in mm from the slot's centre, seat north up: (x0, y0, x1, y1) a row (N, 4).
 Rects = NDArray[np.float64]

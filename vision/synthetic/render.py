@@ -4,36 +4,31 @@
 display mat with markers 0-3, seat boards with markers 4s..4s+3 and storage slots), puts the
 pack's tile pictures in their cells (rotation, offset, turn), the ship in its lane and the
 clutter on top, photographs it with a pinhole camera (real perspective for a tilted camera)
-and applies the light and sensor effects. The result carries the truth (vision.result
+and applies the light and sensor effects. The result carries the truth (companion.reading
 types, confidence 1), which cells are hidden, and the homographies from each area's mm frame
 to image pixels (pixel centres at whole numbers, as OpenCV).
 
-Re-run the speed measurement with `.venv/bin/python -m vision.render --bench`.
+Re-run the speed measurement with `.venv/bin/python -m vision.synthetic.render --bench`.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
-import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from types import MappingProxyType
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from companion.reading import TableRead
 from vision import kit
-from vision import render_config as cfg
-from vision.lens import Lens
-from vision.pack import Pack
-from vision.result import TableRead
-from vision.scene import (
+from vision.box.pack import Pack
+from vision.reader.lens import Lens
+from vision.synthetic import render_config as cfg
+from vision.synthetic.scene import (
     DISPLAY,
     STORAGE_ROW,
     Area,
@@ -126,7 +121,7 @@ class CameraSpec:
     px_per_mm: float | None = None
     look_at_mm: Point | None = None
     margin_px: int = cfg.FIT_MARGIN_PX
-    # A lens that bends straight lines (vision.lens: barrel for k > 0); 0 is a pinhole. The
+    # A lens that bends straight lines (vision.reader.lens: barrel for k > 0); 0 is a pinhole. The
     # truth (homographies, what is covered) stays the pinhole's.
     lens_k: float = 0.0
 
@@ -270,7 +265,7 @@ def random_camera(
 
 @dataclass(frozen=True)
 class Effects:
-    """Light and sensor effects (clutter is part of the scene: vision.scene.add_clutter).
+    """Light and sensor effects (clutter is part of the scene: vision.synthetic.scene.add_clutter).
 
     light: uneven light (a gradient and vignetting), 0..1; warmth: warm colour cast, 0..1;
     exposure: overall gain; glare_spots and glare_strength (1 = washed out to white at the
@@ -490,7 +485,7 @@ class _Frame:
 def _mat_paper(tile_mm: float) -> tuple[float, float, float, float]:
     """The printed mat's A3 sheet in the display's frame: (left, top, width, height), laid
     out as `companion kit` prints it; a tile size the kit cannot print gets a centred sheet."""
-    from vision.kit_print import A3_MM, KitError, mat_layout
+    from vision.kit.printer import A3_MM, KitError, mat_layout
 
     width, height = A3_MM
     try:
@@ -1181,59 +1176,3 @@ def render_table(
         camera=cam,
         px_per_mm=(least_px_per_mm(cam, points), max(scales)),
     )
-
-
-# --- benchmark -------------------------------------------------------------------------------
-
-
-def _bench(args: argparse.Namespace) -> int:
-    from companion.catalogue import default_catalogue
-    from vision.artpacks import write_art_pack
-    from vision.pack import load_pack
-    from vision.scene import random_scene
-
-    with tempfile.TemporaryDirectory() as tmp:
-        pack = load_pack(
-            write_art_pack(Path(tmp) / "pack", args.style, catalogue=default_catalogue())
-        )
-    rng = np.random.default_rng(args.seed)
-    effects = Effects.hard() if args.difficulty == "hard" else Effects.easy()
-    times: list[float] = []
-    for i in range(args.frames + 1):
-        scene = random_scene(pack.catalogue, rng, args.seats, "front", args.difficulty)
-        camera = random_camera(rng, scene, pack)
-        start = time.perf_counter()
-        rendered = render_table(scene, pack, camera, effects, rng)
-        elapsed = time.perf_counter() - start
-        if i > 0:  # the first frame warms caches up
-            times.append(elapsed)
-        if args.out and i == 1:
-            cv2.imwrite(args.out, rendered.image)
-    w, h = rendered.image.shape[1], rendered.image.shape[0]
-    print(
-        f"render_table: {args.frames} frames of {w}x{h}, {args.seats} seats, {args.difficulty}: "
-        f"median {1000 * float(np.median(times)):.0f} ms, worst {1000 * max(times):.0f} ms"
-    )
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m vision.render", description="Synthetic table frames."
-    )
-    parser.add_argument("--bench", action="store_true", help="measure how long a frame takes")
-    parser.add_argument("--frames", type=int, default=10)
-    parser.add_argument("--seats", type=int, default=5)
-    parser.add_argument("--difficulty", choices=("easy", "hard"), default="hard")
-    parser.add_argument("--style", default="lagoon")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--out", help="also save one frame here")
-    args = parser.parse_args(argv)
-    if not args.bench and not args.out:
-        parser.print_help()
-        return 0
-    return _bench(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,7 +17,7 @@ clutter to any scene.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
@@ -25,10 +25,10 @@ from typing import Literal
 import numpy as np
 
 from companion.catalogue import BoardLayout, Catalogue
+from companion.reading import EMPTY, CellRead, SeatRead, TableRead
 from companion.tiles import ROTATIONS, Kind
 from vision import kit
-from vision import render_config as cfg
-from vision.result import EMPTY, CellRead, SeatRead, TableRead
+from vision.synthetic import render_config as cfg
 
 Point = tuple[float, float]
 BGR = tuple[int, int, int]
@@ -624,3 +624,15 @@ def scene_points(scene: TableScene, catalogue: Catalogue) -> Sequence[Point]:
         for corner in ((west, north), (east, north), (east, south), (west, south)):
             points.append(area_to_table(corner, s.origin_mm, s.facing_deg))
     return points
+
+
+def keyed_cells(table: TableRead) -> Iterator[tuple[CellKey, CellRead | None]]:
+    """Every cell of a read with its key: the display's, then each seat's board and storage."""
+    for r, row in enumerate(table.display):
+        for c, cell in enumerate(row):
+            yield (DISPLAY, r, c), cell
+    for seat, seat_read in table.seats.items():
+        for r, row in enumerate(seat_read.cells):
+            for c, cell in enumerate(row):
+                yield (seat, r, c), cell
+        yield (seat, STORAGE_ROW, 0), seat_read.storage

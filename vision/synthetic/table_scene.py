@@ -14,8 +14,8 @@ import numpy as np
 
 from companion.state import GameState
 from vision import kit
-from vision import render_config as cfg
-from vision.scene import (
+from vision.synthetic import render_config as cfg
+from vision.synthetic.scene import (
     Clutter,
     PlacedTile,
     SeatScene,

@@ -1,4 +1,4 @@
-"""web.bench_load's verdicts: which growth is flagged, and where Python's heap grew."""
+"""app.bench.load's verdicts: which growth is flagged, and where Python's heap grew."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from web.bench_load import (
+from app.bench.load import (
     PYTHON_GROWTH_LIMIT_KIB,
     RSS_GROWTH_LIMIT_KIB,
     Sample,
@@ -56,7 +56,7 @@ def test_heap_growth_names_the_line_that_kept_memory(tracing: None) -> None:
     after = heap_sites()
     grown = heap_growth(before, after)
     assert kept and grown
-    assert grown[0]["site"].endswith(f"test_bench_load.py:{_line_of('# 2 MiB kept')}")
+    assert grown[0]["site"].endswith(f"test_load.py:{_line_of('# 2 MiB kept')}")
     assert grown[0]["growth_kib"] >= 2048
 
 

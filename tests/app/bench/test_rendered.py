@@ -14,13 +14,13 @@ import cv2
 import numpy as np
 import pytest
 
+from app.bench.rendered import Tally, bench_pack, report, same_answer, score_read
+from app.cli import main
 from companion.catalogue import default_catalogue
-from companion.cli import main
 from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
-from vision.bench import Tally, bench_pack, report, same_answer, score_read
+from vision.box.pack import Pack, load_pack
 from vision.config import VisionConfig, with_settings
-from vision.pack import Pack, load_pack
-from vision.scene import DISPLAY
+from vision.synthetic.scene import DISPLAY
 
 
 def test_the_same_rotated_meaning_is_the_same_answer() -> None:
@@ -124,8 +124,8 @@ def test_a_ship_not_seen_or_named_elsewhere_is_listed_among_the_mistakes() -> No
 def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
     pack_ink: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vision.read import TableView
-    from vision.read import read_table_view as real_read
+    from vision.reader.read import TableView
+    from vision.reader.read import read_table_view as real_read
 
     frames: list[np.ndarray[Any, Any]] = []
 
@@ -136,8 +136,8 @@ def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
         read, view = real_read(image, pack, **kwargs)
         return replace(read, ship=None), view  # a mistake whenever the ship is in the open
 
-    monkeypatch.setattr("vision.read.read_table_view", ship_misread)
-    monkeypatch.setattr("vision.bench.TIMED_RUNS", 1)
+    monkeypatch.setattr("vision.reader.read.read_table_view", ship_misread)
+    monkeypatch.setattr("app.bench.rendered.TIMED_RUNS", 1)
     keep = tmp_path / "kept"
     tally = bench_pack(pack_ink, 1, seed=3, seats=2, difficulties=("easy",), keep_mistakes=keep)[
         "easy"
@@ -159,7 +159,7 @@ def test_a_table_with_a_mistake_is_kept_as_the_very_frame_read_with_its_pack(
 def test_the_report_says_where_the_fastest_read_spent_its_time(
     pack_ink: Pack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("vision.bench.TIMED_RUNS", 2)
+    monkeypatch.setattr("app.bench.rendered.TIMED_RUNS", 2)
     tally = bench_pack(pack_ink, 2, seed=3, seats=2, difficulties=("easy",))["easy"]
     stages = {"grey", "markers", "areas", "crops", "cells", "waiting", "ship", "storage"}
     assert set(tally.stage_ms) == stages
@@ -248,8 +248,8 @@ def test_an_optional_setting_takes_a_number_or_none() -> None:
 
 
 def test_the_bench_offers_every_art_style_and_table_top_there_is() -> None:
-    from vision.artpacks import STYLES
-    from vision.bench_cli import STYLE_CHOICES, TABLE_CHOICES
-    from vision.scene import TABLE_TOPS
+    from app.bench.vision import STYLE_CHOICES, TABLE_CHOICES
+    from vision.synthetic.artpacks import STYLES
+    from vision.synthetic.scene import TABLE_TOPS
 
     assert set(STYLE_CHOICES) == set(STYLES) and set(TABLE_CHOICES) == set(TABLE_TOPS)

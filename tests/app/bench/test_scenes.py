@@ -1,4 +1,4 @@
-"""vision.bench_scenes: scenes in the development set's format, judged as its check.py does."""
+"""app.bench.scenes: scenes in the development set's format, judged as its check.py does."""
 
 from __future__ import annotations
 
@@ -14,26 +14,26 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.cli import main
-from companion.errors import DataError
-from companion.reading import UNKNOWN, CellRead, SeatRead, TableRead
-from vision import bench_scenes
-from vision.artpacks import write_art_pack
-from vision.bench import Tally
-from vision.bench_scenes import (
+from app.bench import scenes as bench_scenes
+from app.bench.rendered import Tally
+from app.bench.scenes import (
     SetTally,
     meaning,
     open_scenes,
     rendered_row,
     score_scene,
 )
-from vision.bench_scenes import (
+from app.bench.scenes import (
     bench_scenes as run_scenes,
 )
-from vision.pack import Pack, load_pack
-from vision.read import TableNotFound
-from vision.render import Effects, Rendered, random_camera, render_table
-from vision.scene import DISPLAY, STORAGE_ROW, CellKey, random_scene
+from app.cli import main
+from companion.errors import DataError
+from companion.reading import UNKNOWN, CellRead, SeatRead, TableRead
+from vision.box.pack import Pack, load_pack
+from vision.reader.read import TableNotFound
+from vision.synthetic.artpacks import write_art_pack
+from vision.synthetic.render import Effects, Rendered, random_camera, render_table
+from vision.synthetic.scene import DISPLAY, STORAGE_ROW, CellKey, random_scene
 
 #: Seed of this file's random-style pack and tables.
 SEED = 2611
@@ -121,11 +121,11 @@ def scenes(tmp_path_factory: pytest.TempPathFactory) -> Scenes:
 def _reader(scenes: Scenes, monkeypatch: pytest.MonkeyPatch, answer: Any) -> None:
     """Read every frame as answer(truth of that frame), each frame read once."""
 
-    def read_table(frame: np.ndarray[Any, Any], pack: Pack, **_: Any) -> TableRead:
+    def read(_reader: Any, frame: np.ndarray[Any, Any]) -> TableRead:
         return answer(scenes.truths[_digest(frame)])  # type: ignore[no-any-return]
 
-    monkeypatch.setattr("vision.read.read_table", read_table)
-    monkeypatch.setattr("vision.bench.TIMED_RUNS", 1)
+    monkeypatch.setattr("vision.reader.read.TableReader.read", read)
+    monkeypatch.setattr("app.bench.rendered.TIMED_RUNS", 1)
 
 
 def _everywhere(table: TableRead, cell: CellRead) -> TableRead:

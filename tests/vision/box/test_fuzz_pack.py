@@ -1,6 +1,6 @@
 """Fuzzing the pack loader: a damaged pack fails in one sentence and is never written to.
 
-Each example starts from a pack drawn by vision.artpacks (copied once per module, so the
+Each example starts from a pack drawn by vision.synthetic.artpacks (copied once per module, so the
 session's pack is never touched), damages it (pack.toml bytes or values, a picture cut off,
 emptied, replaced by text, of the wrong size, declaring huge dimensions, paths leaving the
 pack, symlinks out of it), loads it and puts the copy back as it was.
@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from companion.errors import DataError
 from tests.jsonpaths import json_slots
 from tests.vision.bombs import rle_bmp, webp_header
-from vision import pack as pack_module
-from vision.pack import PACK_FILE, Pack, PackError, load_pack
-from vision.picture import MAX_PICTURE_PIXELS
+from vision.box import pack as pack_module
+from vision.box.pack import PACK_FILE, Pack, PackError, load_pack
+from vision.reader.picture import MAX_PICTURE_PIXELS
 
 FUZZ = settings(
     max_examples=80,

@@ -11,9 +11,8 @@ import pytest
 
 from companion.reading import CellRead
 from companion.tiles import Kind
-from vision import judge as judge_module
-from vision.config import JudgeConfig, VisionConfig
-from vision.judge import (
+from vision.box import judge as judge_module
+from vision.box.judge import (
     EMPTY_CLASS,
     FEATURES,
     NEITHER,
@@ -25,8 +24,9 @@ from vision.judge import (
     fit_judge,
     judge_for,
 )
-from vision.pack import Pack
-from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
+from vision.box.pack import Pack
+from vision.config import JudgeConfig, VisionConfig
+from vision.reader.recognise import LOOK_STATS, TILE_STATS, CellMatch
 
 
 def _match(**kw: object) -> CellMatch:
@@ -156,7 +156,7 @@ def test_a_learnt_judge_is_kept_on_disk_and_read_back(
 
     monkeypatch.setattr(judge_module, "learning_set", learn)
     config = replace(VisionConfig(), judge=JudgeConfig(steps=20))
-    from vision.tilemodel import learn_pack
+    from vision.box.tilemodel import learn_pack
 
     model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
     first = judge_for(pack_random, model, config)
@@ -189,7 +189,7 @@ def test_a_learnt_judge_is_kept_on_disk_and_read_back(
 def test_a_judge_turned_off_leaves_the_matchers_answers(pack_random: Pack) -> None:
     config = VisionConfig()
     off = replace(config, judge=replace(config.judge, enabled=False))
-    from vision.tilemodel import learn_pack
+    from vision.box.tilemodel import learn_pack
 
     model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
     assert judge_for(pack_random, model, off) is None

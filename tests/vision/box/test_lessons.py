@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from companion.reading import EMPTY, UNKNOWN, CellRead
-from vision.config import JudgeConfig
-from vision.judge import (
+from vision.box.judge import (
     EMPTY_CLASS,
     FEATURES,
     NEITHER,
@@ -23,10 +22,11 @@ from vision.judge import (
     fit_judge,
     proposed_id,
 )
-from vision.lessons import CorrectionLessons, Lesson, LessonBook, Lessons, lesson
-from vision.pack import Pack
-from vision.recognise import LOOK_STATS, TILE_STATS, CellMatch
-from vision.tilemodel import learn_pack
+from vision.box.lessons import CorrectionLessons, Lesson, LessonBook, Lessons, lesson
+from vision.box.pack import Pack
+from vision.box.tilemodel import learn_pack
+from vision.config import JudgeConfig
+from vision.reader.recognise import LOOK_STATS, TILE_STATS, CellMatch
 
 PRIOR = JudgeConfig().lesson_prior
 
@@ -189,7 +189,7 @@ def test_the_session_tells_its_correction_listeners() -> None:
 def test_a_taught_judge_rests_on_the_kept_one(
     pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vision import judge as judge_module
+    from vision.box import judge as judge_module
     from vision.config import VisionConfig
 
     monkeypatch.setenv("MAORI_CACHE_DIR", str(tmp_path))

@@ -12,7 +12,7 @@ import pytest
 import tomli_w
 
 from companion.errors import DataError
-from vision.pack import PackError, load_pack
+from vision.box.pack import PackError, load_pack
 
 
 def _picture(size: tuple[int, int], seed: int) -> np.ndarray:

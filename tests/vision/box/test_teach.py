@@ -11,20 +11,14 @@ import cv2
 import numpy as np
 import pytest
 
+from app.cli import main
+from app.teach import _frames, frame_files, parse_corrections, plan_lines
 from companion.catalogue import Catalogue, default_catalogue
-from companion.cli import main
 from companion.tiles import Kind, Meaning
 from tests.vision.bombs import rle_bmp, webp_header
 from vision import kit
-from vision.areas import locate_display
-from vision.artpacks import write_art_pack
-from vision.lens import Lens
-from vision.markers import detect_markers
-from vision.pack import Pack, load_pack
-from vision.render import CameraSpec, Effects, render_table
-from vision.render_config import SHIP_LENGTH_MM
-from vision.scene import PlacedTile, TableScene, empty_seat
-from vision.teach import (
+from vision.box.pack import Pack, load_pack
+from vision.box.teach import (
     BatchView,
     CellAnswer,
     PictureView,
@@ -33,7 +27,13 @@ from vision.teach import (
     TeachSession,
     describe,
 )
-from vision.teach_cli import _frames, frame_files, parse_corrections, plan_lines
+from vision.reader.areas import locate_display
+from vision.reader.lens import Lens
+from vision.reader.markers import detect_markers
+from vision.synthetic.artpacks import write_art_pack
+from vision.synthetic.render import CameraSpec, Effects, render_table
+from vision.synthetic.render_config import SHIP_LENGTH_MM
+from vision.synthetic.scene import PlacedTile, TableScene, empty_seat
 
 EMPTY_DISPLAY = tuple(tuple([None] * 4) for _ in range(4))
 CAMERA = CameraSpec.tilted(15.0, 40.0, roll_deg=30.0)
@@ -476,8 +476,8 @@ def test_the_taught_frames_become_the_tables_first_lessons(
     source: Pack, script: Script, tmp_path: Path
 ) -> None:
     from companion.reading import EMPTY, CellRead
-    from vision.judge import EMPTY_CLASS, TILE
-    from vision.lessons import LessonBook, teach_lessons
+    from vision.box.judge import EMPTY_CLASS, TILE
+    from vision.box.lessons import LessonBook, teach_lessons
 
     session, _ship_mm = _teach(source, script)
     frames = session.frames

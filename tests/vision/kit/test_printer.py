@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from fpdf import FPDF
 
-from companion.cli import main
+from app.cli import main
 from vision import kit
-from vision.kit_print import (
+from vision.kit.printer import (
     PRINT_DPI,
     Page,
     Text,

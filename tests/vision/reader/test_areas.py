@@ -18,7 +18,9 @@ from tests.vision.handmade import (
     seat_default,
 )
 from vision import kit
-from vision.areas import (
+from vision.box.pack import Pack
+from vision.config import AreaConfig
+from vision.reader.areas import (
     DISPLAY,
     ONE_MARKER_BOARD,
     ONE_MARKER_TILES,
@@ -40,11 +42,9 @@ from vision.areas import (
     place_seat_by_board,
     storage_crop,
 )
-from vision.config import AreaConfig
-from vision.markers import MarkerSighting, detect_markers, marker_side_px
-from vision.pack import Pack
-from vision.render import CameraSpec, Effects, Rendered, render_table
-from vision.scene import random_scene
+from vision.reader.markers import MarkerSighting, detect_markers, marker_side_px
+from vision.synthetic.render import CameraSpec, Effects, Rendered, render_table
+from vision.synthetic.scene import random_scene
 
 FRONT = default_boards()["front"]
 ATOLL = default_boards()["atoll"]

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision import cellpool
-from vision.cellpool import CellWorkers, cell_workers, deal_out, worker_count
+from vision.box.pack import Pack, load_pack
 from vision.config import ReadConfig, VisionConfig
-from vision.pack import Pack, load_pack
-from vision.read import read_table
-from vision.render import Effects, Rendered, random_camera, render_table
-from vision.scene import random_scene
+from vision.reader import cellpool
+from vision.reader.cellpool import CellWorkers, deal_out, worker_count
+from vision.reader.read import TableReader, read_table
+from vision.synthetic.render import Effects, Rendered, random_camera, render_table
+from vision.synthetic.scene import random_scene
 
 ONE = VisionConfig(read=ReadConfig(cell_workers=0))
 TWO = VisionConfig(read=ReadConfig(cell_workers=1))
@@ -54,31 +54,34 @@ def test_workers_are_one_fewer_than_the_cores_unless_set() -> None:
 
 @pytest.mark.slow
 def test_a_table_read_with_a_worker_reads_as_one_read_alone(pack_ink: Pack) -> None:
-    for seed in (3, 4):
-        rendered = _render(pack_ink, seed)
-        alone = read_table(rendered.image, pack_ink, config=ONE)
-        shared = read_table(rendered.image, pack_ink, config=TWO)
-        assert shared == alone
-    workers = cell_workers(pack_ink, TWO)
-    assert workers is not None and workers.alive
+    with TableReader(pack_ink, config=TWO) as reader:
+        for seed in (3, 4):
+            rendered = _render(pack_ink, seed)
+            alone = read_table(rendered.image, pack_ink, config=ONE)
+            shared = reader.read(rendered.image)
+            assert shared == alone
+        workers = reader.workers
+        assert workers is not None and workers.alive
+    assert not workers.alive  # stopped with the reader
 
 
 @pytest.mark.slow
 def test_a_killed_worker_costs_time_not_the_read(pack_ink: Pack) -> None:
     rendered = _render(pack_ink, 5)
     alone = read_table(rendered.image, pack_ink, config=ONE)
-    workers = cell_workers(pack_ink, TWO)
-    assert workers is not None
-    read_table(rendered.image, pack_ink, config=TWO)
-    pool = workers._pool
-    assert pool is not None
-    for process in list(pool._processes.values()):
-        assert process.pid is not None
-        os.kill(process.pid, signal.SIGKILL)
-    time.sleep(0.2)
-    assert read_table(rendered.image, pack_ink, config=TWO) == alone
-    assert not workers.alive
-    assert cell_workers(pack_ink, TWO) is None  # not restarted again and again
+    with TableReader(pack_ink, config=TWO) as reader:
+        workers = reader.workers
+        assert workers is not None
+        reader.read(rendered.image)
+        pool = workers._pool
+        assert pool is not None
+        for process in list(pool._processes.values()):
+            assert process.pid is not None
+            os.kill(process.pid, signal.SIGKILL)
+        time.sleep(0.2)
+        assert reader.read(rendered.image) == alone
+        assert not workers.alive
+        assert reader.workers is None  # not restarted again and again
 
 
 @pytest.mark.slow
@@ -107,16 +110,17 @@ def test_workers_refuse_a_pack_changed_on_disk_and_the_cells_are_read_here(
         assert not workers.alive
     finally:
         workers.close()
-    assert read_table(rendered.image, pack, config=TWO) == alone
+    with TableReader(pack, config=TWO) as reader:
+        assert reader.read(rendered.image) == alone
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux ends orphans so")
 def test_workers_end_with_a_reader_killed_outright(pack_dirs: dict[str, Path]) -> None:
     script = (
         "import sys, time\n"
-        "from vision.cellpool import CellWorkers\n"
+        "from vision.reader.cellpool import CellWorkers\n"
         "from vision.config import ReadConfig, VisionConfig\n"
-        "from vision.pack import load_pack\n"
+        "from vision.box.pack import load_pack\n"
         "if __name__ == '__main__':\n"
         "    config = VisionConfig(read=ReadConfig(cell_workers=1))\n"
         "    w = CellWorkers(load_pack(sys.argv[1]), config, 1)\n"
@@ -128,7 +132,7 @@ def test_workers_end_with_a_reader_killed_outright(pack_dirs: dict[str, Path]) -
         [sys.executable, "-c", script, str(pack_dirs["ink"])],
         stdout=subprocess.PIPE,
         text=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
     )
     assert reader.stdout is not None
     line = reader.stdout.readline()
@@ -151,3 +155,10 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_closed_reader_refuses_to_read(pack_ink: Pack) -> None:
+    reader = TableReader(pack_ink, config=TWO)
+    reader.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        reader.read(np.zeros((40, 60, 3), np.uint8))

@@ -1,4 +1,4 @@
-"""Reading only what changed (vision.incremental): the gate never takes a changed cell for an
+"""Reading only what changed (vision.reader.incremental): the gate never takes a changed cell for an
 unchanged one on rendered turns, a moved table and a forgotten read make whole reads, and a
 read of what changed has the form of a whole read."""
 
@@ -10,19 +10,25 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from app.bench.changes import _content, run_gate, turns
 from companion.bots import GreedyPlayer
 from companion.game import Seat, new_game
 from companion.reading import TableRead
 from companion.rules import rules_for
 from companion.state import GameState
-from vision.bench_changes import _content, run_gate, turns
+from vision.box.pack import Pack
 from vision.config import JudgeConfig, VisionConfig
-from vision.incremental import ChangeConfig, IncrementalReader, _cell_reads, difference, look_of
-from vision.pack import Pack
-from vision.read import Slot
-from vision.render import CameraSpec, Effects, render_table
-from vision.scene import scene_points
-from vision.table_scene import scene_for_state
+from vision.reader.incremental import (
+    ChangeConfig,
+    IncrementalReader,
+    _cell_reads,
+    difference,
+    look_of,
+)
+from vision.reader.read import Slot
+from vision.synthetic.render import CameraSpec, Effects, render_table
+from vision.synthetic.scene import scene_points
+from vision.synthetic.table_scene import scene_for_state
 
 pytestmark = pytest.mark.slow
 

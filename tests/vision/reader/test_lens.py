@@ -11,17 +11,17 @@ import cv2
 import numpy as np
 import pytest
 
+from app.bench.rendered import Tally, score_read
+from app.cli import main
+from app.lens import photo_markers
 from companion.catalogue import default_boards
-from companion.cli import main
 from companion.reading import TableRead
-from vision.bench import Tally, score_read
+from vision.box.pack import Pack
 from vision.config import VisionConfig
-from vision.lens import Lens, LensMeasure, LensWatch, measure_lens
-from vision.lens_cli import photo_markers
-from vision.pack import Pack
-from vision.read import read_table
-from vision.render import Effects, Rendered, random_camera, render_table
-from vision.scene import TableScene, random_scene
+from vision.reader.lens import Lens, LensMeasure, LensWatch, measure_lens
+from vision.reader.read import read_table
+from vision.synthetic.render import Effects, Rendered, random_camera, render_table
+from vision.synthetic.scene import TableScene, random_scene
 
 
 def _table(pack: Pack, lens_k: float, seed: int = 5) -> tuple[TableScene, Rendered]:

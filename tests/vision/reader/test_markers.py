@@ -11,7 +11,7 @@ import pytest
 from tests.vision.handmade import Frame, Scene, camera_homography, draw, project, seat_default
 from vision import kit
 from vision.config import MarkerConfig
-from vision.markers import MarkerSighting, detect_markers, recover_markers
+from vision.reader.markers import MarkerSighting, detect_markers, recover_markers
 
 
 def _grey(image: np.ndarray) -> np.ndarray:

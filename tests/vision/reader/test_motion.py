@@ -11,10 +11,10 @@ import pytest
 
 from companion.catalogue import default_boards
 from tests.vision.handmade import Scene, camera_homography, draw, seat_default
-from vision.areas import AreaKey, AreaPose, locate_all
 from vision.config import MotionConfig
-from vision.markers import detect_markers
-from vision.motion import GateState, MotionGate, changed_areas, kit_mask
+from vision.reader.areas import AreaKey, AreaPose, locate_all
+from vision.reader.markers import detect_markers
+from vision.reader.motion import GateState, MotionGate, changed_areas, kit_mask
 
 SMALL = (320, 180)  # the preview stream: a 2880 x 1620 camera reduced 9 times
 CONFIG = MotionConfig(still_seconds=1.0, max_hand_wait_seconds=5.0)

@@ -6,15 +6,15 @@ import cv2
 import numpy as np
 import pytest
 
-import vision.read
+import vision.reader.read
+from app.bench.rendered import same_answer
 from companion.reading import TableRead
 from tests.vision.handmade import Scene, camera_homography, draw, seat_default
-from vision.bench import same_answer
+from vision.box.pack import Pack
 from vision.config import ReadConfig, VisionConfig
-from vision.pack import Pack
-from vision.read import BadFrame, TableNotFound, locate_table, read_table, read_table_view
-from vision.render import Effects, Rendered, random_camera, render_table
-from vision.scene import random_scene
+from vision.reader.read import BadFrame, TableNotFound, locate_table, read_table, read_table_view
+from vision.synthetic.render import Effects, Rendered, random_camera, render_table
+from vision.synthetic.scene import random_scene
 
 
 def _render(pack: Pack, seed: int, *, seats: int = 3, side: str = "front") -> Rendered:
@@ -263,12 +263,12 @@ def test_markers_the_first_pass_missed_are_found_again_from_one_seen(
         seats={1: seat_default(1), 3: seat_default(3)}, sticker_mm=3.0, sticker_deg=2.0, seed=22
     )
     frame = draw(scene, camera_homography(tilt_deg=15, roll_deg=30, px_per_mm=1.6), noise=2.0)
-    first_pass = vision.read.detect_markers
+    first_pass = vision.reader.read.detect_markers
 
     def quick(gray, config=None):  # type: ignore[no-untyped-def]
         return {i: m for i, m in first_pass(gray, config).items() if i not in missed}
 
-    monkeypatch.setattr(vision.read, "detect_markers", quick)
+    monkeypatch.setattr(vision.reader.read, "detect_markers", quick)
     view = locate_table(frame.image, 45.0, pack_lagoon.catalogue.board("front"))
     pose = view.display if area == "display" else view.seats.get(int(area))
     assert pose is not None and len(pose.markers_seen) == 4

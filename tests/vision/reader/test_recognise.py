@@ -22,13 +22,14 @@ from numpy.typing import NDArray
 from companion.catalogue import Catalogue
 from companion.reading import CellRead
 from companion.tiles import ROTATIONS
-from vision import kit, recognise
-from vision.areas import picture_crop, tile_crop_mm
-from vision.artpacks import write_art_pack
+from vision import kit
+from vision.box.pack import Pack, load_pack
+from vision.box.tilemodel import TileModel, learn_pack
 from vision.config import PX_PER_MM
-from vision.pack import Pack, load_pack
-from vision.recognise import match_cells, read_cell, read_cells
-from vision.tilemodel import TileModel, learn_pack
+from vision.reader import recognise
+from vision.reader.areas import picture_crop, tile_crop_mm
+from vision.reader.recognise import match_cells, read_cell, read_cells
+from vision.synthetic.artpacks import write_art_pack
 
 Image = NDArray[np.uint8]
 MAT = (244, 247, 248)
@@ -51,7 +52,7 @@ def lay_tile(
     background: Image | None = None,
     ppm: float = PX_PER_MM,
 ) -> NDArray[np.float32]:
-    """A cell crop (vision.areas' contract) with `picture` lying in it, before any camera:
+    """A cell crop (vision.reader.areas' contract) with `picture` lying in it, before any camera:
     turned `rotation` + `turn` degrees clockwise, `offset` mm off the cell's centre, with a
     thin dark cardboard edge; on white mat paper unless a background is given."""
     size = tile_crop_mm(tile_mm)
@@ -376,7 +377,7 @@ def test_tables_drawn_with_an_unseen_pack_never_name_a_wrong_cell(
 ) -> None:
     # Safety only: how many cells are left unknown is a rate, measured by `companion bench
     # vision` (docs/vision.md), not asserted here.
-    from vision.bench import bench_pack
+    from app.bench.rendered import bench_pack
 
     easy = bench_pack(pack_random, scenes=2, seed=seed, seats=4, difficulties=("easy",))["easy"]
     assert easy.visible > 100
@@ -447,7 +448,7 @@ def test_tiles_washed_to_white_where_the_paper_is_near_white_are_unknown(
 def test_a_display_cell_whose_own_paper_is_white_to_clipping_is_unknown(
     models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
-    # A rendered hard table's display cell (tests/vision/cells; seed 21's table 59, the ink
+    # A rendered hard table's display cell (tests/vision/reader/cells; seed 21's table 59, the ink
     # pack): a water tile under a lamp's reflection over the whole display, washed to the
     # white of the paper round it (250) with no block quite clipped (244).
     _pack, model = models["ink"]
@@ -485,7 +486,7 @@ def test_a_pale_arm_over_a_whole_display_cell_in_lamp_light_is_unknown_not_empty
 def test_a_storage_card_white_to_clipping_is_unknown_not_empty(
     models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
-    # A rendered hard table's storage card (tests/vision/cells): a tile under a lamp's
+    # A rendered hard table's storage card (tests/vision/reader/cells): a tile under a lamp's
     # reflection, white to clipping like the card. Read alone, with no paper to compare.
     _pack, model = models["ink"]
     crop = _cell("ink-storage-glare-tile")
@@ -547,7 +548,7 @@ def test_a_flat_arm_or_a_pale_plain_tile_on_the_display_is_never_empty(
 
 
 def test_a_hand_over_an_empty_board_cell_does_not_make_a_tile(pack_ink: Pack) -> None:
-    # A rendered hard table's board cell, empty, 96 % under a hand (tests/vision/cells): a
+    # A rendered hard table's board cell, empty, 96 % under a hand (tests/vision/reader/cells): a
     # tile fitted to what the hand leaves once matched it better than the empty board did
     # over the whole square, hand included.
     model = learn_pack(pack_ink, PX_PER_MM)
@@ -572,9 +573,9 @@ def _kept_cells_model(pack_ink: Pack, tmp_path: Path, seed: int | None) -> TileM
 
 
 def _cell(name: str) -> Image:
-    """A crop kept from a rendered table (tests/vision/cells)."""
+    """A crop kept from a rendered table (tests/vision/reader/cells)."""
     image = cv2.imread(str(CELLS / f"{name}.png"))
-    assert image is not None, f"tests/vision/cells/{name}.png is missing"
+    assert image is not None, f"tests/vision/reader/cells/{name}.png is missing"
     return np.asarray(image, np.uint8)
 
 
@@ -582,7 +583,7 @@ def _cell(name: str) -> Image:
 def test_a_display_cell_of_another_hue_than_its_paper_is_never_empty(
     models: dict[str, tuple[Pack, TileModel]], name: str
 ) -> None:
-    # Rendered hard tables' display cells (tests/vision/cells): a pale arm over a whole cell
+    # Rendered hard tables' display cells (tests/vision/reader/cells): a pale arm over a whole cell
     # and its rim, and a pale lilac plain tile in a lamp's glare on white paper. Both are as
     # bright as the paper round them and nearly grey; only their hue is not the paper's.
     _pack, model = models["ink"]
@@ -598,7 +599,7 @@ def test_a_display_cell_of_another_hue_than_its_paper_is_never_empty(
 def test_an_arm_over_most_of_a_cell_is_not_named_a_plain_island(
     models: dict[str, tuple[Pack, TileModel]], name: str, board: bool
 ) -> None:
-    # Rendered hard tables' cells (tests/vision/cells; the ink pack, seeds 18 and 25): an
+    # Rendered hard tables' cells (tests/vision/reader/cells; the ink pack, seeds 18 and 25): an
     # arm over eight and nine tenths of an empty board cell and of a display cell holding
     # an island end. The cover search takes only a fifth and a tenth of the blocks as
     # covered; the arm's even skin is fairly explained by the plain island tile.
@@ -623,7 +624,7 @@ def test_an_arm_over_most_of_a_cell_is_not_named_a_plain_island(
 def test_a_board_cell_wholly_under_something_flat_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
 ) -> None:
-    # Rendered hard tables' board cells (tests/vision/cells; seed 21): an island tile
+    # Rendered hard tables' board cells (tests/vision/reader/cells; seed 21): an island tile
     # wholly under a pale arm (the ink pack), and a water tile washed out by a lamp's
     # reflection (the random pack of seed 1021). Each leaves only noise, which the board's
     # thin lines at an eighth of their contrast fit as well as anything: 2 grey levels.
@@ -642,7 +643,7 @@ def test_a_board_cell_wholly_under_something_flat_is_not_empty(
 def test_a_tile_whose_detail_the_board_does_not_explain_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
 ) -> None:
-    # Rendered hard tables' board cells (tests/vision/cells): a pale water tile under a
+    # Rendered hard tables' board cells (tests/vision/reader/cells): a pale water tile under a
     # player's ship on the random pack of seed 1090 (its red board, seed 90's table 6), and
     # an island end under a lamp's reflection and an arm's edge on the ink pack (seed 85's
     # table 9). Both were read empty: the board's thin outline is seen beside the tile's own
@@ -666,7 +667,7 @@ def test_a_tile_whose_detail_the_board_does_not_explain_is_not_empty(
 def test_an_empty_board_cell_with_thin_printed_lines_is_empty(
     tmp_path: Path, name: str, without: dict[str, float]
 ) -> None:
-    # Rendered easy tables' empty board cells (tests/vision/cells; the random pack of seed
+    # Rendered easy tables' empty board cells (tests/vision/reader/cells; the random pack of seed
     # 1020): the board's thin bright lines lie a fraction of a pixel off the crop's pixels,
     # or the camera is sharper than the blur the board picture is given. The board picture
     # leaves a little more than a clean empty cell, and a tile's edge explains that better.
@@ -681,7 +682,7 @@ def test_an_empty_board_cell_with_thin_printed_lines_is_empty(
 def test_an_arm_over_most_of_a_board_cell_is_unknown_on_the_table_not_empty(
     tmp_path: Path,
 ) -> None:
-    # A rendered hard table's seat (tests/vision/cells; the random pack of seed 1008): a
+    # A rendered hard table's seat (tests/vision/reader/cells; the random pack of seed 1008): a
     # water tile with an arm over seven tenths of it, beside two empty cells of the seat.
     # The board's own picture is left out as covered; the arm's colour reads as the plain
     # red board washed out by glare. The seat's clearly empty cells show the light's hue.
@@ -707,7 +708,7 @@ def test_an_arm_over_most_of_a_board_cell_is_unknown_on_the_table_not_empty(
 
 
 def test_a_hand_taken_for_a_plain_islands_sand_is_unknown_on_the_table(pack_ink: Pack) -> None:
-    # A rendered hard table's seat (tests/vision/cells; the ink pack, seed 61's table 4): a
+    # A rendered hard table's seat (tests/vision/reader/cells; the ink pack, seed 61's table 4): a
     # hand over two thirds of a board cell, the rest the dark board, fits the bare end of an
     # island (its sand the skin) with a third of the blocks left out; three tiles of the same
     # seat with nothing over them, one of them under a lamp's white glare.
@@ -732,7 +733,7 @@ def test_a_hand_taken_for_a_plain_islands_sand_is_unknown_on_the_table(pack_ink:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["random1017-board-hand-water", "random1017-board-hand-lei"])
 def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name: str) -> None:
-    # Rendered hard tables' board cells, four fifths under a hand (tests/vision/cells; the
+    # Rendered hard tables' board cells, four fifths under a hand (tests/vision/reader/cells; the
     # random pack of seed 1017): the cover search found a third of the tile hidden, and a
     # tile with a plain stretch as flat as the hand fitted the rest at 0.63-0.64 (below
     # both bars for tiles partly taken as covered).
@@ -759,7 +760,7 @@ def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name
 def test_a_tile_favoured_only_beside_a_cover_is_not_named(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None, named: str
 ) -> None:
-    # Rendered hard tables' board cells (tests/vision/cells; seeds 43 and 28): fingers over
+    # Rendered hard tables' board cells (tests/vision/reader/cells; seeds 43 and 28): fingers over
     # the end of an island reaching north, and an arm's edge over an empty cell. The cover
     # search leaves out a quarter of each, but not the fingers' sides nor the arm's shadow,
     # and those favoured a whole island and a plain island's coast. Fitted without the
@@ -771,7 +772,7 @@ def test_a_tile_favoured_only_beside_a_cover_is_not_named(
 
 
 def test_a_board_cell_under_a_veil_of_glare_is_never_empty(pack_ink: Pack) -> None:
-    # A rendered hard table's board cell (tests/vision/cells; seed 57): a tile washed nearly
+    # A rendered hard table's board cell (tests/vision/reader/cells; seed 57): a tile washed nearly
     # white by a lamp's reflection on the dark ink board. Its edge lies by the board's
     # printed outline, which is all the board shows of its pattern, and it was read as the
     # board beyond doubt; the veil of light over it says a tile may lie there unseen.
@@ -792,7 +793,7 @@ def test_a_board_cell_under_a_veil_of_glare_is_never_empty(pack_ink: Pack) -> No
 def test_a_tile_under_a_players_ship_is_named(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None, tile: str
 ) -> None:
-    # Rendered hard tables' board cells (tests/vision/cells; seeds 7 and 14): a player's
+    # Rendered hard tables' board cells (tests/vision/reader/cells; seeds 7 and 14): a player's
     # ship stands on each tile, turned across it, its shadow beside it. Ship and shadow
     # touch half the blocks of the tile's square; the rest names the tile. Held to the
     # share of hidden blocks an empty cell's look is held to, both were unknown.
@@ -808,7 +809,7 @@ def test_a_tile_under_a_players_ship_is_named(
 def test_a_thin_detail_a_pixel_off_does_not_lose_to_no_detail(
     tmp_path: Path, recheck: float
 ) -> None:
-    # A rendered easy table's display cell (tests/vision/cells; the random pack of seed
+    # A rendered easy table's display cell (tests/vision/reader/cells; the random pack of seed
     # 1021): an end tile with a boat drawn in a thin outline. Placed where the bare end tile
     # fits best, the outline lies a pixel off and the boat fits worse than no boat at all;
     # placed again by that close rival, it fits at 0.99.
@@ -915,7 +916,7 @@ def test_a_plain_tile_under_a_player_ship_or_a_shell_is_read(
     tile: str,
     rotation: int,
 ) -> None:
-    """Rendered hard tables' board cells (tests/vision/cells; the ink pack, seeds 13 and 14):
+    """Rendered hard tables' board cells (tests/vision/reader/cells; the ink pack, seeds 13 and 14):
     a water tile with a player ship over its middle, and one with a wooden shell on it.
     With the cover in the fit, busier pictures fit better than the plain tile, which then
     fell out of the refit without the covered blocks though it placed the tile best."""
@@ -942,7 +943,7 @@ def test_a_plain_tile_under_a_player_ship_or_a_shell_is_read(
 def test_a_board_cell_whose_printed_edge_is_seen_nowhere_is_not_empty(
     pack_ink: Pack, tmp_path: Path, name: str, seed: int | None
 ) -> None:
-    """Rendered hard tables' board cells (tests/vision/cells; seeds 30, 24 and 18): a water
+    """Rendered hard tables' board cells (tests/vision/reader/cells; seeds 30, 24 and 18): a water
     tile under a pale arm and a player ship, one under a lamp's reflection, and one of the
     board's own colour with a player ship over its middle. Inside the tile's place each
     looks like the plain board under some light; the board's printed cell outline, at the
@@ -998,7 +999,7 @@ def test_an_empty_board_cell_under_a_strong_warm_cast_is_empty(
 def test_a_tile_in_doubt_over_a_thin_detail_is_placed_by_both_pictures(
     pack_ink: Pack, tmp_path: Path, name: str, tile: str, rotation: int
 ) -> None:
-    # Crops of an easy table drawn with seed 72's random pack (tests/vision/cells), whose
+    # Crops of an easy table drawn with seed 72's random pack (tests/vision/reader/cells), whose
     # lei halves are chains of dots a millimetre and a half wide: an island end with one
     # on the display, one without on a board, each first placed by a picture that is not
     # its own and left in doubt against the other (evidence 0.45 and 0.51).
@@ -1017,7 +1018,7 @@ def test_a_tile_in_doubt_over_a_thin_detail_is_placed_by_both_pictures(
 def test_a_tile_fitting_well_in_glare_is_not_read_empty_for_a_plain_boards_outline(
     pack_ink: Pack, tmp_path: Path
 ) -> None:
-    # A crop of a hard table drawn with seed 77's random pack (tests/vision/cells): a sand
+    # A crop of a hard table drawn with seed 77's random pack (tests/vision/reader/cells): a sand
     # and pink island end with a hut in a lamp's glare, on a nearly plain board whose only
     # print is a thin cell outline. The end fits at 0.86 but is too washed out to name; the
     # board's outline (its contrast "seen" at 0.78, from the tile's own edge) made it empty.
@@ -1034,7 +1035,7 @@ def test_a_tile_fitting_well_in_glare_is_not_read_empty_for_a_plain_boards_outli
 def test_a_tile_named_partly_covered_is_weighed_against_its_siblings(
     pack_ink: Pack, tmp_path: Path
 ) -> None:
-    # A crop of a hard table drawn with the ink pack (tests/vision/cells): an island end
+    # A crop of a hard table drawn with the ink pack (tests/vision/reader/cells): an island end
     # with a palm and a hut under a lamp's glare. The hut and its smoke, which none of the
     # tiles first fitted explains (the glare put the hut's own picture a hundred places
     # down the ranking), were left out as covered, and the end without a hut was named.

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from tests.vision.test_recognise import lay_tile, photograph
+from tests.vision.reader.test_recognise import lay_tile, photograph
 from vision import kit
-from vision.areas import picture_crop, tile_crop_mm
+from vision.box.pack import Pack
+from vision.box.tilemodel import learn_pack
 from vision.config import PX_PER_MM
-from vision.pack import Pack
-from vision.recognise import read_cell, read_cells
-from vision.tilemodel import learn_pack
+from vision.reader.areas import picture_crop, tile_crop_mm
+from vision.reader.recognise import read_cell, read_cells
 
 Image = NDArray[np.uint8]
 

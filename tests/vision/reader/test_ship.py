@@ -13,14 +13,21 @@ import pytest
 from numpy.typing import NDArray
 
 from vision import kit
-from vision import ship as ship_module
-from vision.areas import AreaPose
-from vision.artpacks import write_art_pack
+from vision.box.pack import Pack, load_pack
 from vision.config import ShipConfig, VisionConfig
-from vision.pack import Pack, load_pack
-from vision.render import CameraSpec, Effects, render_table
-from vision.scene import DISPLAY, Clutter, area_to_table, random_scene
-from vision.ship import FEATURES, ShipModel, learn_ship, locate_ship, read_ship_in_frame, ship_model
+from vision.reader import ship as ship_module
+from vision.reader.areas import AreaPose
+from vision.reader.ship import (
+    FEATURES,
+    ShipModel,
+    learn_ship,
+    locate_ship,
+    read_ship_in_frame,
+    ship_model,
+)
+from vision.synthetic.artpacks import write_art_pack
+from vision.synthetic.render import CameraSpec, Effects, render_table
+from vision.synthetic.scene import DISPLAY, Clutter, area_to_table, random_scene
 
 #: A random-style pack nothing was tuned on.
 FRESH_SEED = 4729

@@ -1,4 +1,5 @@
-"""vision.storage: the storage slot weighed against the table round it (bare tables, pale arms)."""
+"""vision.reader.storage: the storage slot weighed against the table round it (bare tables, pale
+arms)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,10 @@ import pytest
 
 from companion.reading import CellRead, TableRead
 from vision import kit
+from vision.box.pack import Pack
 from vision.config import StorageConfig, VisionConfig
-from vision.pack import Pack
-from vision.read import read_table
-from vision.render import CameraSpec, Effects, Rendered, random_camera, render_table
-from vision.render_config import SKIN_BGR
-from vision.scene import Clutter, TableScene, area_to_table, random_scene
-from vision.storage import (
+from vision.reader.read import read_table
+from vision.reader.storage import (
     SlotSurface,
     bare_slots,
     kept_out,
@@ -23,6 +21,9 @@ from vision.storage import (
     slot_surface,
     square_mm,
 )
+from vision.synthetic.render import CameraSpec, Effects, Rendered, random_camera, render_table
+from vision.synthetic.render_config import SKIN_BGR
+from vision.synthetic.scene import Clutter, TableScene, area_to_table, random_scene
 
 CFG = StorageConfig()
 TILE_MM = 45.0

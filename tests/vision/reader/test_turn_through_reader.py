@@ -17,12 +17,12 @@ from companion.session import Session
 from companion.state import GameState, Placed
 from companion.tracker import Accepted, Doubtful, Refused
 from vision import kit
-from vision import render_config as cfg
-from vision.pack import Pack
-from vision.read import read_table
-from vision.render import CameraSpec, Effects, render_table
-from vision.scene import Clutter, TableScene, area_to_table
-from vision.table_scene import scene_for_state
+from vision.box.pack import Pack
+from vision.reader.read import read_table
+from vision.synthetic import render_config as cfg
+from vision.synthetic.render import CameraSpec, Effects, render_table
+from vision.synthetic.scene import Clutter, TableScene, area_to_table
+from vision.synthetic.table_scene import scene_for_state
 
 SEATS = [Seat("Aroha", 1), Seat("Tama", 2)]
 #: Games (by setup seed) whose first turn is played on the rendered table.

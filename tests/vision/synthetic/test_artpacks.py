@@ -8,12 +8,12 @@ import cv2
 import numpy as np
 import pytest
 
+from app.cli import main
 from companion.catalogue import Catalogue, TileType, default_catalogue
-from companion.cli import main
 from companion.errors import DataError
 from companion.tiles import Kind, Meaning
-from vision.artpacks import STYLES, write_art_pack
-from vision.pack import Pack, load_pack
+from vision.box.pack import Pack, load_pack
+from vision.synthetic.artpacks import STYLES, write_art_pack
 
 
 def _seen(picture: np.ndarray) -> np.ndarray:

@@ -11,9 +11,16 @@ import pytest
 
 from companion.catalogue import default_catalogue
 from vision import kit
-from vision.pack import Pack
-from vision.render import CameraSpec, Effects, Rendered, apply, random_camera, render_table
-from vision.scene import (
+from vision.box.pack import Pack
+from vision.synthetic.render import (
+    CameraSpec,
+    Effects,
+    Rendered,
+    apply,
+    random_camera,
+    render_table,
+)
+from vision.synthetic.scene import (
     DISPLAY,
     Clutter,
     PlacedTile,
@@ -249,7 +256,7 @@ def test_rendering_frame_after_frame_with_one_pack_keeps_no_more_pictures(
 ) -> None:
     # The demo renders a frame per turn all evening: the renderer's picture cache must not
     # take a new entry per frame (it once kept a fresh copy of the ship picture every time).
-    from vision.render import _SPRITES
+    from vision.synthetic.render import _SPRITES
 
     rng = np.random.default_rng(5)
     scene = random_scene(pack_random.catalogue, rng, 3, "front", "easy")

@@ -1,0 +1,16 @@
+"""The app's tests use the packs of the vision tests and the Session, app and host of the
+web tests."""
+
+from tests.vision.conftest import pack_dirs, pack_ink, pack_lagoon, pack_random
+from tests.web.conftest import app, client, host, session
+
+__all__ = [
+    "app",
+    "client",
+    "host",
+    "pack_dirs",
+    "pack_ink",
+    "pack_lagoon",
+    "pack_random",
+    "session",
+]
