@@ -266,7 +266,7 @@ class _ServiceReader:
 
     def read_turn(self, image: Any, seats: Any = ()) -> Any:
         read = self.reader.read_turn(image, seats)
-        self.corrections.seen(self.reader.matches)
+        self.corrections.seen(read, self.reader.matches)
         view = self.reader.view
         if self.reader.report.kind == "whole" and view is not None:
             hint = self.lens_watch.hint(view.markers, image.shape[1], image.shape[0])

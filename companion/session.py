@@ -97,13 +97,23 @@ class Damage:
         return {"problem": self.problem, "kept": self.kept, "turn_number": self.turn_number}
 
 
+@dataclass(frozen=True)
+class Correction:
+    """A cell the host corrected: where (area "display" or a seat number), what truly lies
+    there, the read it corrected and the read the correction made of it."""
+
+    area: str | int
+    row: int
+    col: int
+    cell: CellRead
+    before: TableRead
+    after: TableRead
+
+
 @dataclass
 class _Listeners:
     on_verdict: list[Callable[[Verdict], None]] = field(default_factory=list)
-    # A cell the host corrected: (area, row, col, what truly lies there).
-    on_correction: list[Callable[[str | int, int, int, CellRead], object]] = field(
-        default_factory=list
-    )
+    on_correction: list[Callable[[Correction], object]] = field(default_factory=list)
 
 
 class Session:
@@ -443,21 +453,22 @@ class Session:
     def correct(self, area: str | int, row: int, col: int, cell: CellRead) -> Verdict:
         """Correct one cell of the last read (area "display" or a seat number) and judge again."""
         with self._lock:
-            verdict, judged = self._correct(area, row, col, cell)
+            verdict, judged, correction = self._correct(area, row, col, cell)
         self._tell(judged)
         for listener in self.listeners.on_correction:
-            listener(area, row, col, cell)
+            listener(correction)
         return verdict
 
     def _correct(
         self, area: str | int, row: int, col: int, cell: CellRead
-    ) -> tuple[Verdict, Verdict | None]:
-        """The verdict on the corrected read, and the tracker's for the listeners (under the
-        lock)."""
-        read = self.question.read if self.question and self.question.read else self.last_read
-        if read is None:
+    ) -> tuple[Verdict, Verdict | None, Correction]:
+        """The verdict on the corrected read, the tracker's for the listeners and the
+        correction (under the lock)."""
+        before = self.question.read if self.question and self.question.read else self.last_read
+        if before is None:
             raise NotNow("There is no read of the table to correct.")
-        read = _with_cell(read, area, row, col, cell)
+        read = _with_cell(before, area, row, col, cell)
+        correction = Correction(area, row, col, cell, before, read)
         where = "display" if area == "display" else f"seat {area}"
         self._note("note", f"Corrected {where} {at((row, col))}.")
         question, self.question = self.question, None
@@ -466,7 +477,7 @@ class Session:
         except StorageError:  # the corrected turn was not saved: the question stays open
             self.question = question
             raise
-        return verdict or Unreadable("No game is running."), judged
+        return verdict or Unreadable("No game is running."), judged, correction
 
     # ------------------------------------------------------------ camera side
 

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-DEMO = [sys.executable, "-m", "companion", "demo", "--headless", "--players", "2", "--seed", "5"]
+DEMO = [sys.executable, "-m", "app", "demo", "--headless", "--players", "2", "--seed", "5"]
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def unbroken(cache: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dic
 def test_the_printed_scores_are_the_scoring_of_the_saved_game(unbroken) -> None:  # type: ignore[no-untyped-def]
     printed, saved = unbroken
     scored = subprocess.run(
-        [sys.executable, "-m", "companion", "score", str(saved), "--json"],
+        [sys.executable, "-m", "app", "score", str(saved), "--json"],
         capture_output=True,
         text=True,
         check=True,

@@ -38,7 +38,7 @@ import resource, runpy, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write fails with EFBIG instead
 resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
 sys.argv[0] = "companion"
-runpy.run_module("companion", run_name="__main__")
+runpy.run_module("app", run_name="__main__")
 """
 
 

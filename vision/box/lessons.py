@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from companion.catalogue import Catalogue
-from companion.reading import CellRead
+from companion.reading import CellRead, TableRead
+from companion.session import Correction
 from vision.box.judge import (
     EMPTY_CLASS,
     FEATURES,
@@ -254,8 +256,11 @@ def keep_teach_lessons(
 
 
 class CorrectionLessons:
-    """Turns the host's corrections of the last read into lessons: keeps that read's
-    matches (`seen`) and, for a corrected cell among them, adds its lesson to the book."""
+    """Turns the host's corrections into lessons: keeps the matches of the last reads
+    (`seen`) and, for a corrected cell of one of those reads, adds its lesson to the book."""
+
+    #: Reads whose matches are kept: a correction may come after a newer read.
+    KEPT_READS = 4
 
     def __init__(self, book: LessonBook, pack: Any, config: Any = None) -> None:
         from vision.config import VisionConfig
@@ -263,22 +268,29 @@ class CorrectionLessons:
         self.book = book
         self.pack = pack
         self.config = config or VisionConfig()
-        self._matches: Mapping[tuple[Any, int, int], CellMatch] = {}
+        self._reads: deque[tuple[TableRead, Mapping[tuple[Any, int, int], CellMatch]]] = deque(
+            maxlen=self.KEPT_READS
+        )
 
-    def seen(self, matches: Mapping[tuple[Any, int, int], CellMatch]) -> None:
-        """The matches of the read the host may correct next."""
-        self._matches = dict(matches)
+    def seen(self, read: TableRead, matches: Mapping[tuple[Any, int, int], CellMatch]) -> None:
+        """A read the host may correct, and the matches behind its cells."""
+        self._reads.append((read, dict(matches)))
 
-    def corrected(self, area: str | int, row: int, col: int, cell: CellRead) -> bool:
-        """Keep the lesson of a corrected cell; False when there is none to keep (the cell
-        was not read, the answer is unknown, or the book cannot be written: logged)."""
+    def corrected(self, correction: Correction) -> bool:
+        """Keep the lesson of a corrected cell; False when there is none to keep (the read
+        is not one of those seen, the cell was not read, the answer is unknown, or the book
+        cannot be written: logged)."""
         from vision.box.tilemodel import learn_pack
 
-        match = self._matches.get((area, row, col))
+        matches = next((m for r, m in reversed(self._reads) if r is correction.before), None)
+        if matches is None:
+            return False
+        self._reads.append((correction.after, matches))  # its other cells may be corrected
+        match = matches.get((correction.area, correction.row, correction.col))
         if match is None:
             return False
         model = learn_pack(self.pack, self.config.crops.px_per_mm, self.config.cells)
-        item = lesson(match, cell, model, self.pack.catalogue, "correction")
+        item = lesson(match, correction.cell, model, self.pack.catalogue, "correction")
         if item is None:
             return False
         try:

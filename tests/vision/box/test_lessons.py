@@ -6,12 +6,12 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-from companion.reading import EMPTY, UNKNOWN, CellRead
+from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
+from companion.session import Correction
 from vision.box.judge import (
     EMPTY_CLASS,
     FEATURES,
@@ -141,6 +141,12 @@ def test_a_lesson_that_cannot_be_written_leaves_the_book_whole(
     assert book.path.read_bytes() == before
 
 
+def _table() -> TableRead:
+    """A read of an empty table (each call a new object, as each read of the camera is)."""
+    grid = tuple(tuple(EMPTY for _ in range(4)) for _ in range(4))
+    return TableRead(grid, None, {3: SeatRead(grid, EMPTY)})
+
+
 def test_a_host_correction_becomes_a_lesson(pack_random: Pack, tmp_path: Path) -> None:
     from vision.config import VisionConfig
 
@@ -156,11 +162,17 @@ def test_a_host_correction_becomes_a_lesson(pack_random: Pack, tmp_path: Path) -
     truth = CellRead(model.ids[k], model.rotations[k])
     book = LessonBook(tmp_path, pack_random)
     teacher = CorrectionLessons(book, pack_random, config)
-    assert not teacher.corrected("display", 1, 2, truth)  # no read seen yet
-    teacher.seen({("display", 1, 2): match, (3, 0, 0): match})
-    assert teacher.corrected("display", 1, 2, truth)
-    assert teacher.corrected(3, 0, 0, EMPTY)
-    assert not teacher.corrected(3, 0, 0, UNKNOWN)  # "I do not know" teaches nothing
+    read, newer = _table(), _table()
+    corrected = _table()
+    assert not teacher.corrected(Correction("display", 1, 2, truth, read, corrected))
+    teacher.seen(read, {("display", 1, 2): match, (3, 0, 0): match})
+    teacher.seen(newer, {("display", 1, 2): replace(match, read=EMPTY)})
+    # The correction of the older read pairs with that read's matches, not the newer's.
+    assert teacher.corrected(Correction("display", 1, 2, truth, read, corrected))
+    # A second correction of the corrected read still has the camera's matches.
+    assert teacher.corrected(Correction(3, 0, 0, EMPTY, corrected, _table()))
+    # "I do not know" teaches nothing.
+    assert not teacher.corrected(Correction(3, 0, 0, UNKNOWN, read, _table()))
     got = book.load()
     assert got is not None and got.labels.tolist() == [TILE, EMPTY_CLASS]
     assert got.groups == (f"{model.ids[k]}|unknown",) * 2
@@ -178,12 +190,17 @@ def test_the_session_tells_its_correction_listeners() -> None:
     from tests.companion.test_tracker import with_cell
 
     session = started()
-    heard: list[tuple[Any, ...]] = []
-    session.listeners.on_correction.append(lambda *a: heard.append(a))
+    heard: list[Correction] = []
+    session.listeners.on_correction.append(heard.append)
     turn = Turn(1, TakeToBoard((0, 0), (2, 2), 90), drawn="middle-boat")
-    session.observe(with_cell(table_after(session, turn), 1, (2, 2), UNKNOWN))
+    read = with_cell(table_after(session, turn), 1, (2, 2), UNKNOWN)
+    session.observe(read)
     session.correct(1, 2, 2, CellRead("water", 90, 1.0))
-    assert heard == [(1, 2, 2, CellRead("water", 90, 1.0))]
+    assert len(heard) == 1
+    got = heard[0]
+    assert (got.area, got.row, got.col, got.cell) == (1, 2, 2, CellRead("water", 90, 1.0))
+    assert got.before is read
+    assert got.after.seats[1].cells[2][2] == CellRead("water", 90, 1.0)
 
 
 def test_a_taught_judge_rests_on_the_kept_one(
