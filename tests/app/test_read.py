@@ -95,7 +95,9 @@ def test_bad_photos_end_with_exit_2_and_one_line(
         data = photo.read_bytes()
         path.write_bytes(data[: len(data) // 2])
     elif content == "half-png":
-        _, buf = cv2.imencode(".png", cv2.imread(str(photo)))
+        image = cv2.imread(str(photo))
+        assert image is not None
+        _, buf = cv2.imencode(".png", image)
         path.write_bytes(buf.tobytes()[: len(buf) // 2])
     elif isinstance(content, bytes):
         path.write_bytes(content)

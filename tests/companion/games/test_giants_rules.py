@@ -9,6 +9,7 @@ from companion.games.giants import (
     Bid,
     Choose,
     GiantsGame,
+    Island,
     Mark,
     Move,
     Pass,
@@ -29,7 +30,7 @@ from tests.companion.games.test_giants_examples import (
 )
 
 
-def line() -> object:
+def line() -> Island:
     return island(
         {"M": (0, 0), "A": (1, 0), "B": (2, 0), "C": (3, 0)},
         {"b1": ("B", 4, 4), "c1": ("C", 6, 5), "c2": ("C", 6, 5)},

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from companion.errors import IllegalMove, NotNow
 from companion.games import game_class
+from companion.games.base import Action
 from companion.games.session import BOARD_DIR, BoardSession, board_journal
 from companion.journal import StorageError
 from tests.companion.test_journal import Disk
@@ -125,9 +127,10 @@ def test_a_move_the_disk_cannot_take_is_not_made(
     before = (board.game.view(), list(board.game.events))
     on_disk = journal_lines(tmp_path)
     disk = Disk(monkeypatch)
+    changes: tuple[Callable[[], Action], ...] = (lambda: board.play(0), board.undo)
     for free in (0, 9):  # nothing fits; a few bytes of the line
         disk.free = free
-        for change in (lambda: board.play(0), board.undo):
+        for change in changes:
             with pytest.raises(
                 StorageError, match=r"^The board game could not be saved: the disk is full\.$"
             ):

@@ -14,6 +14,7 @@ from companion.games.base import BoardGame
 from companion.games.bots import play_game
 from companion.games.tongiaki import Tongiaki
 from companion.games.tongiaki.actions import (
+    Action,
     Arrive,
     Expand,
     Land,
@@ -27,7 +28,7 @@ from companion.games.tongiaki.actions import (
 from companion.games.tongiaki.tiles import DIRECTIONS, default_tiles, neighbour, parse_tiles
 from tests.companion.games.conftest import laid, tile
 
-EVERY_KIND = [
+EVERY_KIND: list[Action] = [
     Place("tonga", 2),
     Expand("i13", (0, 1)),
     Expand("i13", (1,), take=("tonga", 4)),
@@ -94,7 +95,13 @@ def test_an_illegal_move_changes_nothing_and_says_why_in_one_sentence() -> None:
     game = laid([tile("i13", 0, 0, boats=[["red", "red"], ["red"]])])
     before = copy.deepcopy(game.state)
     events = list(game.events)
-    for action in [Expand("i13", (0,)), Migrate("i13", 0, 1), Land(0, "red"), Royal("i99")]:
+    refused_actions: list[Action] = [
+        Expand("i13", (0,)),
+        Migrate("i13", 0, 1),
+        Land(0, "red"),
+        Royal("i99"),
+    ]
+    for action in refused_actions:
         with pytest.raises(IllegalMove) as refused:
             game.push(action)
         message = refused.value.message

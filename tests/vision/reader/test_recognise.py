@@ -104,7 +104,8 @@ def photograph(
     if blur > 0:
         out = cv2.GaussianBlur(out, (0, 0), blur)
     out = out + rng.normal(0.0, noise, out.shape)
-    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+    photo: Image = np.clip(out + 0.5, 0, 255).astype(np.uint8)
+    return photo
 
 
 def same_meaning(read: CellRead, tile: str, rotation: int, catalogue: Catalogue) -> bool:
@@ -134,9 +135,11 @@ def test_every_rotation_offset_and_turn_is_read(
     for i in range(48):
         tile = ids[(i * 7) % len(ids)]
         rotation = (0, 90, 180, 270)[i % 4]
-        offset = tuple(rng.uniform(-4.0, 4.0, 2))
+        dx, dy = rng.uniform(-4.0, 4.0, 2)
         turn = float(rng.uniform(-5.0, 5.0))
-        laid = lay_tile(pack.tiles[tile], rotation=rotation, offset=offset, turn=turn)  # type: ignore[arg-type]
+        laid = lay_tile(
+            pack.tiles[tile], rotation=rotation, offset=(float(dx), float(dy)), turn=turn
+        )
         crops.append(photograph(laid, rng))
         truth.append((tile, rotation))
     reads = read_cells(crops, model)
@@ -269,7 +272,9 @@ def test_empty_board_cells_are_empty_and_tiles_on_the_board_are_read(
 ) -> None:
     pack, model = models[style]
     rng = np.random.default_rng(11)
-    crops, refs, truth = [], [], []
+    crops: list[Image] = []
+    refs: list[Image] = []
+    truth: list[tuple[str, int] | None] = []
     for r, c in [(0, 0), (1, 2), (2, 1), (3, 3)]:
         ref = _empty_board_cell(pack, r, c)
         crops.append(photograph(ref.astype(np.float32), rng, gain=(0.9, 0.95, 1.05)))
