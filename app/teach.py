@@ -98,6 +98,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="tile side the kit was printed for (default: the catalogue's)",
     )
     parser.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        default=None,
+        help="the table's state directory: the taught cells are kept there as the first "
+        "lessons of its judge (--camera takes the [table] state_dir of its file)",
+    )
+    parser.add_argument(
         "--lens",
         type=float,
         default=0.0,
@@ -379,12 +386,17 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
         tile_mm=args.tile_mm,
     )
     camera: Any = None
+    state_dir = Path(args.state_dir) if args.state_dir else None
     try:
         if args.camera:
+            from app.service import TableSettings
             from hardware.camera import open_camera
             from hardware.config import HardwareConfig
 
-            settings = HardwareConfig.from_mapping(read_toml(Path(args.camera)), args.camera)
+            config = read_toml(Path(args.camera))
+            settings = HardwareConfig.from_mapping(config, args.camera)
+            if state_dir is None:
+                state_dir = TableSettings.from_mapping(config, args.camera).state_dir
             camera = open_camera(settings.camera)
             teach(session, camera_frames(camera, ui), ui)
         else:
@@ -401,4 +413,18 @@ def run(args: argparse.Namespace, ui: Terminal | None = None) -> int:
         f"Tile pack written to {out}: {len(draft.tiles)} tile types, the explorer ship, "
         f"{' and '.join(sorted(draft.boards))} board."
     )
+    if state_dir is not None and session.frames:
+        ui.say(_keep_lessons(session, out, state_dir))
     return 0
+
+
+def _keep_lessons(session: TeachSession, out: Path, state_dir: Path) -> str:
+    """The taught frames' cells kept as the table's first lessons (vision.box.lessons); the
+    sentence that says how it went (a lesson lost costs the game nothing)."""
+    from vision.box.lessons import LESSONS_DIR, keep_teach_lessons
+
+    try:
+        kept = keep_teach_lessons(session.frames, out, state_dir / LESSONS_DIR)
+    except (OSError, CompanionError) as exc:
+        return f"The taught cells could not be kept as lessons ({exc})."
+    return f"{kept} taught cells kept as lessons in {state_dir / LESSONS_DIR}."

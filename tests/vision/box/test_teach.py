@@ -268,6 +268,8 @@ def test_the_terminal_flow_writes_the_pack(
         str(source.root),
         "--batch",
         "4",
+        "--state-dir",
+        str(tmp_path / "state"),
     ]
     assert _cli(args, answers, monkeypatch) == 0
     printed = capsys.readouterr().out
@@ -275,6 +277,12 @@ def test_the_terminal_flow_writes_the_pack(
     assert "00-blurry.png" in printed and "trying the next picture" in printed
     pack = load_pack(tmp_path / "pack")
     assert pack.name == "pack"
+    # The taught cells are the table's first lessons, in its state directory.
+    from vision.box.lessons import LESSONS_DIR, LessonBook
+
+    kept = LessonBook(tmp_path / "state" / LESSONS_DIR, pack).load()
+    assert kept is not None and len(kept) >= 20
+    assert f"{len(kept)} taught cells kept as lessons" in printed
     assert _ncc(pack.tiles[script.first_plan[0]], source.tiles[script.first_plan[0]]) > 0.9
 
 
