@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from companion import __version__
 from companion.errors import CompanionError, printable
 
-#: (name, module, one-line help). Later helpers add their own line here:
-#: read, kit, teach, bench, demo, run.
+#: (name, module, one-line help) of each subcommand.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("score", "app.score", "score a finished game file"),
     ("read", "app.read", "read one photo of the table: display, ship, seats"),
@@ -31,7 +30,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     (
         "bench",
         "app.bench",
-        "benchmarks: rules, vision, live, changes, load (figures in docs/)",
+        "benchmarks (figures and commands in docs/)",
     ),
 )
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from app.board_games import NAMES
 from companion.actions import Turn, Variant
 from companion.bots import GreedyPlayer
 from companion.errors import CompanionError, DataError
@@ -36,7 +37,6 @@ from companion.session import Session
 from companion.state import GameState
 from companion.tracker import Accepted, Doubtful, Refused, Verdict
 
-NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine")
 #: Seconds between two turns' presses with the page (a real table: 20-60) and headless
 #: (simulated time). With the page the default lets a whole game and the first read's
 #: learning fit in about two minutes on the reference machine (docs/live.md).
@@ -386,7 +386,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_board_game(args)
     if args.players > 5:
         raise DataError("--players", "Māori is played by 2 to 5 players")
-    from web.memory import tune_allocator
+    from app.memory import tune_allocator
 
     tune_allocator()  # as `companion run` does: glibc's arenas capped, big frames given back
     if args.side == "atoll" and args.players > 4:
@@ -426,7 +426,7 @@ def run(args: argparse.Namespace) -> int:
 def _run_board_game(args: argparse.Namespace) -> int:
     """Bots play a whole game of Tongiaki or Giants through the table's BoardSession: with
     the phone pages (/games) following it live unless --headless, kept in --state-dir."""
-    from companion.games.demo import check_players, play_through, score_text
+    from app.board_games import check_players, play_through, score_text
     from companion.games.files import game_file
 
     check_players(args.game, args.players)

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     """Score the file and print the table or the JSON object."""
     key = getattr(args, "game_key", DEFAULT_GAME)
     if key != DEFAULT_GAME:
-        from companion.games.demo import render_score
+        from app.board_games import render_score
         from companion.games.files import score_game_file
 
         table = score_game_file(key, args.game)

@@ -89,6 +89,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from app.memory import tune_allocator
     from hardware.buttons import TableButtons
     from hardware.camera import TableCamera, open_camera
     from hardware.config import GpioUnavailable, HardwareConfig
@@ -96,7 +97,6 @@ def run(args: argparse.Namespace) -> int:
     from hardware.live import LiveTable
     from hardware.systemd import Notifier
     from web.app import create_app
-    from web.memory import tune_allocator
     from web.serve import Server, announce
     from web.settings import WebSettings
 
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     pin_file: Path | None = None
     if web_settings.pin is None:
         # Made once and kept: never printed, for this output is the system journal.
-        from web.hostpin import kept_pin
+        from app.hostpin import kept_pin
 
         pin, pin_file = kept_pin(table.state_dir)
         web_settings = replace(web_settings, pin=pin)

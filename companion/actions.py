@@ -68,8 +68,6 @@ class Pass:
 
 
 Action = TakeToBoard | TakeToStorage | StorageToBoard | Discard | Pass
-PLACING = (TakeToBoard, StorageToBoard)
-TAKING = (TakeToBoard, TakeToStorage)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import Protocol
 
 from companion.actions import (
     Action,
@@ -30,12 +29,6 @@ from companion.state import MAX_STEPS, SHIP_POSITIONS, GameState, Placed, Player
 from companion.tiles import EDGE_OFFSET, OPPOSITE
 
 Slot = Cell | None
-
-
-class Bot(Protocol):
-    def choose(self, rules: Rules, state: GameState) -> Turn:
-        """A legal turn for the player to move."""
-        ...
 
 
 def placement_cells(

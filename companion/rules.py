@@ -231,7 +231,7 @@ class Rules:
         return (0,) if meaning.palms else ROTATIONS
 
     def legal_turns(self, state: GameState) -> Iterator[Turn]:
-        """Every legal turn without paid player-ship steps or relocation (for tests and bots)."""
+        """Every legal turn without paid player-ship steps or relocation."""
         if state.over:
             return
         player = state.mover

@@ -451,7 +451,7 @@ def _question(state: GameState, read: TableRead, obs: _Observation, *, several_t
 def read_of_state(
     state: GameState, *, confidence: float = 1.0, player_ships: bool = False
 ) -> TableRead:
-    """What a perfect camera would read from a table in `state` (for the demo and tests);
+    """What a perfect camera would read from a table in `state`;
     with `player_ships`, a reader that also sees where each player ship stands."""
 
     def cell(content: Content) -> CellRead:

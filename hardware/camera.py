@@ -46,11 +46,10 @@ ExposureState = Literal["settling", "locked"]
 
 #: libcamera's AfMode values (libcamera.controls.AfModeEnum).
 AF_MANUAL = 0
-AF_AUTO = 1
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
 # Every n-th pixel in both directions is enough to tell a black frame.
-_BLACK_SAMPLE_STEP = 8
+BLACK_SAMPLE_STEP = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +280,7 @@ class _Source:
         except Exception as error:
             self._lose(_Lost(_sentence(self.name, error)))
             return None
-        sample = image[::_BLACK_SAMPLE_STEP, ::_BLACK_SAMPLE_STEP]
+        sample = image[::BLACK_SAMPLE_STEP, ::BLACK_SAMPLE_STEP]
         if float(sample.mean()) < self.config.black_level:
             # Reopening does not uncover a lens: stay connected, the next frame may be fine.
             self._set(
@@ -402,7 +401,7 @@ class PiCamera2Source(_Source):
         yuv = self._array("lores")
         # YUV420 arrives as (height * 3/2, stride): the first `height` rows are the Y plane.
         grey = np.ascontiguousarray(yuv[:height, :width], dtype=np.uint8)
-        self._brightness = float(grey[::_BLACK_SAMPLE_STEP, ::_BLACK_SAMPLE_STEP].mean())
+        self._brightness = float(grey[::BLACK_SAMPLE_STEP, ::BLACK_SAMPLE_STEP].mean())
         return grey
 
     def _read_capture(self) -> Image:

@@ -38,7 +38,7 @@ from companion.session import Phase, Session
 from companion.tracker import Accepted, Doubtful, Refused, Unreadable
 from hardware.buttons import ButtonHeld, TurnDone, UndoPressed
 from hardware.camera import (
-    _BLACK_SAMPLE_STEP,
+    BLACK_SAMPLE_STEP,
     CameraSource,
     FolderSource,
     Frame,
@@ -113,7 +113,7 @@ class LiveSettings:
     frozen_after_s: float | None = 10.0
     # Mean brightness (0-255) below which the loop calls a frame black. None: trust the
     # source (every hardware.camera source already turns black frames into None and "lost");
-    # set it for a source that does not check, e.g. hardware.faults.FaultyCamera.
+    # set it for a source that does not check, e.g. tests.hardware.faults.FaultyCamera.
     black_level: float | None = None
 
 
@@ -237,7 +237,7 @@ class LiveTable:
 
     def _is_black(self, image: np.ndarray) -> bool:
         level = self.settings.black_level
-        sample = image[::_BLACK_SAMPLE_STEP, ::_BLACK_SAMPLE_STEP]
+        sample = image[::BLACK_SAMPLE_STEP, ::BLACK_SAMPLE_STEP]
         return level is not None and float(sample.mean()) < level
 
     def _picture_problem(self, frame: Frame | None, now: float) -> str | None:

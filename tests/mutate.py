@@ -34,7 +34,7 @@ class Module:
 MODULES: dict[str, Module] = {
     "auth": Module(
         "web/auth.py",
-        ("tests/web/test_auth.py", "tests/web/test_hostpin.py", "tests/web/test_security.py"),
+        ("tests/web/test_auth.py", "tests/app/test_hostpin.py", "tests/web/test_security.py"),
     ),
     "scoring": Module(
         "companion/scoring.py",

@@ -21,8 +21,8 @@ from flask import Flask
 
 from companion.games.session import BoardSession, board_journal
 from companion.session import Session
-from web import auth, games_api, teach
-from web.api import camera, corrections, errors, events, game, host, pages, turns
+from web import auth
+from web.api import camera, corrections, errors, events, game, games, host, pages, teach, turns
 from web.api.common import ERROR_SENTENCES as ERROR_SENTENCES
 from web.api.common import EXTENSION, CameraSetting, Table, is_host, read_body, require_host
 from web.api.errors import SECURITY_HEADERS as SECURITY_HEADERS
@@ -74,7 +74,7 @@ def create_app(
 ) -> Flask:
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
-    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.teach);
+    camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.api.teach);
     without frames, `teach_unavailable` is the sentence the host page says instead.
     `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins).
     `camera`: a camera set for the table, whose setting the host page shows and settles again
@@ -128,7 +128,7 @@ def create_app(
     if board is None:
         journal = session.journal
         board = BoardSession() if journal is None else resume_board(journal.directory)
-    games_api.register(
+    games.register(
         app,
         board=board,
         require_host=require_host,

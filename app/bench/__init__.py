@@ -25,6 +25,11 @@ BENCHES: tuple[tuple[str, str, str], ...] = (
         "rendered tables: pose fits' cell-centre error, read stages",
     ),
     ("render", "app.bench.render", "how long the synthetic renderer takes to draw a frame"),
+    (
+        "pages",
+        "app.bench.pages",
+        "phone pages: /api/state's size and time, one change to N pages",
+    ),
     ("load", "app.bench.load", "phones and games over time: memory, threads, open files"),
 )
 

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 import cv2
 import numpy as np
 
+from app.board_games import NAMES
 from companion.bots import GreedyPlayer
 from companion.game import Seat, new_game
 from companion.reading import TableRead
@@ -54,8 +55,6 @@ from vision.reader.read import Slot, _crops, locate_table
 from vision.synthetic.render import CameraSpec, Effects, render_table
 from vision.synthetic.scene import scene_points
 from vision.synthetic.table_scene import scene_for_state
-
-NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine")
 
 
 @dataclass(frozen=True, slots=True)

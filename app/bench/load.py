@@ -34,11 +34,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from app.memory import tune_allocator
 from companion.bots import RandomPlayer
 from companion.game import Seat
 from companion.progress import terminal_progress
 from companion.session import Session
-from web.memory import tune_allocator
 
 #: Growth beyond these (per minute for the load run, per 100 turns for the soak) is flagged.
 RSS_GROWTH_LIMIT_KIB = 1024.0
@@ -460,7 +460,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--untuned",
         action="store_true",
         help="leave the C allocator at its defaults (to compare; the service tunes it, "
-        "see web/memory.py)",
+        "see app/memory.py)",
     )
     parser.add_argument(
         "--tracemalloc",

@@ -1,4 +1,4 @@
-"""Benchmark of the phone pages: `python -m app.bench.pages [--pages N]`.
+"""`companion bench pages [--pages N]`: how fast the phone pages are served and told.
 
 Measures what a game night feels: the size and serving time of /api/state in the middle of a
 four-player game, and how long one change takes to reach N open pages over waitress on
@@ -13,7 +13,6 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Sequence
 
 from companion.bots import GreedyPlayer
 from companion.game import Seat
@@ -48,7 +47,7 @@ def _next_state_event(response: http.client.HTTPResponse) -> None:
             return
 
 
-def run(pages: int) -> list[str]:
+def measure(pages: int) -> list[str]:
     """The benchmark's lines of output."""
     session = _mid_game()
     settings = WebSettings(host="127.0.0.1", port=0, pin="0000", advertise=False)
@@ -104,14 +103,11 @@ def run(pages: int) -> list[str]:
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app.bench.pages", description=__doc__)
+def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pages", type=int, default=40, help="open pages (default 40)")
-    args = parser.parse_args(argv)
-    for line in run(args.pages):
+
+
+def run(args: argparse.Namespace) -> int:
+    for line in measure(args.pages):
         print(line)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

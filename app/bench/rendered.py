@@ -3,7 +3,7 @@
 `run_bench` draws a tile pack in an art style the recogniser was not tuned on (it was tuned
 on "lagoon"; the default here is "ink" and a "random" pack whose seed depends on the run's
 seed), renders easy and hard scenes of a 5-seat table (vision.synthetic.scene,
-vision.synthetic.render), reads each frame with the whole pipeline (vision.reader.read.read_table:
+vision.synthetic.render), reads each frame with the whole pipeline (vision.reader.read.TableReader:
 markers, poses, crops, cells, ship) and counts, per difficulty:
 
 - wrong cells: a tile, its rotation (by meaning: equal rotated meanings are the same answer)

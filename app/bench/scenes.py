@@ -6,8 +6,8 @@ with `NN.json`, its truth:
 "storage": CELL}}, "min_px_per_mm": F}`, CELL `{"tile": ID, "rotation": DEG}` or
 `{"empty": true}`, with `"occluded": SHARE` when something covers that share of the cell.
 
-Each set is read in-process (vision.reader.read.read_table on the decoded JPEG, the pack loaded
-once) and judged cell by cell as the development set's check.py judges `companion read`:
+Each set is read in-process (one vision.reader.read.TableReader for the set, on the decoded
+JPEG) and judged cell by cell as the development set's check.py judges `companion read`:
 
 - a tile is right when its meaning is (kind, land and lei turned by the rotation, palms,
   huts, shells, boats; a volcano alike in any rotation), an empty cell when read empty;

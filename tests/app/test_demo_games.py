@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from app import board_games
 from app.cli import main
 from companion.errors import CompanionError
-from companion.games import demo
 from companion.games.session import BoardSession, board_journal
 
 
@@ -100,9 +100,9 @@ def test_a_demo_stopped_mid_game_goes_on_where_it_stopped(
     argv = ["demo", "--game", "tongiaki", "--headless", "--json", "--players", "3", "--seed", "6"]
     assert main(argv) == 0
     unbroken = json.loads(capsys.readouterr().out)
-    monkeypatch.setattr(demo, "MAX_MOVES", 25)
+    monkeypatch.setattr(board_games, "MAX_MOVES", 25)
     with pytest.raises(CompanionError, match="did not finish within 25 moves"):
-        demo.play_through(BoardSession(board_journal(tmp_path)), "tongiaki", 3, 6)
+        board_games.play_through(BoardSession(board_journal(tmp_path)), "tongiaki", 3, 6)
     monkeypatch.undo()
     assert main([*argv, "--state-dir", str(tmp_path)]) == 0
     assert json.loads(capsys.readouterr().out) == unbroken

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from app.hostpin import PIN_FILE
 from companion.actions import Pass, Turn
 from companion.game import Seat
 from companion.journal import Journal
 from companion.session import Session
-from web.hostpin import PIN_FILE
 
 
 def _free_port() -> int:

@@ -20,10 +20,10 @@ from companion.session import Session
 from hardware.buttons import TurnDone
 from hardware.camera import CameraStatus, Frame, SyntheticSource
 from hardware.config import CameraConfig
-from hardware.faults import NO_FRAMES, UNPLUGGED, FaultyCamera
 from hardware.live import BLACK_SENTENCE, LiveSettings, LiveTable, frozen_sentence
 from tests.companion.conftest import PLAIN_DISPLAY
 from tests.hardware.fakes import CountingGate, Table
+from tests.hardware.faults import NO_FRAMES, UNPLUGGED, FaultyCamera
 
 REFUSED = "The camera is not working: enter the turn on the host page."
 FAULT_START, FAULT_END = 5.0, 40.0

@@ -18,7 +18,7 @@ from companion.journal import Journal
 from companion.session import Session
 from tests.web.conftest import Host, log_in, web_settings
 from tests.web.test_sse import state_version
-from web import games_api
+from web.api import games as games_api
 from web.app import create_app
 from web.sse import StreamSlots
 

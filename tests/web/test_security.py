@@ -36,9 +36,9 @@ GOOD_BODIES: dict[str, dict[str, Any]] = {
     "/api/game": {"players": [{"name": "A", "seat": 1}, {"name": "B", "seat": 2}]},
 }
 
-#: The host's teach-a-box changes (web.teach); {} is refused before it is read.
+#: The host's teach-a-box changes (web.api.teach); {} is refused before it is read.
 TEACH_CHANGES = {f"/api/teach/{a}" for a in ("start", "look", "accept", "skip", "finish", "cancel")}
-#: The board games' changes (web.games_api): a new game, an action, an undo, a resume.
+#: The board games' changes (web.api.games): a new game, an action, an undo, a resume.
 GAMES_CHANGES = {f"/api/games/{a}" for a in ("new", "action", "undo", "resume")}
 
 

@@ -61,7 +61,6 @@ log = logging.getLogger(__name__)
 
 LABELS = {TILE: "tile", EMPTY_CLASS: "empty", NEITHER: "neither"}
 _CODES = {name: code for code, name in LABELS.items()}
-SOURCES = ("correction", "teach")
 #: The lessons' folder in a state dir (beside the game's journal and the taught packs).
 LESSONS_DIR = "lessons"
 

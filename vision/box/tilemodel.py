@@ -257,17 +257,6 @@ def pose_features_many(pictures: Float, colours: Float, sigma: float) -> Float:
     return out
 
 
-def highpass(grey: NDArray[np.floating], sigma: float) -> Float:
-    """A grey picture less its blurred self: the detail that fixes a place and a turn."""
-    g = np.asarray(grey, np.float32)
-    if sigma <= 0:
-        return g
-    out: Float = g - np.asarray(
-        cv2.GaussianBlur(g, (0, 0), sigma, borderType=cv2.BORDER_REPLICATE), np.float32
-    )
-    return out
-
-
 def _pose_templates(tile: Float, colours: Float, config: CellConfig, tile_mm: float) -> Float:
     """Pose templates (angles, features): the tile's pose features turned by each angle,
     unit norm."""

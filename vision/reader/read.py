@@ -1,7 +1,8 @@
 """Reading the whole table from one frame: grey -> markers -> poses -> crops -> cells, ship.
 
-`read_table(image, pack)` is what `companion read` and the live companion call; it returns
-the `companion read --json` object (companion.reading.TableRead). Each stage is a pure
+`TableReader(pack).read(image)` is what `companion read` and the live companion use
+(`read_table(image, pack)` reads the same in one thread); it returns the `companion read
+--json` object (companion.reading.TableRead). Each stage is a pure
 function of its inputs and vision.config: vision.reader.markers finds the markers,
 vision.reader.areas places the display and the seats (and cuts the crops), vision.reader.recognise
 names what lies in each cell (all crops in one batch, or shared out with worker processes when

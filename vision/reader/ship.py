@@ -779,7 +779,7 @@ SKIN_HSV = ((5.0, 28.0), (0.2, 0.65), (0.25, 0.95))  # hue (degrees), saturation
 
 class _Artist:
     """Draws display areas (the active area and cfg.beyond_mm round it) as the camera and
-    vision.read_ship_in_frame would see them, at the finder's scale."""
+    read_ship_in_frame would see them, at the finder's scale."""
 
     def __init__(
         self, ship: Image, tiles: Sequence[Image], geometry: kit.DisplayGeometry, cfg: ShipConfig

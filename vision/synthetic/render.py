@@ -8,7 +8,7 @@ and applies the light and sensor effects. The result carries the truth (companio
 types, confidence 1), which cells are hidden, and the homographies from each area's mm frame
 to image pixels (pixel centres at whole numbers, as OpenCV).
 
-Re-run the speed measurement with `.venv/bin/python -m vision.synthetic.render --bench`.
+`companion bench render` measures how long a frame takes.
 """
 
 from __future__ import annotations

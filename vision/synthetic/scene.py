@@ -247,8 +247,7 @@ def area_to_table(point: Point, origin: Point, facing_deg: float) -> Point:
     return (x + origin[0], y + origin[1])
 
 
-#: Layout slots: facing of the seat; which slots a template for n seats uses.
-_SLOT_FACING = {"N": 180.0, "S": 0.0, "W": 90.0, "E": 270.0}
+#: Layout slots: which slots a template for n seats uses.
 _TEMPLATES: dict[int, tuple[tuple[str, ...], ...]] = {
     1: (("S",), ("N",), ("W",), ("E",)),
     2: (("W", "E"), ("S", "W"), ("N", "E"), ("S", "E")),

@@ -17,7 +17,7 @@ def events() -> Response:
 
 def stream_response(watched: Watched) -> Response:
     """The event stream of `watched` in one of the app's shared slots (503 when none is free);
-    web.games_api streams its board game through it too."""
+    web.api.games streams its board game through it too."""
     here = table()
     settings = here.settings
     # waitress says when the phone closed the connection (web.serve keeps it reading).

@@ -17,7 +17,6 @@ from typing import Any
 from companion.errors import DataError
 
 KINDS = ("plain", "village", "hut", "forest", "moai_quarry", "headdress_quarry")
-SIZES = (1, 2, 3)
 _STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1))
 
 

@@ -27,9 +27,6 @@ from companion.games.giants.actions import (
 from companion.games.giants.island import Island
 from companion.games.giants.state import BASES, START_MARKERS, AhuState, Clan, Item, Piece, State
 
-POWER_KINDS = ("village", "hut", "forest", "headdress_quarry")
-
-
 # --- dice ------------------------------------------------------------------------------------
 
 

@@ -9,7 +9,6 @@ from companion.games.giants.actions import Bid
 # Bases per player by player count ("3 Giocatori, ognuno prende 7 basi ...").
 BASES = {3: 7, 4: 6, 5: 5}
 START_MARKERS = 2
-PHASES = ("roll", "bid", "choose", "place", "transport", "reclaim", "over")
 
 
 @dataclass

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from app.hostpin import PIN_FILE, kept_pin
 from companion.errors import DataError
-from web.hostpin import PIN_FILE, kept_pin
 from web.settings import PIN_PATTERN
 
 

@@ -1,4 +1,4 @@
-"""web.memory: tuning the C allocator is harmless, and a no-op without glibc."""
+"""app.memory: tuning the C allocator is harmless, and a no-op without glibc."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from web import memory
+from app import memory
 
 
 def test_tuning_leaves_the_process_working() -> None:

@@ -1,23 +1,23 @@
 """`companion demo --game G`: bots play a whole board game through the table's BoardSession,
 as the host's taps do: every move is checked by the rules, saved in the session's journal (if
-it has one) and seen by the pages that follow the session."""
+it has one) and seen by the pages that follow the session. Also the score table as
+`companion score --game G` prints it."""
 
 from __future__ import annotations
 
 import json
 import random
 import time
-from pathlib import Path
 
 from companion.errors import CompanionError, DataError
 from companion.games import game_class
 from companion.games.base import BoardGame, ScoreTable
-from companion.games.files import game_file
 from companion.games.session import BoardSession
 
 #: The most moves a demo game may take before the bots are said to be stuck.
 MAX_MOVES = 100_000
 
+#: The bots' names in every demo and benchmark game (Tongiaki seats six).
 NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine", "Manu")
 
 
@@ -80,23 +80,6 @@ def play_through(
         if pace:
             time.sleep(pace)
     raise CompanionError(f"{key}: the bots did not finish within {MAX_MOVES} moves.")
-
-
-def run_demo(
-    key: str,
-    players: int,
-    seed: int,
-    *,
-    as_json: bool,
-    save: Path | None = None,
-    board: BoardSession | None = None,
-) -> str:
-    """Play a whole game of `key` between `players` bots through `board` (a session without a
-    journal by default); the final score as text or JSON."""
-    game = play_through(board or BoardSession(), key, players, seed)
-    if save is not None:
-        save.write_text(json.dumps(game_file(game), ensure_ascii=False) + "\n", "utf-8")
-    return score_text(game.score(), as_json=as_json)
 
 
 def score_text(table: ScoreTable, *, as_json: bool) -> str:
