@@ -39,7 +39,7 @@ from companion.tracker import Accepted, Doubtful, Refused, Verdict
 
 #: Seconds between two turns' presses with the page (a real table: 20-60) and headless
 #: (simulated time). With the page the default lets a whole game and the first read's
-#: learning fit in about two minutes on the reference machine (docs/live.md).
+#: learning fit in about two minutes on the reference machine (docs/vision.md).
 PAGE_PACE = 0.2
 HEADLESS_PACE = 0.6
 #: The share of a turn's pace the table lies still before the press (the rest: hands).
@@ -85,7 +85,10 @@ def pack_for_demo(style: str, cache: Path) -> Path:
 
 
 def default_cache() -> Path:
-    return Path.home() / ".cache" / "maori-companion"
+    """Where the demo's drawn pack is kept: the cache directory of the learnt models."""
+    from vision.box.cache import cache_dir
+
+    return cache_dir()
 
 
 class Demo:

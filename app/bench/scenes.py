@@ -72,16 +72,18 @@ def meaning(tiles: Tiles, tile: str | None, rotation: int) -> Meaning | None:
     entry = tiles.get(tile) if tile is not None else None
     if entry is None:
         return None
-    if entry["kind"] == "volcano":
+    kind = entry.get("kind")
+    if kind == "volcano":
         return ("volcano",)
+    # The keys a pack may leave out take formats.md's defaults.
     return (
-        entry["kind"],
-        _turn(str(entry["land"]), rotation),
-        entry["palms"],
-        entry["huts"],
-        entry["shells"],
-        entry["boats"],
-        _turn(str(entry["lei"]), rotation),
+        kind,
+        _turn(str(entry.get("land", "")), rotation),
+        entry.get("palms", 0),
+        entry.get("huts", 0),
+        entry.get("shells", 0),
+        entry.get("boats", 0),
+        _turn(str(entry.get("lei", "")), rotation),
     )
 
 

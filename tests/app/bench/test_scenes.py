@@ -351,3 +351,19 @@ def test_the_side_by_side_table_keeps_its_columns_under_long_pack_names() -> Non
     lines = bench_scenes.rows_table(rows).splitlines()
     assert len(lines) == 3
     assert len({len(line) for line in lines}) == 1
+
+
+def test_keys_a_pack_leaves_out_take_their_defaults() -> None:
+    short = {"water": {"kind": "water", "boats": 1}}
+    full = {
+        "water": {
+            "kind": "water",
+            "land": "",
+            "palms": 0,
+            "huts": 0,
+            "shells": 0,
+            "boats": 1,
+            "lei": "",
+        }
+    }
+    assert meaning(short, "water", 90) == meaning(full, "water", 90) is not None
