@@ -478,11 +478,14 @@ def _start_server(
     board: BoardSession | None = None,
     page: str = "",
 ) -> Any:
+    from companion.games.session import resume_board
     from web.app import create_app
     from web.serve import Server, announce
     from web.settings import WebSettings
 
     settings = WebSettings(port=args.port)
+    if board is None and session.journal is not None:
+        board = resume_board(session.journal.directory)
     app = create_app(
         session,
         settings,

@@ -20,17 +20,20 @@ from __future__ import annotations
 
 import argparse
 import logging
+import multiprocessing
 import queue
 import signal
 import sys
 import threading
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from companion.catalogue import read_toml
 from companion.errors import DataError
+from companion.games.session import BoardSession, resume_board
 from companion.journal import Journal, StorageError
 from companion.session import Damage, Session
 
@@ -195,9 +198,16 @@ def run(args: argparse.Namespace) -> int:
         frame = camera.capture()
         return None if frame is None else frame.image
 
+    from vision.box.lessons import LESSONS_DIR
+
+    board = resume_board(table.state_dir)
     app = create_app(
         session,
         web_settings,
+        board=board,
+        keep_lessons=lambda frames, pack_dir: keep_taught_lessons(
+            frames, pack_dir, table.state_dir / LESSONS_DIR
+        ),
         teach_frames=None if hardware.camera.kind == "none" else teach_frame,
         teach_root=table.state_dir / "packs",
         ended_logins=table.state_dir / ENDED_LOGINS_FILE,
@@ -224,12 +234,12 @@ def run(args: argparse.Namespace) -> int:
         stop.set()
         server.close()
         loop.join(timeout=5)
-        _close(camera, reader, buttons, indicators, session, app)
+        _close(camera, reader, buttons, indicators, session, board)
     return 0
 
 
 def _close(
-    camera: Any, reader: Any, buttons: Any, indicators: Any, session: Session, app: Any
+    camera: Any, reader: Any, buttons: Any, indicators: Any, session: Session, board: BoardSession
 ) -> None:
     """Everything the service opened, once its loop has stopped: devices, the reader's
     workers, the games' journals."""
@@ -241,9 +251,26 @@ def _close(
     indicators.close()
     if session.journal is not None:
         session.journal.close()
-    board = app.extensions["companion_games"]["board"]
     if board.journal is not None:
         board.journal.close()
+
+
+def keep_taught_lessons(frames: list[Any], pack_dir: Path, lessons_dir: Path) -> None:
+    """The taught frames' cells become the table's first lessons (vision.box.lessons), read in a
+    process of its own beside the service (none of the live reader's pools, caches or
+    memory are touched): the pack is in use from the next start."""
+    from vision.box.lessons import keep_teach_lessons
+
+    def work() -> None:
+        try:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(1, mp_context=context) as pool:
+                kept = pool.submit(keep_teach_lessons, frames, pack_dir, lessons_dir).result()
+            log.info("%d taught cells kept as lessons for %s", kept, pack_dir.name)
+        except Exception:  # a lesson lost costs nothing the game needs
+            log.exception("the taught frames' lessons could not be kept")
+
+    threading.Thread(target=work, name="teach-lessons", daemon=True).start()
 
 
 def _refuse_without_pack(image: Any) -> Any:

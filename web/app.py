@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from flask import Flask
 
-from companion.games.session import BoardSession, board_journal
+from companion.games.session import BoardSession
 from companion.session import Session
 from web import auth
 from web.api import camera, corrections, errors, events, game, games, host, pages, teach, turns
@@ -44,22 +45,6 @@ BLUEPRINTS = (
 )
 
 
-def resume_board(state_dir: Path) -> BoardSession:
-    """The board game saved in the state directory (BoardSession.resume), its damage logged."""
-    board = BoardSession.resume(board_journal(state_dir))
-    if board.damage is not None:
-        damage = board.damage
-        kept = f"a copy is kept as {damage.kept}" if damage.kept else "no copy could be kept"
-        choice = (
-            "the host starts a new game on /games"
-            if damage.moves is None
-            else "the host chooses on /games between going on after move "
-            f"{damage.moves}, the last good one, and a new game"
-        )
-        log.warning("the saved board game is damaged: %s; %s; %s", damage.problem, kept, choice)
-    return board
-
-
 def create_app(
     session: Session,
     settings: WebSettings | None = None,
@@ -68,6 +53,7 @@ def create_app(
     teach_frames: teach.FrameSource | None = None,
     teach_root: Path | None = None,
     teach_unavailable: str | None = None,
+    keep_lessons: Callable[[list[Any], Path], None] | None = None,
     ended_logins: Path | None = None,
     camera: CameraSetting | None = None,
     board: BoardSession | None = None,
@@ -75,11 +61,13 @@ def create_app(
     """The web app for one table. Without a configured PIN a random one is made: read it
     from `app.config["WEB_SETTINGS"].pin` to show it on the console. `teach_frames` (the
     camera's capture) and `teach_root` (the packs folder) enable teaching a box (web.api.teach);
-    without frames, `teach_unavailable` is the sentence the host page says instead.
+    without frames, `teach_unavailable` is the sentence the host page says instead;
+    `keep_lessons(frames, pack_dir)` keeps a taught pack's frames as the table's lessons.
     `ended_logins`: a file that keeps the logged-out logins across restarts (auth.HostLogins).
     `camera`: a camera set for the table, whose setting the host page shows and settles again
     (and which refocuses when teaching starts). `board`: the table's board game (Tongiaki,
-    Giants); by default the one saved beside the session's journal (none without one)."""
+    Giants; companion.games.session.resume_board takes up a saved one); by default one
+    that is not saved."""
     settings = settings or WebSettings()
     generated = settings.pin is None
     settings = settings.with_pin()
@@ -124,13 +112,11 @@ def create_app(
         root=teach_root,
         why_not=teach_unavailable,
         prepare=camera.refocus if camera is not None else None,
+        keep_lessons=keep_lessons,
     )
-    if board is None:
-        journal = session.journal
-        board = BoardSession() if journal is None else resume_board(journal.directory)
     games.register(
         app,
-        board=board,
+        board=board or BoardSession(),
         require_host=require_host,
         is_host=is_host,
         read_body=read_body,

@@ -10,6 +10,7 @@ web checks the host's login first. Pure: no Flask.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 from collections.abc import Callable, Sequence
@@ -24,6 +25,8 @@ from companion.journal import BOARD_EVENTS, Journal, StorageError, game_of, stor
 from companion.subscription import Subscription
 
 #: The board games' journal: this folder of the state directory.
+log = logging.getLogger(__name__)
+
 BOARD_DIR = "board-games"
 
 
@@ -278,3 +281,19 @@ def replayable(
         except DataError:
             bad = middle
     return tuple(events[:good]), game, problem
+
+
+def resume_board(state_dir: str | Path) -> BoardSession:
+    """The board game saved in the state directory (BoardSession.resume), its damage logged."""
+    board = BoardSession.resume(board_journal(state_dir))
+    if board.damage is not None:
+        damage = board.damage
+        kept = f"a copy is kept as {damage.kept}" if damage.kept else "no copy could be kept"
+        choice = (
+            "the host starts a new game on /games"
+            if damage.moves is None
+            else "the host chooses on /games between going on after move "
+            f"{damage.moves}, the last good one, and a new game"
+        )
+        log.warning("the saved board game is damaged: %s; %s; %s", damage.problem, kept, choice)
+    return board

@@ -13,7 +13,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from companion.games import game_class
-from companion.games.session import BOARD_DIR, BoardSession, board_journal
+from companion.games.session import BOARD_DIR, BoardSession, board_journal, resume_board
 from companion.journal import Journal
 from companion.session import Session
 from tests.web.conftest import Host, log_in, web_settings
@@ -183,7 +183,9 @@ def test_nothing_to_play_before_a_game_is_started(host: Host) -> None:
 
 
 def journaled_app(directory: Path) -> Any:
-    return create_app(Session(journal=Journal(directory)), web_settings())
+    return create_app(
+        Session(journal=Journal(directory)), web_settings(), board=resume_board(directory)
+    )
 
 
 def test_the_game_is_kept_in_the_journal_and_taken_up_again(tmp_path: Path) -> None:

@@ -78,9 +78,21 @@ def packs(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def app(frames: Frames, camera: Camera, packs: Path) -> Flask:
+def kept() -> list[tuple[int, Path]]:
+    """What the app handed to keep as lessons: (frames, the pack's folder) each time."""
+    return []
+
+
+@pytest.fixture
+def app(frames: Frames, camera: Camera, packs: Path, kept: list[tuple[int, Path]]) -> Flask:
     session = Session(frames.box.catalogue, clock=lambda: 1000.0)
-    return create_app(session, web_settings(), teach_frames=camera, teach_root=packs)
+    return create_app(
+        session,
+        web_settings(),
+        teach_frames=camera,
+        teach_root=packs,
+        keep_lessons=lambda frames, pack_dir: kept.append((len(frames), pack_dir)),
+    )
 
 
 @pytest.fixture
@@ -135,7 +147,7 @@ def test_guests_cannot_teach_or_see_the_run(client: FlaskClient, host: Host) -> 
 
 
 def test_a_whole_run_on_the_phone_writes_a_pack(
-    host: Host, camera: Camera, frames: Frames, packs: Path
+    host: Host, camera: Camera, frames: Frames, packs: Path, kept: list[tuple[int, Path]]
 ) -> None:
     ids = [t.id for t in frames.box.catalogue]
     _ok(host, "start", {"name": "Our box", "batch": 4})
@@ -183,8 +195,9 @@ def test_a_whole_run_on_the_phone_writes_a_pack(
 
     for bad in ("../escape", "Our-Box", "a/b", "", "x" * 65, 7, None, ".."):
         _refused(host, "finish", {"out": bad}, 400)
-    assert _files(packs) == []
+    assert _files(packs) == [] and kept == []
     done = _ok(host, "finish", {"out": "our-box"})
+    assert kept == [(1, packs / "our-box")]  # the one tile batch's frame becomes lessons
     assert done["out"] == "our-box"
     pack = load_pack(packs / "our-box")
     assert pack.name == "Our box"

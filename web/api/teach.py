@@ -13,11 +13,9 @@ it stands (no run, wrong step, a picture that cannot be used).
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,6 @@ from flask import Blueprint, Flask, Response, abort, current_app, jsonify
 
 from companion.catalogue import Catalogue
 from companion.errors import CompanionError, MalformedMove, NotNow, StorageError
-from vision.box.lessons import LESSONS_DIR, keep_teach_lessons
 from vision.box.teach import (
     CELLS,
     BatchView,
@@ -69,6 +66,9 @@ class TeachStore:
     read_body: Callable[[], dict[str, Any]]
     # Called when teaching starts: the camera's one autofocus cycle for the mat.
     prepare: Callable[[], None] | None = None
+    # Called with the taught frames and the pack's folder once a pack is written: they
+    # become the table's first lessons (vision.box.lessons).
+    keep_lessons: Callable[[list[Any], Path], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     session: TeachSession | None = None
     view: BatchView | PictureView | None = None
@@ -114,10 +114,13 @@ def register(
     root: Path | None,
     why_not: str | None = None,
     prepare: Callable[[], None] | None = None,
+    keep_lessons: Callable[[list[Any], Path], None] | None = None,
 ) -> TeachStore:
     """Add the teach routes to `app` around a new store (kept in app.extensions); `why_not`
     says why an app without `frames` cannot teach."""
-    store = TeachStore(catalogue, frames, root, require_host, is_host, read_body, prepare)
+    store = TeachStore(
+        catalogue, frames, root, require_host, is_host, read_body, prepare, keep_lessons
+    )
     store.why_not = why_not
     app.extensions[EXTENSION] = store
     app.register_blueprint(bp)
@@ -433,7 +436,8 @@ def finish() -> Response:
             raise StorageError("The pack could not be written to the packs folder.") from None
         tiles = len(session.taught)
         store.reset()
-        _keep_lessons(session.frames, out, store.root.parent / LESSONS_DIR)
+        if store.keep_lessons is not None and session.frames:
+            store.keep_lessons(session.frames, out)
         return jsonify(
             {
                 "ok": True,
@@ -449,24 +453,6 @@ def cancel() -> Response:
     with store.lock:
         store.reset()
     return jsonify({"ok": True, "text": "Teaching cancelled; nothing was written."})
-
-
-def _keep_lessons(frames: list[Any], pack_dir: Path, lessons_dir: Path) -> None:
-    """The taught frames' cells become the table's first lessons (vision.box.lessons), read in a
-    process of its own beside the service (none of the live reader's pools, caches or
-    memory are touched): the pack is in use from the next start."""
-
-    def work() -> None:
-        try:
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(1, mp_context=context) as pool:
-                kept = pool.submit(keep_teach_lessons, frames, pack_dir, lessons_dir).result()
-            log.info("%d taught cells kept as lessons for %s", kept, pack_dir.name)
-        except Exception:  # a lesson lost costs nothing the game needs
-            log.exception("the taught frames' lessons could not be kept")
-
-    if frames:
-        threading.Thread(target=work, name="teach-lessons", daemon=True).start()
 
 
 def _sentence(text: str) -> str:
