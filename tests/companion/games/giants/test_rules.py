@@ -20,7 +20,7 @@ from companion.games.giants import (
     default_island,
 )
 from companion.games.giants.rules import help_options
-from tests.companion.games.test_giants_examples import (
+from tests.companion.games.giants.test_examples import (
     island,
     item,
     logs,
