@@ -4,6 +4,7 @@
 `companion.session.Session`; `web.serve.serve(app, settings)` runs it with waitress on the
 LAN, shows a QR code and advertises NAME.local. Pages follow the game live over Server-Sent
 Events (`web.sse`); only the host, logged in with the PIN, may change anything (`web.auth`).
-Host requests are checked and turned into Session calls in `web.forms`; every tunable is in
-`web.settings`.
+Host requests are checked and turned into Session calls in `web.forms`; each resource's
+routes are one blueprint in `web.api` (the game, turns, corrections, the camera, teaching a
+box, the board games, the event streams); every tunable is in `web.settings`.
 """
