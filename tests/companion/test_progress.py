@@ -1,13 +1,10 @@
-"""Progress on a terminal, nothing extra when piped (companion.progress and its users)."""
+"""Progress on a terminal, nothing extra when piped (companion.progress; its users' commands
+are tested in tests/app/)."""
 
 from __future__ import annotations
 
 import io
-import sys
 
-import pytest
-
-from app.cli import main
 from companion.progress import Progress, terminal_progress
 
 
@@ -59,26 +56,3 @@ def test_a_count_without_a_total_is_shown_alone() -> None:
     assert shown is not None
     shown(7, 0)
     assert "reading 7 " in terminal.getvalue()
-
-
-def test_the_rules_benchmark_piped_prints_only_its_figures(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert main(["bench", "rules", "--seconds", "0.2"]) == 0
-    out, err = capsys.readouterr()
-    assert err == ""
-    assert out.startswith("random 4-player games: ")
-
-
-def test_the_rules_benchmark_on_a_terminal_shows_progress(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    terminal = FakeTerminal()
-    monkeypatch.setattr(sys, "stderr", terminal)
-    assert main(["bench", "rules", "--seconds", "0.2"]) == 0
-    out, _ = capsys.readouterr()
-    assert out.startswith("random 4-player games: ")
-    shown = terminal.getvalue()
-    assert "bench rules: seconds [" in shown
-    assert "timing the reach map" in shown
-    assert shown.endswith("\n")

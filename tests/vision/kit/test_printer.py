@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from fpdf import FPDF
 
-from app.cli import main
 from vision import kit
 from vision.kit.printer import (
     PRINT_DPI,
@@ -199,30 +198,6 @@ def test_readme_lists_every_file(kit_dir: Path) -> None:
         assert name in readme
 
 
-def test_refused_tile_size_exits_2_with_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status = main(["kit", "--out", str(tmp_path / "kit"), "--tile-mm", "60"])
-    err = capsys.readouterr().err
-    assert status == 2
-    assert len(err.strip().splitlines()) == 1
-    assert "A3" in err and "Traceback" not in err
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_kit_never_overwrites_other_files_and_replaces_an_old_kit(tmp_path: Path) -> None:
-    out = tmp_path / "kit"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine")
-    assert main(["kit", "--out", str(out)]) == 2
-    assert [p.name for p in out.iterdir()] == ["notes.txt"]
-    (out / "notes.txt").unlink()
-    (out / "README.txt").write_text("an old kit")
-    assert main(["kit", "--out", str(out)]) == 0
-    assert "Tile side 45 mm" in (out / "README.txt").read_text()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["kit"]  # no temporary left behind
-
-
 def _one_word(word: str) -> Page:
     page = Page("word", (60.0, 30.0))
     page.text((10.0, 20.0), word, 6.0, bold=True)
@@ -259,25 +234,3 @@ def test_maori_is_printed_with_its_macron(monkeypatch: pytest.MonkeyPatch) -> No
     # Every sheet of the kit says so.
     titles = [item.text for item in mat_page().items if isinstance(item, Text)]
     assert "Māori table companion: display mat" in titles
-
-
-@pytest.mark.slow
-def test_the_kit_command_shows_progress_on_a_terminal_and_none_when_piped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import io
-    import sys
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    assert main(["kit", "--out", str(tmp_path / "piped")]) == 0
-    out, err = capsys.readouterr()
-    assert err == ""
-    assert out.startswith("Table kit written to ")
-    terminal = Terminal()
-    monkeypatch.setattr(sys, "stderr", terminal)
-    assert main(["kit", "--out", str(tmp_path / "shown")]) == 0
-    count = len(kit_files())
-    assert f"writing the kit [########################] {count}/{count}" in terminal.getvalue()

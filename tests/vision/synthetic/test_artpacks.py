@@ -8,7 +8,6 @@ import cv2
 import numpy as np
 import pytest
 
-from app.cli import main
 from companion.catalogue import Catalogue, TileType, default_catalogue
 from companion.errors import DataError
 from companion.tiles import Kind, Meaning
@@ -115,13 +114,3 @@ def test_refuses_a_used_directory_and_an_unknown_style(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="unknown art style"):
         write_art_pack(tmp_path / "new", "oil")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["used"], "nothing half-written"
-
-
-def test_cli_draws_and_checks_a_pack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = tmp_path / "box"
-    assert main(["pack", "synth", "--style", "ink", "--out", str(out), "--px", "128"]) == 0
-    assert load_pack(out).tiles["water"].shape == (128, 128, 3)
-    assert main(["pack", "check", str(out)]) == 0
-    assert "50 tile types" in capsys.readouterr().out
-    assert main(["pack", "synth", "--style", "ink", "--out", str(out)]) == 2
-    assert "not an empty directory" in capsys.readouterr().err
