@@ -30,9 +30,8 @@ prints, is not.
 Given the grey frame, `locate_all` then refines the display beyond its stickers with the
 printed outline of its ship lane (`refine_display`): thin grey lines found to a fraction of
 a pixel between the stickers, where nothing else is printed. The jointly fitted seats then
-take the table plane's perspective from the refined display. Measured on rendered tables
-(`companion bench poses`): display cell centres within 0.02 mm mean instead of
-1.1-1.4 mm from markers alone; seats, which have only their stickers, about 1 mm mean.
+take the table plane's perspective from the refined display. How close each fit puts the
+cell centres on rendered tables: docs/vision.md, "Markers and areas" (`companion bench poses`).
 
 Crops (the contract with vision.reader.recognise)
 -----------------------------------------------------------
