@@ -9,9 +9,10 @@ and its siblings only, along the place and turn the matcher found:
 - **siblings** are found from the pack's pictures alone (`sibling_model`): two candidates
   meaning different things whose pictures, at the crop's scale, differ by more than a few
   grey levels over at least a few pixels but no more than `SIBLING_MAX_AREA` of the tile;
-- the tile's inner square is cut from the crop along the found pose, a few pixels each way,
-  and each of those candidates is fitted under the light model (vision.tilemodel) at the
-  place where it fits best; blocks none of them explains (a cover) are left out;
+- the tile's inner square is cut from the crop along the found pose (placed again a pixel
+  each way where the proposal fits best) and each of those candidates is fitted under the
+  light model (vision.tilemodel); as many blocks as the matcher took as covered, those
+  none of them explains, are left out;
 - the candidate that fits best becomes the proposal (possibly a sibling of the matcher's),
   and its evidence against the next best (+1 exactly it, -1 exactly the other), their
   separation in noise units and whether the proposal changed go to the judge
@@ -60,12 +61,9 @@ SIBLING_MIN_AREA = 0.002
 SIBLING_COUNT = 5
 #: A pixel differs when the two pictures' colours are this far apart, in units of the
 #: pack's own colour spread (the RMS distance of its pictures' pixels from their mean).
-SIBLING_DIFFERENCE = 0.5
+SIBLING_DIFFERENCE = 0.25
 #: Pixels of the crop searched each way around the matcher's place.
 SEARCH_PX = 1
-#: Blocks the best of the candidates leaves this many times the median block unexplained
-#: are taken as covered.
-COVER_FACTOR = 4.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,9 +187,14 @@ class Look:
 
 
 def look(
-    crop: Image, pose: tuple[float, float, float], ks: Sequence[int], sib: SiblingModel
+    crop: Image,
+    pose: tuple[float, float, float],
+    ks: Sequence[int],
+    sib: SiblingModel,
+    hidden: float = 0.0,
 ) -> Look:
-    """Which of the candidates `ks` the crop shows at its own scale, near the pose."""
+    """Which of the candidates `ks` the crop shows at its own scale, near the pose, with
+    the share `hidden` of its blocks taken as covered."""
     n, r = sib.n, SEARCH_PX
     steps = 2 * r + 1
     wide = _cut(crop, pose, n, sib.scale)
@@ -221,10 +224,12 @@ def look(
     per_block = np.zeros((len(kk), sib.blocks * sib.blocks))
     for s in range(len(kk)):
         per_block[s] = np.bincount(member, resid[s], minlength=sib.blocks**2)
+    # As many blocks as the matcher took as covered: those none of the candidates explains.
     least = per_block.min(axis=0)
-    kept = least <= COVER_FACTOR * max(float(np.median(least)), 1e-9)
-    if not kept.any():
-        kept[:] = True
+    kept = np.ones(len(least), bool)
+    covered = min(round(hidden * len(least)), len(least) - 1)
+    if covered > 0:
+        kept[np.argsort(least)[len(least) - covered :]] = False
     score = per_block[:, kept].sum(axis=1)
     order = np.argsort(score)
     b = int(order[0])
@@ -258,7 +263,7 @@ def second_looks(
         if k is None or match.pose is None or not sib.siblings[k]:
             out.append(replace(match, second_stats=(0.0, 0.0, 0.0, 0.0)))
             continue
-        seen = look(crop, match.pose, (k, *sib.siblings[k]), sib)
+        seen = look(crop, match.pose, (k, *sib.siblings[k]), sib, match.hidden)
         out.append(
             replace(
                 match,
