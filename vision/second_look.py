@@ -13,10 +13,10 @@ and its siblings only, along the place and turn the matcher found:
   each way where the proposal fits best) and each of those candidates is fitted under the
   light model (vision.tilemodel); as many blocks as the matcher took as covered, those
   none of them explains, are left out;
-- the candidate that fits best becomes the proposal (possibly a sibling of the matcher's),
-  and its evidence against the next best (+1 exactly it, -1 exactly the other), their
-  separation in noise units and whether the proposal changed go to the judge
-  (`CellMatch.second_stats`, SECOND_STATS), which learns how far to trust them.
+- the proposal's evidence against the sibling that fits best (+1 exactly the proposal, -1
+  exactly the sibling), their separation in noise units and whether a sibling fits better
+  go to the judge (`CellMatch.second_stats`, SECOND_STATS), which learns how far to trust
+  them; the proposal stays the matcher's.
 """
 
 from __future__ import annotations
@@ -49,9 +49,10 @@ if TYPE_CHECKING:
 __all__ = ["SECOND_STATS", "SiblingModel", "second_looks", "sibling_model"]
 
 #: The names of CellMatch.second_stats, in order: whether the proposal has siblings (and
-#: was looked at again), the evidence of the proposal against the next best of them at the
-#: crop's scale, their separation in noise units, and whether the proposal changed.
-SECOND_STATS = ("siblings", "evidence", "separation", "switched")
+#: was looked at again), the evidence of the proposal against the sibling that fits best
+#: at the crop's scale (+1 exactly the proposal, -1 exactly the sibling), their separation
+#: in noise units, and whether a sibling fits better.
+SECOND_STATS = ("siblings", "evidence", "separation", "beaten")
 
 #: Siblings differ in at most this share of the tile's inner square ...
 SIBLING_MAX_AREA = 0.10
@@ -178,8 +179,9 @@ def _predictions(sib: SiblingModel, ks: Sequence[int], coef: NDArray[np.float64]
 
 @dataclass(frozen=True, slots=True)
 class Look:
-    """What the second look found: the best candidate, its evidence against the next best,
-    their separation in noise units."""
+    """What the second look found: the candidate that fits best; the evidence of the first
+    candidate (the proposal) against the sibling that fits best, and their separation in
+    noise units."""
 
     best: int
     evidence: float
@@ -193,8 +195,9 @@ def look(
     sib: SiblingModel,
     hidden: float = 0.0,
 ) -> Look:
-    """Which of the candidates `ks` the crop shows at its own scale, near the pose, with
-    the share `hidden` of its blocks taken as covered."""
+    """How the first of the candidates `ks` (the proposal, the others its siblings) fares
+    against the others in the crop at its own scale, near the pose, with the share
+    `hidden` of its blocks taken as covered."""
     n, r = sib.n, SEARCH_PX
     steps = 2 * r + 1
     wide = _cut(crop, pose, n, sib.scale)
@@ -231,31 +234,29 @@ def look(
     if covered > 0:
         kept[np.argsort(least)[len(least) - covered :]] = False
     score = per_block[:, kept].sum(axis=1)
-    order = np.argsort(score)
-    b = int(order[0])
     if len(kk) < 2:
-        return Look(kk[b], 0.0, 0.0)
-    o = int(order[1])
-    # What the other would miss were the best exactly right, over the kept pixels.
+        return Look(kk[0], 0.0, 0.0)
+    o = 1 + int(np.argmin(score[1:]))  # the sibling that fits best
+    # What that sibling would miss were the proposal exactly right, over the kept pixels.
     keep_px = kept[member]
     miss_rss, _ = fit_light_many(
         np.ascontiguousarray(sib.channels[:, [kk[o]]][:, :, None]),
         sib.normal_inv[[kk[o]]][None],
         sib.light,
-        pred[b][None],
+        pred[0][None],
     )
     miss = float(miss_rss[0, 0]) * max(float(keep_px.mean()), 1e-3)
-    noise = float(score[b]) / max(int(keep_px.sum()) * 3, 1)
-    evidence = float(score[o] - score[b]) / max(miss, 1e-6)
+    noise = float(min(score[0], score[o])) / max(int(keep_px.sum()) * 3, 1)
+    evidence = float(score[o] - score[0]) / max(miss, 1e-6)
     separation = math.sqrt(miss / max(noise, 1e-6))
-    return Look(kk[b], evidence, separation)
+    return Look(kk[int(np.argmin(score))], evidence, separation)
 
 
 def second_looks(
     matches: Sequence[CellMatch], crops: Sequence[Image], model: TileModel
 ) -> list[CellMatch]:
     """Each match with its second look (SECOND_STATS) where its proposal has siblings and a
-    place; the proposal becomes the candidate that fits best at the crop's scale."""
+    place."""
     sib = sibling_model(model)
     out = []
     for match, crop in zip(matches, crops, strict=True):
@@ -264,11 +265,6 @@ def second_looks(
             out.append(replace(match, second_stats=(0.0, 0.0, 0.0, 0.0)))
             continue
         seen = look(crop, match.pose, (k, *sib.siblings[k]), sib, match.hidden)
-        out.append(
-            replace(
-                match,
-                proposal=seen.best,
-                second_stats=(1.0, seen.evidence, seen.separation, float(seen.best != k)),
-            )
-        )
+        stats = (1.0, seen.evidence, seen.separation, float(seen.best != k))
+        out.append(replace(match, second_stats=stats))
     return out

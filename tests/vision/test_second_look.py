@@ -92,9 +92,9 @@ def test_siblings_the_matcher_confuses_at_48_px_are_told_apart(
     model: TileModel, sibling_pack: Pack
 ) -> None:
     """Each tile with and without its faint symbol, a few mm off and askew, seen by a blurred
-    3 px/mm camera: the matcher at 48 px a tile does not name some of them; proposed as
-    its sibling, the second look names each tile with positive evidence and says it
-    switched; proposed as itself, it keeps it."""
+    3 px/mm camera: the matcher at 48 px a tile does not name some of them; the second
+    look gives the tile proposed positive evidence against its siblings, and its sibling
+    proposed instead negative evidence, beaten by the tile."""
     rng = np.random.default_rng(7)
     unnamed = 0
     for k, j in [
@@ -117,10 +117,11 @@ def test_siblings_the_matcher_confuses_at_48_px_are_told_apart(
         for proposal in (j, k):
             (seen,) = second_looks([dataclasses.replace(match, proposal=proposal)], [crop], model)
             stats = dict(zip(SECOND_STATS, seen.second_stats, strict=True))
-            assert seen.proposal == k, (model.ids[k], model.ids[proposal])
+            assert seen.proposal == proposal
             assert stats["siblings"] == 1.0
-            assert stats["evidence"] > 0.0
-            assert stats["switched"] == float(proposal == j)
+            right = proposal == k
+            assert (stats["evidence"] > 0.0) == right, (model.ids[k], model.ids[proposal])
+            assert stats["beaten"] == float(not right)
     assert unnamed >= 1
 
 
