@@ -295,9 +295,12 @@ def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
         kind_f[_KINDS.index(kinds[match.proposal])] = 1.0
     flags = [float(match.proposal is not None)]
     cover = [float(match.sure), _finite(match.hidden, 0, 1)]
-    siblings, s_evidence, s_separation, beaten = match.second_stats or (0.0,) * len(SECOND_STATS)
+    siblings, s_fit, s_evidence, s_separation, beaten = match.second_stats or (
+        (0.0,) * len(SECOND_STATS)
+    )
     second = [
         _finite(siblings, 0, 1),
+        _finite(s_fit, -1, 1),
         _finite(s_evidence, -5, 5),
         _log(s_separation),
         _finite(beaten, 0, 1),

@@ -13,7 +13,8 @@ and its siblings only, along the place and turn the matcher found:
   each way where the proposal fits best) and each of those candidates is fitted under the
   light model (vision.tilemodel); as many blocks as the matcher took as covered, those
   none of them explains, are left out;
-- the proposal's evidence against the sibling that fits best (+1 exactly the proposal, -1
+- the share of the square's detail the proposal explains, its evidence against the
+  sibling that fits best (+1 exactly the proposal, -1
   exactly the sibling), their separation in noise units and whether a sibling fits better
   go to the judge (`CellMatch.second_stats`, SECOND_STATS), which learns how far to trust
   them; the proposal stays the matcher's.
@@ -48,11 +49,12 @@ if TYPE_CHECKING:
 
 __all__ = ["SECOND_STATS", "SiblingModel", "second_looks", "sibling_model"]
 
-#: The names of CellMatch.second_stats, in order: whether the proposal has siblings (and
-#: was looked at again), the evidence of the proposal against the sibling that fits best
-#: at the crop's scale (+1 exactly the proposal, -1 exactly the sibling), their separation
-#: in noise units, and whether a sibling fits better.
-SECOND_STATS = ("siblings", "evidence", "separation", "beaten")
+#: The names of CellMatch.second_stats, in order (all 0 for a proposal without a place):
+#: whether the proposal has siblings, the share of the square's detail it explains
+#: at the crop's scale, its evidence against the sibling that fits best (+1 exactly the
+#: proposal, -1 exactly the sibling), their separation in noise units, and whether a
+#: sibling fits better.
+SECOND_STATS = ("siblings", "fit", "evidence", "separation", "beaten")
 
 #: Siblings differ in at most this share of the tile's inner square ...
 SIBLING_MAX_AREA = 0.10
@@ -77,6 +79,7 @@ class SiblingModel:
     channels: Float  # (3, K, M): each candidate's channels less their mean
     normal_inv: Float  # (K, 3, 6, 6)
     light: Float  # the light basis per term (3, M)
+    light_pinv: Float  # its pseudo-inverse (M, 3)
     blocks: int
 
 
@@ -141,6 +144,7 @@ def sibling_model(model: TileModel) -> SiblingModel:
         channels=np.ascontiguousarray(terms[:, :, 0, :].transpose(1, 0, 2)),
         normal_inv=normal_inverse(terms, basis),
         light=np.ascontiguousarray(basis.T),
+        light_pinv=np.linalg.pinv(basis.T).astype(np.float32),
         blocks=model.config.blocks,
     )
 
@@ -179,11 +183,12 @@ def _predictions(sib: SiblingModel, ks: Sequence[int], coef: NDArray[np.float64]
 
 @dataclass(frozen=True, slots=True)
 class Look:
-    """What the second look found: the candidate that fits best; the evidence of the first
-    candidate (the proposal) against the sibling that fits best, and their separation in
-    noise units."""
+    """What the second look found: the candidate that fits best; the share of the square's
+    detail the first candidate (the proposal) explains; its evidence against the sibling
+    that fits best, and their separation in noise units."""
 
     best: int
+    fit: float
     evidence: float
     separation: float
 
@@ -234,8 +239,12 @@ def look(
     if covered > 0:
         kept[np.argsort(least)[len(least) - covered :]] = False
     score = per_block[:, kept].sum(axis=1)
+    # The share of the square's detail (what the light alone leaves) the proposal explains.
+    plain = x - (x @ sib.light_pinv) @ sib.light
+    detail = float(np.bincount(member, (plain**2).sum(axis=0), minlength=sib.blocks**2)[kept].sum())
+    fit = 1.0 - float(score[0]) / max(detail, 1e-6)
     if len(kk) < 2:
-        return Look(kk[0], 0.0, 0.0)
+        return Look(kk[0], fit, 0.0, 0.0)
     o = 1 + int(np.argmin(score[1:]))  # the sibling that fits best
     # What that sibling would miss were the proposal exactly right, over the kept pixels.
     keep_px = kept[member]
@@ -249,22 +258,22 @@ def look(
     noise = float(min(score[0], score[o])) / max(int(keep_px.sum()) * 3, 1)
     evidence = float(score[o] - score[0]) / max(miss, 1e-6)
     separation = math.sqrt(miss / max(noise, 1e-6))
-    return Look(kk[int(np.argmin(score))], evidence, separation)
+    return Look(kk[int(np.argmin(score))], fit, evidence, separation)
 
 
 def second_looks(
     matches: Sequence[CellMatch], crops: Sequence[Image], model: TileModel
 ) -> list[CellMatch]:
-    """Each match with its second look (SECOND_STATS) where its proposal has siblings and a
-    place."""
+    """Each match with its second look (SECOND_STATS) where its proposal has a place."""
     sib = sibling_model(model)
     out = []
     for match, crop in zip(matches, crops, strict=True):
         k = match.proposal
-        if k is None or match.pose is None or not sib.siblings[k]:
-            out.append(replace(match, second_stats=(0.0, 0.0, 0.0, 0.0)))
+        if k is None or match.pose is None:
+            out.append(replace(match, second_stats=(0.0,) * len(SECOND_STATS)))
             continue
         seen = look(crop, match.pose, (k, *sib.siblings[k]), sib, match.hidden)
-        stats = (1.0, seen.evidence, seen.separation, float(seen.best != k))
+        has = float(bool(sib.siblings[k]))
+        stats = (has, seen.fit, seen.evidence, seen.separation, float(seen.best != k))
         out.append(replace(match, second_stats=stats))
     return out

@@ -119,6 +119,7 @@ def test_siblings_the_matcher_confuses_at_48_px_are_told_apart(
             stats = dict(zip(SECOND_STATS, seen.second_stats, strict=True))
             assert seen.proposal == proposal
             assert stats["siblings"] == 1.0
+            assert stats["fit"] > 0.5
             right = proposal == k
             assert (stats["evidence"] > 0.0) == right, (model.ids[k], model.ids[proposal])
             assert stats["beaten"] == float(not right)
