@@ -6,9 +6,11 @@ tile whose picture differs from it only in a small area. This module looks again
 crop's own scale (`CropConfig.px_per_mm`, about twice `tile_px`), for the proposed candidate
 and its siblings only, along the place and turn the matcher found:
 
-- **siblings** are found from the pack's pictures alone (`sibling_model`): two candidates
-  meaning different things whose pictures, at the crop's scale, differ by more than a few
-  grey levels over at least a few pixels but no more than `SIBLING_MAX_AREA` of the tile;
+- **siblings** are found from the pack's pictures alone (`sibling_model`): of each other
+  meaning, the candidate whose picture differs least from the proposal's, where the two
+  differ in a small area only (more than `SIBLING_DIFFERENCE` of the pack's colour spread
+  over `SIBLING_MIN_AREA` to `SIBLING_MAX_AREA` of the inner square); the
+  `SIBLING_COUNT` nearest such;
 - the tile's inner square is cut from the crop along the found pose (placed again a pixel
   each way where the proposal fits best) and each of those candidates is fitted under the
   light model (vision.tilemodel); as many blocks as the matcher took as covered, those
@@ -110,10 +112,12 @@ def _siblings(inner: Float, groups: NDArray[np.int32]) -> tuple[tuple[int, ...],
     flat = small.reshape(-1, 3).astype(np.float64)
     spread = math.sqrt(float(((flat - flat.mean(axis=0)) ** 2).sum(axis=1).mean()))
     level = SIBLING_DIFFERENCE * max(spread, 1.0)
+    planes = np.ascontiguousarray(small.transpose(2, 0, 1))  # (3, K, M)
     out: list[tuple[int, ...]] = []
     for i in range(len(small)):
-        apart = np.sqrt(((small - small[i]) ** 2).sum(axis=2))  # (K, M)
-        share = (apart > level).mean(axis=1)
+        d = planes - planes[:, i : i + 1]
+        apart = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]  # squared distances (K, M)
+        share = (apart > level * level).mean(axis=1)
         nearest: dict[int, int] = {}
         for j in np.argsort(share, kind="stable"):
             g = int(groups[j])
