@@ -3,7 +3,7 @@
 The matcher (vision.recognise) places and names tiles at `CellConfig.tile_px` a tile, where
 a small palm, hut or shell is a few pixels: the best candidate is then often a *sibling*, a
 tile whose picture differs from it only in a small area. This module looks again at the
-crop's own scale (`CropConfig.px_per_mm`, about twice `tile_px`), for the proposed candidate
+crop's own scale (`CropConfig.px_per_mm`, about twice `tile_px`), at the proposed candidate
 and its siblings only, along the place and turn the matcher found:
 
 - **siblings** are found from the pack's pictures alone (`sibling_model`): of each other
@@ -16,10 +16,10 @@ and its siblings only, along the place and turn the matcher found:
   light model (vision.tilemodel); as many blocks as the matcher took as covered, those
   none of them explains, are left out;
 - the share of the square's detail the proposal explains, its evidence against the
-  sibling that fits best (+1 exactly the proposal, -1
-  exactly the sibling), their separation in noise units and whether a sibling fits better
-  go to the judge (`CellMatch.second_stats`, SECOND_STATS), which learns how far to trust
-  them; the proposal stays the matcher's.
+  sibling that fits best (+1 exactly the proposal, -1 exactly the sibling), their
+  separation in noise units and whether a sibling fits better go to the judge
+  (`CellMatch.second_stats`, SECOND_STATS), which learns how far to trust them; the
+  proposal stays the matcher's.
 """
 
 from __future__ import annotations
