@@ -69,6 +69,8 @@ SIBLING_COUNT = 5
 SIBLING_DIFFERENCE = 0.25
 #: Pixels of the crop searched each way around the matcher's place.
 SEARCH_PX = 1
+#: The pictures get this much Gaussian blur (crop pixels), like a camera's.
+TEMPLATE_BLUR_PX = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,7 +97,8 @@ def _pictures(model: TileModel, side: int) -> list[Float]:
             picture = np.asarray(pack.tiles[tile_id], np.uint8)
             small = cv2.resize(picture, (side, side), interpolation=cv2.INTER_AREA)
             upright[tile_id] = np.asarray(
-                cv2.GaussianBlur(small, (0, 0), 1.0, borderType=cv2.BORDER_REPLICATE), np.float32
+                cv2.GaussianBlur(small, (0, 0), TEMPLATE_BLUR_PX, borderType=cv2.BORDER_REPLICATE),
+                np.float32,
             )
         out.append(np.ascontiguousarray(np.rot90(upright[tile_id], k=-(rotation // 90))))
     return out
