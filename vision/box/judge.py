@@ -51,6 +51,7 @@ from vision.box.cache import cache_dir
 from vision.box.tilemodel import TileModel
 from vision.config import JudgeConfig
 from vision.reader.recognise import LOOK_STATS, TILE_STATS, CellMatch
+from vision.reader.second_look import SECOND_STATS
 
 if TYPE_CHECKING:
     from vision.box.lessons import Lessons
@@ -66,7 +67,7 @@ _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
 #: Bumped whenever the features or the learning change: cached judges of another version
 #: are learnt again.
-VERSION = 6
+VERSION = 7
 
 
 @dataclass
@@ -195,6 +196,7 @@ def _feature_names() -> tuple[str, ...]:
     names += [f"tile_{s}" for s in TILE_STATS] + [f"look_{s}" for s in LOOK_STATS]
     names += [f"look_{s}_missing" for s in ("gain", "white", "explained", "detail", "veil")]
     names += ["sure", "covered_share"] + [f"kind_{k.value}" for k in _KINDS]
+    names += [f"second_{s}" for s in SECOND_STATS]
     return tuple(names)
 
 
@@ -293,7 +295,19 @@ def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
         kind_f[_KINDS.index(kinds[match.proposal])] = 1.0
     flags = [float(match.proposal is not None)]
     cover = [float(match.sure), _finite(match.hidden, 0, 1)]
-    return np.array([*first, *flags, *tile_f, *look_f, *missing, *cover, *kind_f], np.float64)
+    siblings, s_fit, s_evidence, s_separation, beaten = match.second_stats or (
+        (0.0,) * len(SECOND_STATS)
+    )
+    second = [
+        _finite(siblings, 0, 1),
+        _finite(s_fit, -1, 1),
+        _finite(s_evidence, -5, 5),
+        _log(s_separation),
+        _finite(beaten, 0, 1),
+    ]
+    return np.array(
+        [*first, *flags, *tile_f, *look_f, *missing, *cover, *kind_f, *second], np.float64
+    )
 
 
 # --- the network ---------------------------------------------------------------------------

@@ -68,6 +68,7 @@ from vision.box.tilemodel import (
 )
 from vision.config import CellConfig
 from vision.reader.areas import parabola_vertex
+from vision.reader.second_look import second_looks
 
 __all__ = ["CellMatch", "match_cells", "read_cell", "read_cells"]
 
@@ -100,6 +101,11 @@ class CellMatch:
     proposal: int | None = None
     tile_stats: tuple[float, ...] = ()
     look_stats: tuple[float, ...] = ()
+    # Where the proposal was placed: the tile's centre (x, y, crop pixels) and its turn
+    # (degrees, counter-clockwise as seen); and what a second look at the crop's scale
+    # found (vision.reader.second_look.SECOND_STATS).
+    pose: tuple[float, float, float] | None = None
+    second_stats: tuple[float, ...] = ()
 
 
 #: The names of CellMatch.tile_stats, in order: the light model's figures of the proposal
@@ -1754,6 +1760,7 @@ class _Placed:
     first: int  # the candidate that placed it best
     patch: Float  # the tile's inner square cut along that place (n, n, 3)
     score: float  # how well it placed it (normalised correlation of the pose features)
+    pose: _Pose  # the place itself
 
 
 def _quarter_choices(
@@ -1855,6 +1862,7 @@ def _place_all(
                 k,
                 _aligned(job.fine, model, pose, job.scale),
                 pose.score,
+                pose,
             )
     return [p for p in out if p is not None]
 
@@ -1892,10 +1900,12 @@ def _retries(job: _Pending, placed: _Placed, verdict: _Verdict, model: TileModel
     return [c for c in verdict.others if c not in placed.tried][:count]
 
 
-def _place_again(again: list[tuple[_Pending, _Placed, int]], model: TileModel) -> list[Float]:
-    """Each crop placed again by one more candidate: the tile's square cut there (n, n, 3).
-    Crops of one size at once."""
-    out: list[Float | None] = [None] * len(again)
+def _place_again(
+    again: list[tuple[_Pending, _Placed, int]], model: TileModel
+) -> list[tuple[Float, _Pose]]:
+    """Each crop placed again by one more candidate: the tile's square cut there (n, n, 3),
+    and the place. Crops of one size at once."""
+    out: list[tuple[Float, _Pose] | None] = [None] * len(again)
     by_side: dict[int, list[int]] = {}
     for i, (job, _placed, _k) in enumerate(again):
         by_side.setdefault(job.fine.shape[0], []).append(i)
@@ -1909,7 +1919,7 @@ def _place_again(again: list[tuple[_Pending, _Placed, int]], model: TileModel) -
             [again[i][0].scale for i in idx],
         )
         for i, (_k, pose) in zip(idx, found, strict=True):
-            out[i] = _aligned(again[i][0].fine, model, pose, again[i][0].scale)
+            out[i] = (_aligned(again[i][0].fine, model, pose, again[i][0].scale), pose)
     return [x for x in out if x is not None]
 
 
@@ -1997,6 +2007,7 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     placed = _place_all(jobs, scores, model)
     orders = _ranks([p.patch for p in placed], model)
     verdicts = _decide(model, [p.patch for p in placed], [p.first for p in placed], orders)
+    poses = [p.pose for p in placed]
     # A crop where no tile is named may hold one the coarse search ranked low (a hand over
     # part of it spoils the coarse match): the next best coarse candidates search its place
     # too; one that places it better is fitted there, and the better fit stands.
@@ -2022,20 +2033,23 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
             seconds = _decide(
                 model, patches, [place.first for _c, place in better], _ranks(patches, model)
             )
-            for (c, _place), verdict in zip(better, seconds, strict=True):
+            for (c, place), verdict in zip(better, seconds, strict=True):
                 if verdict.match.fit > verdicts[c].match.fit:
                     verdicts[c] = verdict
+                    poses[c] = place.pose
     again = [
         (c, k)
         for c, (job, place, verdict) in enumerate(zip(jobs, placed, verdicts, strict=True))
         for k in _retries(job, place, verdict, model)
     ]
     if again:
-        patches = _place_again([(jobs[c], placed[c], k) for c, k in again], model)
+        found = _place_again([(jobs[c], placed[c], k) for c, k in again], model)
+        patches = [patch for patch, _pose in found]
         retried = _decide(model, patches, [k for _c, k in again], _ranks(patches, model))
-        for (c, _k), verdict in zip(again, retried, strict=True):
+        for (c, _k), verdict, (_patch, pose) in zip(again, retried, found, strict=True):
             if verdict.match.fit > verdicts[c].match.fit:
                 verdicts[c] = verdict
+                poses[c] = pose
 
     def square(c: int) -> Float:
         """The tile's square where the empty look fits best (3, M)."""
@@ -2076,10 +2090,18 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
             proposal=verdict.match.proposal,
             tile_stats=verdict.match.tile_stats,
             look_stats=_look_stats(job.look),
+            pose=_crop_pose(poses[c], job),
         )
         misfits = _lit_misfits(verdict.x, _paper_cast(job, model), model)
         out.append(_lit_proposal(settled, verdict.x, misfits, model))
     return out
+
+
+def _crop_pose(pose: _Pose, job: _Pending) -> tuple[float, float, float]:
+    """A place found in the fine crop as CellMatch.pose: its centre in the crop's pixels."""
+    f = job.crop.shape[0] / job.fine.shape[0]
+    x, y = pose.centre
+    return ((x + 0.5) * f - 0.5, (y + 0.5) * f - 0.5, pose.angle)
 
 
 def _inner_fits(
@@ -2357,4 +2379,4 @@ def match_cells(
         reads = _read_tiles([pending[i][0] for i in order], [pending[i][1] for i in order], model)
         for i, read in zip(order, reads, strict=True):
             out[i] = read
-    return [m for m in out if m is not None]
+    return second_looks([m for m in out if m is not None], crops, model)
