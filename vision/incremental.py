@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from companion.reading import UNKNOWN, CellRead, TableRead
 from vision.areas import DISPLAY, AreaPose, area_name
-from vision.cellpool import one_blas_thread
+from vision.cellpool import Part, cell_workers, deal_out, one_blas_thread
 from vision.config import VisionConfig
 from vision.lessons import Lessons
 from vision.pack import Pack
@@ -51,7 +51,7 @@ from vision.read import (
 )
 from vision.recognise import CellMatch, match_cells
 from vision.ship import read_ship_in_frame
-from vision.tilemodel import learn_pack
+from vision.tilemodel import TileModel, learn_pack
 
 Image = NDArray[np.uint8]
 Look = NDArray[np.float32]
@@ -353,6 +353,55 @@ class IncrementalReader:
 
     # ------------------------------------------------------------ reading what changed
 
+    def _read_again(
+        self,
+        model: TileModel,
+        crops: Sequence[Image],
+        refs: Sequence[Image | None],
+        slots: Sequence[Slot],
+        reread: Sequence[int],
+    ) -> dict[Slot, CellMatch]:
+        """The matches of the cells read again, in `reread`'s order: the display's (with
+        their companions' looks) read here, the seats' shared with the cell workers when the
+        whole read has them (vision.cellpool; as in a whole read, a seat's cell is read alone
+        and the display's together)."""
+        cfg = self.changes
+        companions = _companions(slots, reread, cfg.display_companions)
+        shown = [i for i in reread if slots[i][0] == DISPLAY]
+        seats = [i for i in reread if slots[i][0] != DISPLAY]
+        workers = cell_workers(self.pack, self.config) if seats else None
+        if workers is None:
+            shown, seats = list(reread), []
+        parts: list[list[int]] = [[]]
+        if workers is not None:
+            weight = self.config.read.cells_here_weight
+            share = weight / (weight + workers.workers)
+            here = share * (len(seats) + len(shown)) - len(shown)
+            dealt = deal_out(len(seats), workers.workers + 1, here)
+            parts = [[seats[k] for k in idx] for idx in dealt]
+        mine = shown + parts[0]
+        first = _part(crops, refs, slots, mine + companions)
+
+        def read(part: Part) -> list[CellMatch]:
+            wanted = len(mine) if part is first else None
+            return match_cells(part[0], model, part[1], light_groups=part[2], wanted=wanted)
+
+        if workers is None:
+            got = [read(first)]
+            order = mine
+        else:
+            others = [idx for idx in parts[1:] if idx]
+            got = workers.read(
+                [
+                    lambda: first,
+                    *(lambda idx=idx: _part(crops, refs, slots, idx) for idx in others),
+                ],
+                read,
+            )
+            order = mine + [i for idx in others for i in idx]
+        found = dict(zip(order, [m for part in got for m in part], strict=True))
+        return {slots[i]: found[i] for i in reread}
+
     def _changes(self, colour: Image, base: _Base, start: float) -> TableRead:
         config, pack, cfg = self.config, self.pack, self.changes
         timings: dict[str, float] = {"check": time.perf_counter() - start}
@@ -379,19 +428,8 @@ class IncrementalReader:
             reread = [i for i in range(len(slots)) if i not in alike]
             timings["looks"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            companions = _companions(slots, reread, cfg.display_companions)
-            part = reread + companions
             model = learn_pack(pack, config.crops.px_per_mm, config.cells)
-            new_matches: dict[Slot, CellMatch] = {}
-            if part:
-                got = match_cells(
-                    [crops[i] for i in part],
-                    model,
-                    [refs[i] for i in part],
-                    light_groups=_light_groups([slots[i] for i in part]),
-                    wanted=len(reread),
-                )
-                new_matches = {slots[i]: m for i, m in zip(reread, got, strict=True)}
+            new_matches = self._read_again(model, crops, refs, slots, reread)
             # Board cells read empty are weighed against the whole table's (as a whole read
             # does): the accepted matches stand in for the cells not read again.
             matches = {**base.matches, **new_matches}
@@ -442,6 +480,17 @@ class IncrementalReader:
             timings=timings,
         )
         return table
+
+
+def _part(
+    crops: Sequence[Image], refs: Sequence[Image | None], slots: Sequence[Slot], idx: Sequence[int]
+) -> Part:
+    """The crops of `idx` as a part to read (vision.cellpool)."""
+    return (
+        [crops[i] for i in idx],
+        [refs[i] for i in idx],
+        _light_groups([slots[i] for i in idx]),
+    )
 
 
 def _companions(slots: Sequence[Slot], reread: Sequence[int], count: int) -> list[int]:
