@@ -45,7 +45,7 @@ from vision.reader.incremental import (
     ChangeConfig,
     IncrementalReader,
     _cell_reads,
-    difference,
+    differences,
     look_of,
     marker_patches,
     shifted,
@@ -206,12 +206,13 @@ def run_gate(
         assert view is not None
         crops, _r, slots, _h = _crops(frame.image, shifted(view, offsets), pack, side, _vision())
         now = {s: _content(r) for s, r in _cell_reads(truth, slots).items()}
-        for slot, crop in zip(slots, crops, strict=True):
-            look = look_of(crop, changes)
-            if slot not in looks:
-                looks[slot], held[slot] = look, now[slot]
-                continue
-            d = difference(looks[slot], look, changes)
+        fresh = {s: look_of(c, changes) for s, c in zip(slots, crops, strict=True)}
+        compared = [s for s in slots if s in looks]
+        for slot in [s for s in slots if s not in looks]:
+            looks[slot], held[slot] = fresh[slot], now[slot]
+        apart = differences([looks[s] for s in compared], [fresh[s] for s in compared], changes)
+        for slot, d in zip(compared, apart, strict=True):
+            look = fresh[slot]
             changed = now[slot] != held[slot]
             again = d > changes.threshold
             count.cells += 1

@@ -17,11 +17,13 @@ read and stops them when it is closed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import multiprocessing
 import os
 import time
+import weakref
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -39,6 +41,7 @@ __all__ = [
     "CellWorkers",
     "Part",
     "deal_out",
+    "one_blas_thread",
     "pack_digest",
     "read_part",
     "worker_count",
@@ -50,6 +53,13 @@ Image = NDArray[np.uint8]
 Part = tuple[list[Image], list[Image | None], list[Hashable | None]]
 
 _BLAS = ThreadpoolController()
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager[object]:
+    """A context in which BLAS uses one thread: a read's products are small, and BLAS threads
+    that spin beside the read's own threads and processes cost far more than they give."""
+    limit: contextlib.AbstractContextManager[object] = _BLAS.limit(limits=1, user_api="blas")
+    return limit
 
 
 def worker_count(config: VisionConfig) -> int:
@@ -65,8 +75,22 @@ def worker_count(config: VisionConfig) -> int:
     return max(0, min(2, cores - 1))
 
 
+_DIGESTS: dict[int, tuple[weakref.ref[Pack], str]] = {}
+
+
 def pack_digest(pack: Pack) -> str:
-    """A digest of everything the recogniser learns from a pack (its pictures and tile size)."""
+    """A digest of everything the recogniser learns from a pack (its pictures and tile size),
+    worked out once per Pack object (a pack's pictures are not changed in place)."""
+    known = _DIGESTS.get(id(pack))
+    if known is not None and known[0]() is pack:
+        return known[1]
+    digest = _digest(pack)
+    key = id(pack)
+    _DIGESTS[key] = (weakref.ref(pack, lambda _: _DIGESTS.pop(key, None)), digest)
+    return digest
+
+
+def _digest(pack: Pack) -> str:
     h = hashlib.blake2b(digest_size=16)
     h.update(repr(pack.tile_mm).encode())
     for name, picture in [
@@ -185,7 +209,7 @@ class CellWorkers:
             sent.append(make())
             jobs.append(self._submit(sent[-1]))
         mine = parts[0]()
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             own = here(mine)
             start = time.perf_counter()
             theirs = [self._result(job, part, here) for job, part in zip(jobs, sent, strict=True)]

@@ -33,10 +33,10 @@ from numpy.typing import NDArray
 from companion.reading import UNKNOWN, CellRead, TableRead
 from vision.box.lessons import Lessons
 from vision.box.pack import Pack
-from vision.box.tilemodel import learn_pack
+from vision.box.tilemodel import TileModel, learn_pack
 from vision.config import VisionConfig
 from vision.reader.areas import DISPLAY, AreaPose, area_name
-from vision.reader.cellpool import read_part
+from vision.reader.cellpool import Part, deal_out, one_blas_thread
 from vision.reader.read import (
     Slot,
     TableReader,
@@ -45,15 +45,17 @@ from vision.reader.read import (
     _light_groups,
     assemble_table,
     check_frame,
+    prepare,
     storage_against_table,
     table_reads,
     weighed,
 )
-from vision.reader.recognise import CellMatch
+from vision.reader.recognise import CellMatch, match_cells
 from vision.reader.ship import read_ship_in_frame
 
 Image = NDArray[np.uint8]
 Look = NDArray[np.float32]
+Looks = NDArray[np.float32]  # a stack of looks (N, n, m, channels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +81,9 @@ class ChangeConfig:
     marker_least_response: float = 0.3
     # An area is checked when at least this many of its markers are found again.
     markers_per_area: int = 2
-    # Display cells read again are read with this many unchanged display cells beside them
-    # (their answers are not used): the display's cells together tell a lamp's glare.
+    # Display cells read again are read with the looks of this many unchanged display cells
+    # beside them (they are not read themselves): the display's cells together tell a lamp's
+    # glare.
     display_companions: int = 3
 
 
@@ -118,36 +121,51 @@ def look_of(crop: Image, config: ChangeConfig) -> Look:
     return np.asarray(small, np.float32)
 
 
-def _fitted_residual(a: Look, b: Look) -> NDArray[np.float32]:
-    """b's squared residual (mean over channels, per pixel) after the best light that maps a
-    onto it, per channel: a gain and an offset that each vary linearly across the cell (a
-    lamp's light falls off smoothly; a tile's picture does not)."""
-    n, m, channels = a.shape
+def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float32]:
+    """Each b's squared residual (mean over channels, per pixel) after the best light that
+    maps its a onto it, per channel: a gain and an offset that each vary linearly across the
+    cell (a lamp's light falls off smoothly; a tile's picture does not). `a` and `b` are
+    stacks of looks (N, n, m, channels); out (N, n, m). Every least-squares fit at once,
+    with numpy.linalg.lstsq's cut-off for singular values."""
+    count, n, m, channels = a.shape
     v, u = np.mgrid[0:n, 0:m].astype(np.float32)
     u = (u - (m - 1) / 2).ravel() / m
     v = (v - (n - 1) / 2).ravel() / n
-    res = np.empty((n * m, channels), np.float32)
-    ones = np.ones(n * m, np.float32)
-    for k in range(channels):
-        x = a[:, :, k].ravel()
-        y = b[:, :, k].ravel()
-        design = np.stack([x, x * u, x * v, ones, u, v], axis=1)
-        coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-        res[:, k] = y - design @ coef
-    return np.asarray((res * res).mean(axis=1).reshape(n, m), np.float32)
+    x = a.reshape(count, n * m, channels).transpose(0, 2, 1)  # (N, C, M)
+    y = b.reshape(count, n * m, channels).transpose(0, 2, 1)
+    ones = np.ones_like(x)
+    design = np.stack([x, x * u, x * v, ones, u * ones, v * ones], axis=-1)  # (N, C, M, 6)
+    wide = design.astype(np.float64)
+    # Through the normal matrix's eigenvectors: its eigenvalues are the squared singular values.
+    lam, vec = np.linalg.eigh(np.swapaxes(wide, -1, -2) @ wide)
+    cut = (np.finfo(np.float64).eps * max(n * m, 6)) ** 2 * lam[..., -1:]
+    inverse = np.divide(1.0, lam, out=np.zeros_like(lam), where=lam > cut)
+    along = ((y.astype(np.float64)[..., None, :] @ wide) @ vec)[..., 0, :] * inverse
+    coef = (vec @ along[..., None]).astype(np.float32)  # (N, C, 6, 1)
+    res = y - (design @ coef)[..., 0]
+    return np.asarray((res * res).mean(axis=1).reshape(count, n, m), np.float32)
+
+
+def differences(a: Sequence[Look], b: Sequence[Look], config: ChangeConfig) -> list[float]:
+    """How much each pair of looks of one cell differs, light aside: the residual (grey
+    levels, RMS over the channels) after fitting the light (`_fitted_residuals`), in the
+    worst block of block_px a side; either way round (a plain look fits anything at gain
+    0), the larger."""
+    if not len(a):
+        return []
+    first, second = np.stack(a), np.stack(b)
+    k = config.block_px
+    worst = np.zeros(len(first), np.float32)
+    for r in (_fitted_residuals(first, second), _fitted_residuals(second, first)):
+        n = (r.shape[1] // k) * k
+        blocks = r[:, :n, :n].reshape(len(r), n // k, k, n // k, k).mean(axis=(2, 4))
+        worst = np.maximum(worst, blocks.reshape(len(r), -1).max(axis=1))
+    return [float(np.sqrt(w)) for w in worst]
 
 
 def difference(a: Look, b: Look, config: ChangeConfig) -> float:
-    """How much two looks of one cell differ, light aside: the residual (grey levels, RMS
-    over the channels) after fitting the light (`_fitted_residual`), in the worst block of
-    block_px a side; either way round (a plain look fits anything at gain 0), the larger."""
-    k = config.block_px
-    worst = 0.0
-    for r in (_fitted_residual(a, b), _fitted_residual(b, a)):
-        n = (r.shape[0] // k) * k
-        blocks = r[:n, :n].reshape(n // k, k, n // k, k).mean(axis=(1, 3))
-        worst = max(worst, float(blocks.max()))
-    return float(np.sqrt(worst))
+    """How much two looks of one cell differ, light aside (`differences`)."""
+    return differences([a], [b], config)[0]
 
 
 def marker_patches(
@@ -289,6 +307,11 @@ class IncrementalReader:
         """The table in `image`: only what changed since the accepted read, else whole. A
         seat of `seats` the accepted read did not place makes it a whole read."""
         start = time.perf_counter()
+        prepare(self.pack, self.config, self.lessons)
+        with one_blas_thread():
+            return self._read_turn(image, seats, start)
+
+    def _read_turn(self, image: Image, seats: Collection[int], start: float) -> TableRead:
         image = check_frame(image, self.config)
         colour: Image = (
             image
@@ -325,21 +348,69 @@ class IncrementalReader:
     def _whole(self, colour: Image) -> TableRead:
         table, view = self.tables.read_view(colour)
         self.view = view
-        crops, _refs, slots, hidden = _crops(colour, view, self.pack, self.side, self.config)
-        reads = _cell_reads(table, slots)
+        reads = _cell_reads(table, list(view.crops))
         grey = np.asarray(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), np.uint8)
         self._pending = _Base(
             view,
             colour.shape,
             reads,
             dict(view.matches),
-            {slot: look_of(crop, self.changes) for slot, crop in zip(slots, crops, strict=True)},
-            hidden,
+            {slot: look_of(crop, self.changes) for slot, crop in view.crops.items()},
+            dict(view.hidden),
             marker_patches(grey, view, self.changes),
         )
         return table
 
     # ------------------------------------------------------------ reading what changed
+
+    def _read_again(
+        self,
+        model: TileModel,
+        crops: Sequence[Image],
+        refs: Sequence[Image | None],
+        slots: Sequence[Slot],
+        reread: Sequence[int],
+    ) -> dict[Slot, CellMatch]:
+        """The matches of the cells read again, in `reread`'s order: the display's (with
+        their companions' looks) read here, the seats' shared with the cell workers when the
+        whole read has them (vision.reader.cellpool; as in a whole read, a seat's cell is read alone
+        and the display's together)."""
+        cfg = self.changes
+        companions = _companions(slots, reread, cfg.display_companions)
+        shown = [i for i in reread if slots[i][0] == DISPLAY]
+        seats = [i for i in reread if slots[i][0] != DISPLAY]
+        workers = self.tables.workers if seats else None
+        if workers is None:
+            shown, seats = list(reread), []
+        parts: list[list[int]] = [[]]
+        if workers is not None:
+            weight = self.config.read.cells_here_weight
+            share = weight / (weight + workers.workers)
+            here = share * (len(seats) + len(shown)) - len(shown)
+            dealt = deal_out(len(seats), workers.workers + 1, here)
+            parts = [[seats[k] for k in idx] for idx in dealt]
+        mine = shown + parts[0]
+        first = _part(crops, refs, slots, mine + companions)
+
+        def read(part: Part) -> list[CellMatch]:
+            wanted = len(mine) if part is first else None
+            return match_cells(part[0], model, part[1], light_groups=part[2], wanted=wanted)
+
+        if workers is None:
+            got = [read(first)]
+            order = mine
+        else:
+            others = [idx for idx in parts[1:] if idx]
+            got = workers.read(
+                [
+                    lambda: first,
+                    *(lambda idx=idx: _part(crops, refs, slots, idx) for idx in others),
+                ],
+                read,
+            )
+            order = mine + [i for idx in others for i in idx]
+        found = dict(zip(order, [m for part in got for m in part], strict=True))
+        return {slots[i]: found[i] for i in reread}
 
     def _changes(self, colour: Image, base: _Base, start: float) -> TableRead:
         config, pack, cfg = self.config, self.pack, self.changes
@@ -355,29 +426,20 @@ class IncrementalReader:
             t0 = time.perf_counter()
             crops, refs, slots, _hidden = _crops(colour, view, pack, self.side, config)
             looks = {slot: look_of(crop, cfg) for slot, crop in zip(slots, crops, strict=True)}
-            reread = [
+            compared = [
                 i
                 for i, slot in enumerate(slots)
-                if slot not in base.looks
-                or base.reads.get(slot, UNKNOWN).unknown
-                or difference(base.looks[slot], looks[slot], cfg) > cfg.threshold
+                if slot in base.looks and not base.reads.get(slot, UNKNOWN).unknown
             ]
+            apart = differences(
+                [base.looks[slots[i]] for i in compared], [looks[slots[i]] for i in compared], cfg
+            )
+            alike = {i for i, d in zip(compared, apart, strict=True) if d <= cfg.threshold}
+            reread = [i for i in range(len(slots)) if i not in alike]
             timings["looks"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            companions = _companions(slots, reread, cfg.display_companions)
-            part = reread + companions
             model = learn_pack(pack, config.crops.px_per_mm, config.cells)
-            new_matches: dict[Slot, CellMatch] = {}
-            if part:
-                got = read_part(
-                    model,
-                    (
-                        [crops[i] for i in part],
-                        [refs[i] for i in part],
-                        _light_groups([slots[i] for i in part]),
-                    ),
-                )
-                new_matches = {slots[i]: m for i, m in zip(reread, got, strict=False)}
+            new_matches = self._read_again(model, crops, refs, slots, reread)
             # Board cells read empty are weighed against the whole table's (as a whole read
             # does): the accepted matches stand in for the cells not read again.
             matches = {**base.matches, **new_matches}
@@ -428,6 +490,17 @@ class IncrementalReader:
             timings=timings,
         )
         return table
+
+
+def _part(
+    crops: Sequence[Image], refs: Sequence[Image | None], slots: Sequence[Slot], idx: Sequence[int]
+) -> Part:
+    """The crops of `idx` as a part to read (vision.reader.cellpool)."""
+    return (
+        [crops[i] for i in idx],
+        [refs[i] for i in idx],
+        _light_groups([slots[i] for i in idx]),
+    )
 
 
 def _companions(slots: Sequence[Slot], reread: Sequence[int], count: int) -> list[int]:

@@ -62,7 +62,14 @@ from vision.reader.areas import (
     storage_size_mm,
     tile_crop_mm,
 )
-from vision.reader.cellpool import CellWorkers, Part, deal_out, read_part, worker_count
+from vision.reader.cellpool import (
+    CellWorkers,
+    Part,
+    deal_out,
+    one_blas_thread,
+    read_part,
+    worker_count,
+)
 from vision.reader.markers import MarkerSighting, detect_markers, recover_markers
 from vision.reader.recognise import CellMatch, doubt_odd_light
 from vision.reader.ship import read_ship_in_frame, ship_model
@@ -104,6 +111,10 @@ class TableView:
     timings: dict[str, float] = field(default_factory=dict)
     # Every cell's match (the matcher's figures behind its read), by slot.
     matches: dict[Slot, CellMatch] = field(default_factory=dict)
+    # Every cell's crop as it was read, by slot, and per area the cells not wholly in the
+    # picture (vision.reader.incremental keeps the crops' looks).
+    crops: dict[Slot, Image] = field(default_factory=dict)
+    hidden: dict[Any, list[str]] = field(default_factory=dict)
 
     @property
     def poses(self) -> dict[Any, AreaPose]:
@@ -344,6 +355,26 @@ def read_table_view(
     `threads` look at the frame's markers and the ship beside this thread, and `workers`
     read parts of the cells (both TableReader's), when given."""
     config = config or VisionConfig()
+    prepare(pack, config, lessons)
+    with one_blas_thread():
+        return _read_table_view(image, pack, side, config, lessons, threads, workers)
+
+
+def prepare(pack: Pack, config: VisionConfig, lessons: Lessons | None = None) -> None:
+    """The pack's model and judge learnt (or loaded) with every BLAS thread, before a read
+    holds BLAS to one."""
+    judge_for(pack, learn_pack(pack, config.crops.px_per_mm, config.cells), config, lessons=lessons)
+
+
+def _read_table_view(
+    image: Image,
+    pack: Pack,
+    side: str,
+    config: VisionConfig,
+    lessons: Lessons | None,
+    threads: Executor | None,
+    workers: CellWorkers | None,
+) -> tuple[TableRead, TableView]:
     image = check_frame(image, config)
     layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
@@ -367,7 +398,7 @@ def read_table_view(
             ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
 
     t0 = time.perf_counter()
-    slots, matches, hidden, cutting, waited = _cut_and_read(
+    slots, matches, hidden, cutting, waited, cut = _cut_and_read(
         colour, view, pack, side, config, look_for_ship, workers
     )
     reads = table_reads(matches, pack, config, lessons)
@@ -407,6 +438,8 @@ def read_table_view(
         view.shape,
         timings,
         dict(zip(slots, matches, strict=True)),
+        cut,
+        {area: hidden[area] for area in (DISPLAY, *sorted(view.seats)) if area in hidden},
     )
     return table, final
 
@@ -552,20 +585,20 @@ def _cut_and_read(
     config: VisionConfig,
     meanwhile: Callable[[], None] = lambda: None,
     workers: CellWorkers | None = None,
-) -> tuple[list[Slot], list[CellMatch], dict[Any, list[str]], float, float]:
+) -> tuple[list[Slot], list[CellMatch], dict[Any, list[str]], float, float, dict[Slot, Image]]:
     """Every cell crop cut (_crops) and read by vision.reader.recognise with the pack's model learnt
     at the crops' scale: shared out with worker processes when there are cores for them
     (vision.reader.cellpool). `meanwhile` is called once the workers have their crops (or at once),
     to start work beside this process's reading. Returns the slots, their reads, the cells
-    not wholly in the picture by area, the time spent cutting here, and the time spent
-    waiting for the workers once this process's own cells were read.
+    not wholly in the picture by area, the time spent cutting here, the time spent waiting
+    for the workers once this process's own cells were read, and the crops by slot.
 
     With workers, the seats' crops are cut first and dealt out a cell at a time (each part
     then holds some of every seat: a seat under hands costs more than an empty one); this
     process keeps the display's (one light group) and reads them while the workers read."""
     areas: list[Any] = ([DISPLAY] if view.display is not None else []) + sorted(view.seats)
     if not areas:
-        return [], [], {}, 0.0, 0.0
+        return [], [], {}, 0.0, 0.0, {}
     model = learn_pack(pack, config.crops.px_per_mm, config.cells)
     workers = workers if len(areas) > 1 else None
     start = time.perf_counter()
@@ -574,7 +607,8 @@ def _cut_and_read(
         crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
         cutting = time.perf_counter() - start
         matches = read_part(model, (crops, refs, _light_groups(slots)))
-        return slots, weighed(matches, slots, model.config), hidden, cutting, 0.0
+        cut = dict(zip(slots, crops, strict=True))
+        return slots, weighed(matches, slots, model.config), hidden, cutting, 0.0, cut
     seats = [area for area in areas if area != DISPLAY]
     crops, refs, slots, hidden = _crops(colour, view, pack, side, config, seats)
     cutting = time.perf_counter() - start
@@ -584,6 +618,7 @@ def _cut_and_read(
     dealt = deal_out(len(slots), workers.workers + 1, share * (len(slots) + display) - display)
     parts = dealt[:1] + [idx for idx in dealt[1:] if idx]
     mine: list[Slot] = []
+    cut = dict(zip(slots, crops, strict=True))
 
     def here() -> Part:
         nonlocal cutting
@@ -595,6 +630,7 @@ def _cut_and_read(
         if got is not None:
             hidden.update(got[3])
             mine.extend(got[2])
+            cut.update(zip(got[2], got[0], strict=True))
         mine.extend(slots[i] for i in own)
         part_crops = ([] if got is None else got[0]) + [crops[i] for i in own]
         part_refs = ([] if got is None else got[1]) + [refs[i] for i in own]
@@ -612,7 +648,8 @@ def _cut_and_read(
     )
     out_slots = mine + [slots[i] for idx in parts[1:] for i in idx]
     matches = [match for got in part_reads for match in got]
-    return out_slots, weighed(matches, out_slots, model.config), hidden, cutting, workers.waited
+    matches = weighed(matches, out_slots, model.config)
+    return out_slots, matches, hidden, cutting, workers.waited, cut
 
 
 def weighed(

@@ -2319,8 +2319,11 @@ def match_cells(
     empty_references: Sequence[Image | None] | None = None,
     *,
     light_groups: Sequence[Hashable | None] | None = None,
+    wanted: int | None = None,
 ) -> list[CellMatch]:
-    """Read cell crops and keep the figures behind each answer (read_cells' arguments)."""
+    """Read cell crops and keep the figures behind each answer (read_cells' arguments).
+    Given `wanted`, only the first `wanted` crops are read: the others only lend their looks
+    to their light groups."""
     refs = list(empty_references) if empty_references is not None else [None] * len(crops)
     if len(refs) != len(crops):
         raise ValueError(f"{len(crops)} crops but {len(refs)} empty references")
@@ -2357,7 +2360,7 @@ def match_cells(
         ):
             looks[i] = replace(look, looks=False)
     waiting: dict[int, list[int]] = {}  # crops that may hold a tile, by size
-    for i, (ref, look) in enumerate(zip(refs, looks, strict=True)):
+    for i, (ref, look) in enumerate(zip(refs[:wanted], looks, strict=False)):
         sure = cfg.empty_sure_rms if ref is not None else cfg.mat_sure_rms
         if look.looks and look.rms_all <= sure and not look.washed and _board_seen(look, cfg):
             out[i] = _empty(look, model, sure=True)

@@ -23,6 +23,7 @@ from vision.reader.incremental import (
     IncrementalReader,
     _cell_reads,
     difference,
+    differences,
     look_of,
 )
 from vision.reader.read import Slot
@@ -47,6 +48,45 @@ def test_no_two_tiles_look_alike_to_the_gate_and_light_alone_changes_nothing(
     for look in looks.values():
         lit = look * np.float32(0.7) * ramp + np.float32(25.0)  # dimmer, warmer to one side
         assert difference(look, lit, cfg) < cfg.threshold
+
+
+def _lstsq_difference(a: np.ndarray, b: np.ndarray, cfg: ChangeConfig) -> float:
+    """`difference` worked out one channel at a time with numpy.linalg.lstsq."""
+    n, m, channels = a.shape
+    v, u = np.mgrid[0:n, 0:m].astype(np.float32)
+    u = (u - (m - 1) / 2).ravel() / m
+    v = (v - (n - 1) / 2).ravel() / n
+    worst = 0.0
+    for p, q in ((a, b), (b, a)):
+        res = np.empty((n * m, channels), np.float32)
+        for k in range(channels):
+            x, y = p[:, :, k].ravel(), q[:, :, k].ravel()
+            design = np.stack([x, x * u, x * v, np.ones_like(x), u, v], axis=1)
+            coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+            res[:, k] = y - design @ coef
+        r = (res * res).mean(axis=1).reshape(n, m)
+        s = (n // cfg.block_px) * cfg.block_px
+        k = cfg.block_px
+        worst = max(worst, float(r[:s, :s].reshape(s // k, k, s // k, k).mean(axis=(1, 3)).max()))
+    return float(np.sqrt(worst))
+
+
+def test_looks_compared_at_once_as_one_by_one() -> None:
+    cfg = ChangeConfig()
+    rng = np.random.default_rng(3)
+    shape = (cfg.look_px, cfg.look_px, 3)
+    a = [rng.uniform(0, 255, shape).astype(np.float32) for _ in range(6)]
+    b = [a[0] * 0.8 + 9, rng.uniform(0, 255, shape), a[2] + rng.normal(0, 2, shape)]
+    flat = np.float32(140) + rng.normal(0, 0.5, shape).astype(np.float32)
+    a += [flat]
+    b += [a[3].copy(), a[4] * 0.9, a[5] + 30 * (rng.uniform(size=shape) > 0.95), flat * 1.1]
+    b = [np.asarray(x, np.float32) for x in b]
+    got = differences(a, b, cfg)
+    assert len(got) == len(a)
+    for x, y, d in zip(a, b, got, strict=True):
+        assert d == pytest.approx(_lstsq_difference(x, y, cfg), rel=1e-4, abs=1e-3)
+        assert d == pytest.approx(difference(x, y, cfg), rel=1e-6)
+    assert differences([], [], cfg) == []
 
 
 @pytest.mark.parametrize("seed", [5, 6])

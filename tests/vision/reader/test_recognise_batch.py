@@ -14,7 +14,7 @@ from vision.box.pack import Pack
 from vision.box.tilemodel import learn_pack
 from vision.config import PX_PER_MM
 from vision.reader.areas import picture_crop, tile_crop_mm
-from vision.reader.recognise import read_cell, read_cells
+from vision.reader.recognise import match_cells, read_cell, read_cells
 
 Image = NDArray[np.uint8]
 
@@ -68,3 +68,16 @@ def test_cells_read_together_read_as_alone(style: str, pack_ink: Pack, pack_rand
         assert a.confidence == pytest.approx(b.confidence, abs=2e-3)
     # The table is not trivial: tiles, empty cells and an unknown among them.
     assert any(r.tile for r in together) and any(r.empty for r in together)
+
+
+def test_cells_wanted_read_as_with_the_rest(pack_ink: Pack) -> None:
+    """Cells past `wanted` only lend their looks: the cells read get the answers they get
+    when every cell is read."""
+    model = learn_pack(pack_ink, PX_PER_MM)
+    crops, refs = _table_crops(pack_ink, np.random.default_rng(22))
+    groups = ["display" if ref is None else None for ref in refs]
+    every = match_cells(crops, model, refs, light_groups=groups)
+    some = match_cells(crops, model, refs, light_groups=groups, wanted=5)
+    assert len(some) == 5
+    for a, b in zip(some, every, strict=False):
+        assert a.read == b.read
