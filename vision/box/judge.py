@@ -564,8 +564,10 @@ def judge_for(
     config: Any,
     progress: Callable[[int, int], None] | None = None,
     lessons: Lessons | None = None,
+    cache: Path | None = None,
 ) -> CellJudge | None:
-    """The pack's judge: from memory, from the cache on disk, or learnt now and kept (the
+    """The pack's judge: from memory, from the cache directory (`cache`, by default
+    vision.box.cache's), or learnt now and kept (the
     rendered tables' cells are kept beside it: a judge that cannot be read is fitted again
     without drawing them again); with a table's `lessons` (vision.box.lessons), shifted by them.
 
@@ -579,21 +581,22 @@ def judge_for(
     if lessons is not None and len(lessons):
         name = f"{key}-{lessons.digest}"
         if name not in _MEMORY:
-            base = judge_for(pack, model, config, progress)
+            base = judge_for(pack, model, config, progress, cache=cache)
             assert base is not None
             _MEMORY[name] = base.taught(lessons, cfg.lesson_prior)
         return _MEMORY[name]
     hit = _MEMORY.get(key)
     if hit is not None:
         return hit
-    path = cache_dir() / f"judge-{key}.json"
+    cache = cache or cache_dir()
+    path = cache / f"judge-{key}.json"
     try:
         judge = CellJudge.from_json(json.loads(path.read_text()))
     except (OSError, ValueError, KeyError, TypeError):
         judge = None
     if judge is None:
         examples = _cached_learning_set(
-            cache_dir() / f"learning-{key}.npz",
+            cache / f"learning-{key}.npz",
             lambda: learning_set(
                 pack, model, config, cfg, progress or terminal_progress(f"learning {pack.name}")
             ),

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from companion.reading import UNKNOWN, CellRead, TableRead
 from vision.box.lessons import Lessons
 from vision.box.pack import Pack
-from vision.box.tilemodel import TileModel, learn_pack
+from vision.box.tilemodel import TileModel
 from vision.config import VisionConfig
 from vision.reader.areas import DISPLAY, AreaPose, area_name
 from vision.reader.cellpool import Part, deal_out, one_blas_thread
@@ -45,7 +45,6 @@ from vision.reader.read import (
     _light_groups,
     assemble_table,
     check_frame,
-    prepare,
     storage_against_table,
     table_reads,
     weighed,
@@ -307,7 +306,7 @@ class IncrementalReader:
         """The table in `image`: only what changed since the accepted read, else whole. A
         seat of `seats` the accepted read did not place makes it a whole read."""
         start = time.perf_counter()
-        prepare(self.pack, self.config, self.lessons)
+        self.tables.prepare()  # with every BLAS thread, before the read holds BLAS to one
         with one_blas_thread():
             return self._read_turn(image, seats, start)
 
@@ -413,13 +412,13 @@ class IncrementalReader:
         return {slots[i]: found[i] for i in reread}
 
     def _changes(self, colour: Image, base: _Base, start: float) -> TableRead:
-        config, pack, cfg = self.config, self.pack, self.changes
+        config, pack, cfg, models = self.config, self.pack, self.changes, self.tables.models
         timings: dict[str, float] = {"check": time.perf_counter() - start}
         view = shifted(base.view, self._offsets)
         beside = ThreadPoolExecutor(max_workers=1)
         try:
             ship_job = (
-                beside.submit(read_ship_in_frame, colour, view.display, pack, config)
+                beside.submit(read_ship_in_frame, colour, view.display, pack, config, models.ship)
                 if view.display is not None
                 else None
             )
@@ -438,7 +437,7 @@ class IncrementalReader:
             reread = [i for i in range(len(slots)) if i not in alike]
             timings["looks"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            model = learn_pack(pack, config.crops.px_per_mm, config.cells)
+            model = models.tiles
             new_matches = self._read_again(model, crops, refs, slots, reread)
             # Board cells read empty are weighed against the whole table's (as a whole read
             # does): the accepted matches stand in for the cells not read again.
@@ -448,7 +447,7 @@ class IncrementalReader:
                 zip(order, weighed([matches[s] for s in order], order, model.config), strict=True)
             )
             fresh = [slots[i] for i in reread]
-            answers = table_reads([weighed_all[s] for s in fresh], pack, config, self.lessons)
+            answers = table_reads([weighed_all[s] for s in fresh], pack, config, models=models)
             reads = {**base.reads, **dict(zip(fresh, answers, strict=True))}
             timings["cells"] = time.perf_counter() - t0
             t0 = time.perf_counter()

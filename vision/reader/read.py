@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import product
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -37,10 +38,10 @@ from companion.errors import CompanionError
 from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
 from vision import kit
 from vision.box.cache import cache_dir
-from vision.box.judge import judge_for
+from vision.box.judge import CellJudge, judge_for
 from vision.box.lessons import Lessons
 from vision.box.pack import Pack
-from vision.box.tilemodel import learn_pack
+from vision.box.tilemodel import TileModel, learn_pack
 from vision.config import CellConfig, VisionConfig
 from vision.reader.areas import (
     DISPLAY,
@@ -72,7 +73,7 @@ from vision.reader.cellpool import (
 )
 from vision.reader.markers import MarkerSighting, detect_markers, recover_markers
 from vision.reader.recognise import CellMatch, doubt_odd_light
-from vision.reader.ship import read_ship_in_frame, ship_model
+from vision.reader.ship import ShipModel, read_ship_in_frame, ship_model
 from vision.reader.storage import (
     bare_slots,
     kept_out,
@@ -248,12 +249,38 @@ def read_table(
     return read_table_view(image, pack, side=side, config=config, lessons=lessons)[0]
 
 
+@dataclass(frozen=True, slots=True)
+class BoxModels:
+    """What a box's reads rest on, all learnt from its pack: the templates matched against
+    the cells, the cells' judge (None when it is turned off) and the ship model."""
+
+    tiles: TileModel
+    judge: CellJudge | None
+    ship: ShipModel
+
+
+def box_models(
+    pack: Pack,
+    config: VisionConfig,
+    lessons: Lessons | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cache: Path | None = None,
+) -> BoxModels:
+    """The box's models, loaded from the cache directory (`cache`, by default
+    vision.box.cache's) or learnt now and kept there (`progress`: tables drawn of all,
+    while the judge learns); the judge revised by this table's `lessons`."""
+    cache = cache or cache_dir()
+    tiles = learn_pack(pack, config.crops.px_per_mm, config.cells)
+    judge = judge_for(pack, tiles, config, progress, lessons=lessons, cache=cache)
+    return BoxModels(tiles, judge, ship_model(pack, config, cache))
+
+
 class TableReader:
     """Reads the tables of one box: the pack, its side, the config and the table's lessons,
-    with the threads and the cell worker processes its reads share. Both are started at the
-    first read that wants them and stopped by `close()` (or at the end of a `with` block);
-    the learned models (the pack's templates, its judge, its ship) are made at the first
-    read, or by `prepare()`, and kept in the cache directory (vision.box.cache)."""
+    with what its reads share: the box's models (`models`: learnt or loaded at the first
+    read, or by `prepare()`, from the cache directory `cache`), a thread pool and the cell
+    worker processes. The pool and the workers start at the first read that wants them and
+    stop at `close()` (or at the end of a `with` block)."""
 
     def __init__(
         self,
@@ -262,11 +289,15 @@ class TableReader:
         side: str = "front",
         config: VisionConfig | None = None,
         lessons: Lessons | None = None,
+        cache: Path | None = None,
     ) -> None:
         self.pack = pack
         self.side = side
         self.config = config or VisionConfig()
         self.lessons = lessons
+        self.cache = cache
+        self._models: BoxModels | None = None
+        self._learning = threading.Lock()
         self._lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = None
         self._workers: CellWorkers | None = None
@@ -279,12 +310,20 @@ class TableReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def prepare(self, progress: Callable[[int, int], None] | None = None) -> None:
-        """Learn (or load) the pack's models now rather than at the first read (`progress`:
+    def prepare(self, progress: Callable[[int, int], None] | None = None) -> BoxModels:
+        """Learn (or load) the box's models now rather than at the first read (`progress`:
         tables drawn of all, while the judge learns)."""
-        model = learn_pack(self.pack, self.config.crops.px_per_mm, self.config.cells)
-        judge_for(self.pack, model, self.config, progress, lessons=self.lessons)
-        ship_model(self.pack, self.config, cache_dir())
+        with self._learning:
+            if self._models is None:
+                self._models = box_models(
+                    self.pack, self.config, self.lessons, progress, self.cache
+                )
+            return self._models
+
+    @property
+    def models(self) -> BoxModels:
+        """The box's models (learnt or loaded at first use, then kept by this reader)."""
+        return self._models or self.prepare()
 
     def read(self, image: Image) -> TableRead:
         """The table in one BGR (or grey) frame."""
@@ -300,6 +339,7 @@ class TableReader:
             lessons=self.lessons,
             threads=self.threads,
             workers=self.workers,
+            models=self.models,
         )
 
     @property
@@ -350,20 +390,17 @@ def read_table_view(
     lessons: Lessons | None = None,
     threads: Executor | None = None,
     workers: CellWorkers | None = None,
+    models: BoxModels | None = None,
 ) -> tuple[TableRead, TableView]:
     """`read_table` and the TableView it rests on (poses for the motion gate, timings);
     `threads` look at the frame's markers and the ship beside this thread, and `workers`
-    read parts of the cells (both TableReader's), when given."""
+    read parts of the cells (both TableReader's), when given; `models` are the box's
+    (learnt or loaded here when not given, with every BLAS thread, before the read holds
+    BLAS to one)."""
     config = config or VisionConfig()
-    prepare(pack, config, lessons)
+    models = models or box_models(pack, config, lessons)
     with one_blas_thread():
-        return _read_table_view(image, pack, side, config, lessons, threads, workers)
-
-
-def prepare(pack: Pack, config: VisionConfig, lessons: Lessons | None = None) -> None:
-    """The pack's model and judge learnt (or loaded) with every BLAS thread, before a read
-    holds BLAS to one."""
-    judge_for(pack, learn_pack(pack, config.crops.px_per_mm, config.cells), config, lessons=lessons)
+        return _read_table_view(image, pack, side, config, models, threads, workers)
 
 
 def _read_table_view(
@@ -371,7 +408,7 @@ def _read_table_view(
     pack: Pack,
     side: str,
     config: VisionConfig,
-    lessons: Lessons | None,
+    models: BoxModels,
     threads: Executor | None,
     workers: CellWorkers | None,
 ) -> tuple[TableRead, TableView]:
@@ -395,13 +432,13 @@ def _read_table_view(
     def look_for_ship() -> None:
         nonlocal ship_job
         if view.display is not None and beside is not None:
-            ship_job = beside.submit(_timed_ship, colour, view.display, pack, config)
+            ship_job = beside.submit(_timed_ship, colour, view.display, pack, config, models.ship)
 
     t0 = time.perf_counter()
     slots, matches, hidden, cutting, waited, cut = _cut_and_read(
-        colour, view, pack, side, config, look_for_ship, workers
+        colour, view, models.tiles, pack, side, config, look_for_ship, workers
     )
-    reads = table_reads(matches, pack, config, lessons)
+    reads = table_reads(matches, pack, config, models=models)
     timings["crops"] = cutting
     timings["cells"] = time.perf_counter() - t0 - cutting
     timings["waiting"] = waited
@@ -412,7 +449,7 @@ def _read_table_view(
         ship, timings["ship"] = (
             ship_job.result()
             if ship_job is not None
-            else _timed_ship(colour, view.display, pack, config)
+            else _timed_ship(colour, view.display, pack, config, models.ship)
         )
     found: dict[tuple[Any, int, int], CellRead] = dict(zip(slots, reads, strict=True))
     t0 = time.perf_counter()
@@ -580,18 +617,20 @@ def _board_references(
 def _cut_and_read(
     colour: Image,
     view: TableView,
+    model: TileModel,
     pack: Pack,
     side: str,
     config: VisionConfig,
     meanwhile: Callable[[], None] = lambda: None,
     workers: CellWorkers | None = None,
 ) -> tuple[list[Slot], list[CellMatch], dict[Any, list[str]], float, float, dict[Slot, Image]]:
-    """Every cell crop cut (_crops) and read by vision.reader.recognise with the pack's model learnt
-    at the crops' scale: shared out with worker processes when there are cores for them
-    (vision.reader.cellpool). `meanwhile` is called once the workers have their crops (or at once),
-    to start work beside this process's reading. Returns the slots, their reads, the cells
-    not wholly in the picture by area, the time spent cutting here, the time spent waiting
-    for the workers once this process's own cells were read, and the crops by slot.
+    """Every cell crop cut (_crops) and read by vision.reader.recognise with `model`, the
+    pack's templates at the crops' scale: shared out with worker processes when there are
+    cores for them (vision.reader.cellpool). `meanwhile` is called once the workers have
+    their crops (or at once), to start work beside this process's reading. Returns the
+    slots, their reads, the cells not wholly in the picture by area, the time spent cutting
+    here, the time spent waiting for the workers once this process's own cells were read,
+    and the crops by slot.
 
     With workers, the seats' crops are cut first and dealt out a cell at a time (each part
     then holds some of every seat: a seat under hands costs more than an empty one); this
@@ -599,7 +638,6 @@ def _cut_and_read(
     areas: list[Any] = ([DISPLAY] if view.display is not None else []) + sorted(view.seats)
     if not areas:
         return [], [], {}, 0.0, 0.0, {}
-    model = learn_pack(pack, config.crops.px_per_mm, config.cells)
     workers = workers if len(areas) > 1 else None
     start = time.perf_counter()
     if workers is None:
@@ -665,14 +703,18 @@ def table_reads(
     pack: Pack,
     config: VisionConfig,
     lessons: Lessons | None = None,
+    models: BoxModels | None = None,
 ) -> list[CellRead]:
-    """The cells' answers: the pack's learned judge (refitted with this table's `lessons`)
-    weighs each match (vision.box.judge), or, with the judge turned off, the matcher's own
-    answers stand."""
+    """The cells' answers: the box's learned judge (of `models`, or the pack's revised by
+    this table's `lessons`) weighs each match (vision.box.judge), or, with the judge turned
+    off, the matcher's own answers stand."""
     if not matches:
         return []
-    model = learn_pack(pack, config.crops.px_per_mm, config.cells)
-    judge = judge_for(pack, model, config, lessons=lessons)
+    if models is not None:
+        model, judge = models.tiles, models.judge
+    else:
+        model = learn_pack(pack, config.crops.px_per_mm, config.cells)
+        judge = judge_for(pack, model, config, lessons=lessons)
     if judge is None:
         return [match.read for match in matches]
     return judge.decide(matches, model, pack.catalogue)
@@ -743,9 +785,9 @@ def _light_groups(slots: Sequence[Slot]) -> list[Hashable | None]:
 
 
 def _timed_ship(
-    image: Image, display: AreaPose, pack: Pack, config: VisionConfig
+    image: Image, display: AreaPose, pack: Pack, config: VisionConfig, model: ShipModel
 ) -> tuple[int | None, float]:
     """The explorer ship's lane position (vision.reader.ship; None when not seen) and the seconds
     it took."""
     start = time.perf_counter()
-    return read_ship_in_frame(image, display, pack, config), time.perf_counter() - start
+    return read_ship_in_frame(image, display, pack, config, model), time.perf_counter() - start

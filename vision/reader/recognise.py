@@ -2382,5 +2382,5 @@ def match_cells(
         reads = _read_tiles([pending[i][0] for i in order], [pending[i][1] for i in order], model)
         for i, read in zip(order, reads, strict=True):
             out[i] = read
-    read = [(m, crop) for m, crop in zip(out, crops, strict=True) if m is not None]
-    return second_looks([m for m, _ in read], [crop for _, crop in read], model)
+    done = [(m, crop) for m, crop in zip(out, crops, strict=True) if m is not None]
+    return second_looks([m for m, _ in done], [crop for _, crop in done], model)
