@@ -198,15 +198,13 @@ def run(args: argparse.Namespace) -> int:
         frame = camera.capture()
         return None if frame is None else frame.image
 
-    from vision.box.lessons import LESSONS_DIR
-
     board = resume_board(table.state_dir)
     app = create_app(
         session,
         web_settings,
         board=board,
         keep_lessons=lambda frames, pack_dir: keep_taught_lessons(
-            frames, pack_dir, table.state_dir / LESSONS_DIR
+            frames, pack_dir, table.state_dir
         ),
         teach_frames=None if hardware.camera.kind == "none" else teach_frame,
         teach_root=table.state_dir / "packs",
@@ -255,11 +253,13 @@ def _close(
         board.journal.close()
 
 
-def keep_taught_lessons(frames: list[Any], pack_dir: Path, lessons_dir: Path) -> None:
+def keep_taught_lessons(frames: list[Any], pack_dir: Path, state_dir: Path) -> None:
     """The taught frames' cells become the table's first lessons (vision.box.lessons), read in a
     process of its own beside the service (none of the live reader's pools, caches or
     memory are touched): the pack is in use from the next start."""
-    from vision.box.lessons import keep_teach_lessons
+    from vision.box.lessons import LESSONS_DIR, keep_teach_lessons
+
+    lessons_dir = state_dir / LESSONS_DIR
 
     def work() -> None:
         try:

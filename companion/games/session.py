@@ -24,9 +24,9 @@ from companion.games.base import Action, BoardGame
 from companion.journal import BOARD_EVENTS, Journal, StorageError, game_of, storage_sentence
 from companion.subscription import Subscription
 
-#: The board games' journal: this folder of the state directory.
 log = logging.getLogger(__name__)
 
+#: The board games' journal: this folder of the state directory.
 BOARD_DIR = "board-games"
 
 

@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import threading
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -270,10 +271,12 @@ class CorrectionLessons:
         self._reads: deque[tuple[TableRead, Mapping[tuple[Any, int, int], CellMatch]]] = deque(
             maxlen=self.KEPT_READS
         )
+        self._lock = threading.Lock()  # reads come from the live loop, corrections from pages
 
     def seen(self, read: TableRead, matches: Mapping[tuple[Any, int, int], CellMatch]) -> None:
         """A read the host may correct, and the matches behind its cells."""
-        self._reads.append((read, dict(matches)))
+        with self._lock:
+            self._reads.append((read, dict(matches)))
 
     def corrected(self, correction: Correction) -> bool:
         """Keep the lesson of a corrected cell; False when there is none to keep (the read
@@ -281,10 +284,11 @@ class CorrectionLessons:
         cannot be written: logged)."""
         from vision.box.tilemodel import learn_pack
 
-        matches = next((m for r, m in reversed(self._reads) if r is correction.before), None)
-        if matches is None:
-            return False
-        self._reads.append((correction.after, matches))  # its other cells may be corrected
+        with self._lock:
+            matches = next((m for r, m in reversed(self._reads) if r is correction.before), None)
+            if matches is None:
+                return False
+            self._reads.append((correction.after, matches))  # its other cells may be corrected
         match = matches.get((correction.area, correction.row, correction.col))
         if match is None:
             return False

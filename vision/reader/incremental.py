@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from typing import Any
@@ -415,61 +414,58 @@ class IncrementalReader:
         config, pack, cfg, models = self.config, self.pack, self.changes, self.tables.models
         timings: dict[str, float] = {"check": time.perf_counter() - start}
         view = shifted(base.view, self._offsets)
-        beside = ThreadPoolExecutor(max_workers=1)
-        try:
-            ship_job = (
-                beside.submit(read_ship_in_frame, colour, view.display, pack, config, models.ship)
-                if view.display is not None
-                else None
+        beside = self.tables.threads
+        ship_job = (
+            beside.submit(read_ship_in_frame, colour, view.display, pack, config, models.ship)
+            if view.display is not None
+            else None
+        )
+        t0 = time.perf_counter()
+        crops, refs, slots, _hidden = _crops(colour, view, pack, self.side, config)
+        looks = {slot: look_of(crop, cfg) for slot, crop in zip(slots, crops, strict=True)}
+        compared = [
+            i
+            for i, slot in enumerate(slots)
+            if slot in base.looks and not base.reads.get(slot, UNKNOWN).unknown
+        ]
+        apart = differences(
+            [base.looks[slots[i]] for i in compared], [looks[slots[i]] for i in compared], cfg
+        )
+        alike = {i for i, d in zip(compared, apart, strict=True) if d <= cfg.threshold}
+        reread = [i for i in range(len(slots)) if i not in alike]
+        timings["looks"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        model = models.tiles
+        new_matches = self._read_again(model, crops, refs, slots, reread)
+        # Board cells read empty are weighed against the whole table's (as a whole read
+        # does): the accepted matches stand in for the cells not read again.
+        matches = {**base.matches, **new_matches}
+        order = list(matches)
+        weighed_all = dict(
+            zip(order, weighed([matches[s] for s in order], order, model.config), strict=True)
+        )
+        fresh = [slots[i] for i in reread]
+        answers = table_reads([weighed_all[s] for s in fresh], pack, config, models=models)
+        reads = {**base.reads, **dict(zip(fresh, answers, strict=True))}
+        timings["cells"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        stored = [s for s in fresh if s[1] < 0]
+        if stored:
+            layout = pack.catalogue.board(self.side)
+            again = storage_against_table(
+                colour,
+                view.seats,
+                reads,
+                layout,
+                pack.tile_mm,
+                config,
+                [m.corners for m in view.markers.values()],
             )
-            t0 = time.perf_counter()
-            crops, refs, slots, _hidden = _crops(colour, view, pack, self.side, config)
-            looks = {slot: look_of(crop, cfg) for slot, crop in zip(slots, crops, strict=True)}
-            compared = [
-                i
-                for i, slot in enumerate(slots)
-                if slot in base.looks and not base.reads.get(slot, UNKNOWN).unknown
-            ]
-            apart = differences(
-                [base.looks[slots[i]] for i in compared], [looks[slots[i]] for i in compared], cfg
-            )
-            alike = {i for i, d in zip(compared, apart, strict=True) if d <= cfg.threshold}
-            reread = [i for i in range(len(slots)) if i not in alike]
-            timings["looks"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            model = models.tiles
-            new_matches = self._read_again(model, crops, refs, slots, reread)
-            # Board cells read empty are weighed against the whole table's (as a whole read
-            # does): the accepted matches stand in for the cells not read again.
-            matches = {**base.matches, **new_matches}
-            order = list(matches)
-            weighed_all = dict(
-                zip(order, weighed([matches[s] for s in order], order, model.config), strict=True)
-            )
-            fresh = [slots[i] for i in reread]
-            answers = table_reads([weighed_all[s] for s in fresh], pack, config, models=models)
-            reads = {**base.reads, **dict(zip(fresh, answers, strict=True))}
-            timings["cells"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            stored = [s for s in fresh if s[1] < 0]
-            if stored:
-                layout = pack.catalogue.board(self.side)
-                again = storage_against_table(
-                    colour,
-                    view.seats,
-                    reads,
-                    layout,
-                    pack.tile_mm,
-                    config,
-                    [m.corners for m in view.markers.values()],
-                )
-                reads.update({s: r for s, r in again.items() if s in stored})
-            timings["storage"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            ship = ship_job.result() if ship_job is not None else None
-            timings["ship wait"] = time.perf_counter() - t0
-        finally:
-            beside.shutdown(wait=True)
+            reads.update({s: r for s, r in again.items() if s in stored})
+        timings["storage"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ship = ship_job.result() if ship_job is not None else None
+        timings["ship wait"] = time.perf_counter() - t0
         kept_looks = {**base.looks, **{s: looks[s] for s in fresh}}
         self._pending = _Base(
             base.view,
