@@ -41,6 +41,7 @@ __all__ = [
     "CellWorkers",
     "Part",
     "deal_out",
+    "deal_seats",
     "one_blas_thread",
     "pack_digest",
     "read_part",
@@ -121,6 +122,14 @@ def deal_out(count: int, parts: int, here: float) -> list[list[int]]:
         credit[k] -= count
         out[k].append(i)
     return out
+
+
+def deal_seats(count: int, here_already: int, workers: int, weight: float) -> list[list[int]]:
+    """`count` seat cells dealt out between this process, which also reads `here_already`
+    cells of the display, and `workers` worker processes: this process's share of all the
+    cells is `weight` (ReadConfig.cells_here_weight) to each worker's 1."""
+    share = weight / (weight + workers)
+    return deal_out(count, workers + 1, share * (count + here_already) - here_already)
 
 
 # -- in a worker process ------------------------------------------------------------------

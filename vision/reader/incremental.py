@@ -35,15 +35,15 @@ from vision.box.pack import Pack
 from vision.box.tilemodel import TileModel
 from vision.config import VisionConfig
 from vision.reader.areas import DISPLAY, AreaPose, area_name
-from vision.reader.cellpool import Part, deal_out, one_blas_thread
+from vision.reader.cellpool import Part, deal_seats, one_blas_thread
 from vision.reader.read import (
     Slot,
     TableReader,
     TableView,
     _crops,
-    _light_groups,
     assemble_table,
     check_frame,
+    part_of,
     storage_against_table,
     table_reads,
     weighed,
@@ -383,12 +383,10 @@ class IncrementalReader:
         parts: list[list[int]] = [[]]
         if workers is not None:
             weight = self.config.read.cells_here_weight
-            share = weight / (weight + workers.workers)
-            here = share * (len(seats) + len(shown)) - len(shown)
-            dealt = deal_out(len(seats), workers.workers + 1, here)
+            dealt = deal_seats(len(seats), len(shown), workers.workers, weight)
             parts = [[seats[k] for k in idx] for idx in dealt]
         mine = shown + parts[0]
-        first = _part(crops, refs, slots, mine + companions)
+        first = part_of(crops, refs, slots, mine + companions)
 
         def read(part: Part) -> list[CellMatch]:
             wanted = len(mine) if part is first else None
@@ -402,7 +400,7 @@ class IncrementalReader:
             got = workers.read(
                 [
                     lambda: first,
-                    *(lambda idx=idx: _part(crops, refs, slots, idx) for idx in others),
+                    *(lambda idx=idx: part_of(crops, refs, slots, idx) for idx in others),
                 ],
                 read,
             )
@@ -485,17 +483,6 @@ class IncrementalReader:
             timings=timings,
         )
         return table
-
-
-def _part(
-    crops: Sequence[Image], refs: Sequence[Image | None], slots: Sequence[Slot], idx: Sequence[int]
-) -> Part:
-    """The crops of `idx` as a part to read (vision.reader.cellpool)."""
-    return (
-        [crops[i] for i in idx],
-        [refs[i] for i in idx],
-        _light_groups([slots[i] for i in idx]),
-    )
 
 
 def _companions(slots: Sequence[Slot], reread: Sequence[int], count: int) -> list[int]:

@@ -66,7 +66,7 @@ from vision.reader.areas import (
 from vision.reader.cellpool import (
     CellWorkers,
     Part,
-    deal_out,
+    deal_seats,
     one_blas_thread,
     read_part,
     worker_count,
@@ -651,9 +651,7 @@ def _cut_and_read(
     crops, refs, slots, hidden = _crops(colour, view, pack, side, config, seats)
     cutting = time.perf_counter() - start
     display = 16 if view.display is not None else 0  # the display's 4 x 4 cells, cut here
-    weight = config.read.cells_here_weight
-    share = weight / (weight + workers.workers)
-    dealt = deal_out(len(slots), workers.workers + 1, share * (len(slots) + display) - display)
+    dealt = deal_seats(len(slots), display, workers.workers, config.read.cells_here_weight)
     parts = dealt[:1] + [idx for idx in dealt[1:] if idx]
     mine: list[Slot] = []
     cut = dict(zip(slots, crops, strict=True))
@@ -675,11 +673,7 @@ def _cut_and_read(
         return part_crops, part_refs, _light_groups(mine)
 
     def theirs(idx: list[int]) -> Callable[[], Part]:
-        return lambda: (
-            [crops[i] for i in idx],
-            [refs[i] for i in idx],
-            _light_groups([slots[i] for i in idx]),
-        )
+        return lambda: part_of(crops, refs, slots, idx)
 
     part_reads = workers.read(
         [here, *(theirs(idx) for idx in parts[1:])], lambda part: read_part(model, part)
@@ -782,6 +776,17 @@ def storage_against_table(
 def _light_groups(slots: Sequence[Slot]) -> list[Hashable | None]:
     """The display's cells lie on one paper under one light: together they tell glare."""
     return [DISPLAY if slot[0] == DISPLAY else None for slot in slots]
+
+
+def part_of(
+    crops: Sequence[Image], refs: Sequence[Image | None], slots: Sequence[Slot], idx: Sequence[int]
+) -> Part:
+    """The crops of `idx` as a part to read (vision.reader.cellpool)."""
+    return (
+        [crops[i] for i in idx],
+        [refs[i] for i in idx],
+        _light_groups([slots[i] for i in idx]),
+    )
 
 
 def _timed_ship(

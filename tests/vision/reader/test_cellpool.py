@@ -17,7 +17,7 @@ import pytest
 from vision.box.pack import Pack, load_pack
 from vision.config import ReadConfig, VisionConfig
 from vision.reader import cellpool
-from vision.reader.cellpool import CellWorkers, deal_out, worker_count
+from vision.reader.cellpool import CellWorkers, deal_out, deal_seats, worker_count
 from vision.reader.read import TableReader, read_table
 from vision.synthetic.render import Effects, Rendered, random_camera, render_table
 from vision.synthetic.scene import random_scene
@@ -44,6 +44,17 @@ def test_cells_are_dealt_out_in_turn_in_the_shares_asked() -> None:
     assert deal_out(3, 2, -5.0) == [[], [0, 1, 2]]
     assert deal_out(3, 2, 9.0) == [[0, 1, 2], []]
     assert deal_out(4, 1, 0.0) == [[0, 1, 2, 3]]
+
+
+def test_seat_cells_are_dealt_so_this_process_reads_its_weighted_share() -> None:
+    # One worker, equal weight: this process reads half of all 84 cells, 16 of the display's.
+    parts = deal_seats(68, 16, 1, 1.0)
+    assert sorted(i for part in parts for i in part) == list(range(68))
+    assert abs(16 + len(parts[0]) - 42) <= 1
+    # Two workers, this process weighing 0.5: a fifth of the cells, the display's 16 of them.
+    parts = deal_seats(64, 16, 2, 0.5)
+    assert len(parts) == 3 and len(parts[0]) == 0
+    assert abs(len(parts[1]) - len(parts[2])) <= 1
 
 
 def test_workers_are_one_fewer_than_the_cores_unless_set() -> None:
