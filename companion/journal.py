@@ -21,10 +21,10 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from companion.errors import DataError
 from companion.errors import StorageError as StorageError
@@ -305,3 +305,27 @@ def _event(line: bytes, types: Mapping[str, str | None]) -> dict[str, Any] | Non
     if field is not None and not isinstance(event.get(field), dict):
         return None
     return event
+
+
+G = TypeVar("G")
+
+
+def longest_replay(
+    events: Sequence[dict[str, Any]], replay: Callable[[int], G]
+) -> tuple[tuple[dict[str, Any], ...], G | None, str | None]:
+    """The longest run of `events` from the start that `replay(n)` (the game of the first n
+    events, DataError when they do not replay) takes, its game (None if not even the setup
+    replays) and why the rest does not (None when all of it replays)."""
+    try:
+        return tuple(events), replay(len(events)), None
+    except DataError as exc:
+        problem = exc.message
+    # A run that replays stays replayable when shortened: search for its longest length.
+    good, bad, game = 0, len(events), None
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        try:
+            game, good = replay(middle), middle
+        except DataError:
+            bad = middle
+    return tuple(events[:good]), game, problem

@@ -21,7 +21,7 @@ from companion.actions import Matching, Turn, Variant, action_to_json
 from companion.catalogue import Catalogue, default_catalogue
 from companion.errors import DataError, IllegalMove, NotNow
 from companion.game import Game, Seat, new_game, score_state
-from companion.journal import Journal, StorageError, storage_sentence
+from companion.journal import Journal, StorageError, longest_replay, storage_sentence
 from companion.reading import CameraState, CellRead, TableRead
 from companion.rules import TurnRecord, at
 from companion.subscription import Subscription
@@ -554,19 +554,7 @@ def _replayable(
         except (LookupError, TypeError, ValueError, AttributeError):  # a setup of the wrong shape
             raise DataError(source, "its setup cannot be read") from None
 
-    try:
-        return tuple(events), replay(len(events)), None
-    except DataError as exc:
-        problem = exc.message
-    # A run that replays stays replayable when shortened: search for its longest length.
-    good, bad, game = 0, len(events), None
-    while bad - good > 1:
-        middle = (good + bad) // 2
-        try:
-            game, good = replay(middle), middle
-        except DataError:
-            bad = middle
-    return tuple(events[:good]), game, problem
+    return longest_replay(events, replay)
 
 
 def _after(turn_number: int) -> str:

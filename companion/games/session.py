@@ -21,7 +21,14 @@ from typing import Any
 from companion.errors import CompanionError, DataError, IllegalMove, NotNow
 from companion.games import game_class
 from companion.games.base import Action, BoardGame
-from companion.journal import BOARD_EVENTS, Journal, StorageError, game_of, storage_sentence
+from companion.journal import (
+    BOARD_EVENTS,
+    Journal,
+    StorageError,
+    game_of,
+    longest_replay,
+    storage_sentence,
+)
 from companion.subscription import Subscription
 
 log = logging.getLogger(__name__)
@@ -268,19 +275,7 @@ def replayable(
         except (LookupError, TypeError, ValueError, AttributeError):  # a setup of a wrong shape
             raise DataError(source, "its setup cannot be read") from None
 
-    try:
-        return tuple(events), replay(len(events)), None
-    except DataError as exc:
-        problem = exc.message
-    # A run that replays stays replayable when shortened: search for its longest length.
-    good, bad, game = 0, len(events), None
-    while bad - good > 1:
-        middle = (good + bad) // 2
-        try:
-            game, good = replay(middle), middle
-        except DataError:
-            bad = middle
-    return tuple(events[:good]), game, problem
+    return longest_replay(events, replay)
 
 
 def resume_board(state_dir: str | Path) -> BoardSession:
