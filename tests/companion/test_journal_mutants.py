@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +15,14 @@ import pytest
 
 from companion.errors import DataError
 from companion.game import Seat
-from companion.journal import CURRENT, DEFAULT_GAME, Journal, game_of, write_atomically
+from companion.journal import (
+    CURRENT,
+    DEFAULT_GAME,
+    Journal,
+    game_of,
+    longest_replay,
+    write_atomically,
+)
 from companion.session import Session
 
 
@@ -455,3 +463,26 @@ def test_a_saved_game_that_names_no_game_is_maori_and_a_name_that_is_no_text_nam
     assert game_of({"type": "setup", "game": "giants"}) == "giants"
     assert game_of({"type": "setup", "game": 5}) == ""
     assert game_of({"type": "setup", "game": None}) == ""
+
+
+def _replays_up_to(last: int) -> Callable[[int], str]:
+    """A replay that takes at most `last` events (and always none)."""
+
+    def replay(n: int) -> str:
+        if n > last:
+            raise DataError("", f"event {last + 1} does not replay")
+        return f"game of {n}"
+
+    return replay
+
+
+def test_the_longest_replayable_run_is_kept_with_its_game_and_why_the_rest_is_not() -> None:
+    events = [{"type": "setup"}, {"type": "turn"}, {"type": "turn"}, {"type": "turn"}]
+    assert longest_replay(events, _replays_up_to(4)) == (tuple(events), "game of 4", None)
+    assert longest_replay(events, _replays_up_to(2)) == (
+        tuple(events[:2]),
+        "game of 2",
+        "event 3 does not replay",
+    )
+    # Not even the setup replays: nothing is kept and there is no game.
+    assert longest_replay(events[:2], _replays_up_to(0)) == ((), None, "event 1 does not replay")
