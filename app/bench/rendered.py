@@ -47,9 +47,11 @@ from companion.catalogue import Catalogue
 from companion.reading import CellRead, SeatRead, TableRead
 from vision import kit
 from vision.box.pack import Pack, load_pack
+from vision.box.tilemodel import TileModel
 from vision.config import VisionConfig
 from vision.reader.areas import AreaPose, cell_crop, picture_crop, storage_size_mm, tile_crop_mm
 from vision.reader.lens import Lens
+from vision.reader.read import TableView
 from vision.synthetic.render import CameraSpec, Effects, Rendered, random_camera, render_table
 from vision.synthetic.scene import (
     DISPLAY,
@@ -93,6 +95,9 @@ class Tally:
     storage_wrong: int = 0
     storage_covered: int = 0
     storage_covered_wrong: int = 0
+    # abstained cells the matcher proposed rightly: the judge's doubt (the others are the
+    # matcher's miss: no proposal, or a wrong one)
+    doubted: int = 0
     read_ms: list[float] = field(default_factory=list)  # each frame's fastest
     first_read_ms: list[float] = field(default_factory=list)  # each frame's first
     decode_ms: list[float] = field(default_factory=list)
@@ -126,7 +131,8 @@ class Tally:
                 f"{name}: {self.scenes} scenes, {self.visible} visible cells, "
                 f"{self.covered} covered",
                 f"  wrong cells        {self.wrong} ({pct(self.wrong, self.visible)})",
-                f"  abstained          {self.abstained} ({pct(self.abstained, self.visible)})",
+                f"  abstained          {self.abstained} ({pct(self.abstained, self.visible)}): "
+                f"the matcher's proposal right in {self.doubted}, the judge's doubt",
                 f"  covered, wrong     {self.covered_wrong}",
                 f"  scenes perfect     {self.perfect} / {self.scenes}",
                 f"  ship right         {self.ship_right} / {self.ship_scenes} "
@@ -171,10 +177,28 @@ def same_answer(read: CellRead, truth: CellRead, catalogue: Catalogue) -> bool:
     return seen == catalogue.meaning(truth.tile).rotated(truth.rotation)
 
 
+def proposals(view: TableView, model: TileModel) -> dict[Any, CellRead | None]:
+    """What the matcher proposed for each cell of a read (vision.reader.read.TableView.matches),
+    by slot: the tile it weighed last, or None."""
+    return {
+        slot: None
+        if m.proposal is None
+        else CellRead(model.ids[m.proposal], model.rotations[m.proposal])
+        for slot, m in view.matches.items()
+    }
+
+
 def score_read(
-    read: TableRead, rendered: Rendered, scene: TableScene, catalogue: Catalogue, tally: Tally
+    read: TableRead,
+    rendered: Rendered,
+    scene: TableScene,
+    catalogue: Catalogue,
+    tally: Tally,
+    proposed: dict[Any, CellRead | None] | None = None,
 ) -> None:
-    """Add one frame's read, judged against the renderer's truth, to the tally."""
+    """Add one frame's read, judged against the renderer's truth, to the tally (`proposed`:
+    the matcher's proposals by slot, `proposals`, to tell the judge's doubt from the
+    matcher's miss among the cells left unknown)."""
     got = dict(keyed_cells(read))
     perfect = True
     for key, truth in keyed_cells(rendered.truth):
@@ -196,6 +220,8 @@ def score_read(
         if answer.unknown:
             tally.abstained += 1
             tally.storage_abstained += storage
+            guess = (proposed or {}).get(key)
+            tally.doubted += guess is not None and same_answer(guess, truth, catalogue)
             perfect = False
             continue
         right = same_answer(answer, truth, catalogue)
@@ -370,6 +396,7 @@ def bench_pack(
                 tally.decode_ms.append(decode_ms(rendered.image))
                 times = []
                 stages: dict[str, float] = {}
+                proposed: dict[Any, CellRead | None] = {}
                 for run in range(TIMED_RUNS):
                     start = time.perf_counter()
                     timings: dict[str, float] = {}
@@ -386,12 +413,14 @@ def bench_pack(
                         stages = timings
                     if run == 0:
                         read = got
+                        if not true_poses:
+                            proposed = proposals(view, reader.models.tiles)
                 tally.read_ms.append(min(times))
                 tally.first_read_ms.append(times[0])
                 for stage, seconds in stages.items():
                     tally.stage_ms.setdefault(stage, []).append(1000.0 * seconds)
                 before = len(tally.examples)
-                score_read(read, rendered, scene, pack.catalogue, tally)
+                score_read(read, rendered, scene, pack.catalogue, tally, proposed)
                 if len(tally.examples) > before:
                     where = f"{pack.name}, {name} table {i + 1}"
                     if keep_mistakes is not None:
@@ -493,6 +522,7 @@ def report(results: list[tuple[str, dict[str, Tally]]], command: str) -> str:
                 "storage_wrong",
                 "storage_covered",
                 "storage_covered_wrong",
+                "doubted",
             ):
                 setattr(merged, f, getattr(merged, f) + getattr(tally, f))
             merged.read_ms += tally.read_ms

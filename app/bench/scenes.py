@@ -48,6 +48,7 @@ from companion.reading import CellRead, TableRead
 from vision.box.pack import Pack, load_pack
 from vision.config import VisionConfig
 from vision.reader.read import TableReader
+from vision.synthetic.scene import DISPLAY
 
 #: A cell hidden by at least this share counts as covered (check.py).
 COVERED_SHARE = 0.15
@@ -105,6 +106,7 @@ class SetTally:
     right: int = 0
     wrong: int = 0
     abstained: int = 0
+    doubted: int = 0  # abstained cells the matcher proposed rightly: the judge's doubt
     covered_unknown: int = 0
     covered_wrong: int = 0
     perfect: int = 0
@@ -127,7 +129,8 @@ class SetTally:
         n = max(1, self.cells)
         return (
             f"{name}: {self.cells} cells, {self.wrong} wrong ({self.wrong / n:.2%}), "
-            f"{self.abstained} abstained ({self.abstained / n:.2%}), "
+            f"{self.abstained} abstained ({self.abstained / n:.2%}; the matcher's proposal "
+            f"right in {self.doubted}), "
             f"{self.covered_unknown} covered and unknown, {self.covered_wrong} covered and "
             f"wrong; {self.perfect}/{self.scenes} scenes perfect; ship {self.ship_right}/"
             f"{self.scenes}; seats missed {self.seats_missed}, phantom {self.phantom_seats}; "
@@ -135,10 +138,24 @@ class SetTally:
         )
 
 
+def _names(truth: Mapping[str, Any], got: CellRead, tiles: Tiles) -> bool:
+    """Whether a read (not unknown) names what the truth holds."""
+    if "tile" in truth:
+        return got.tile is not None and meaning(tiles, got.tile, got.rotation) == meaning(
+            tiles, truth["tile"], int(truth.get("rotation", 0))
+        )
+    return got.empty
+
+
 def judge_cell(
-    truth: Mapping[str, Any], got: CellRead | None, tiles: Tiles, tally: SetTally
+    truth: Mapping[str, Any],
+    got: CellRead | None,
+    tiles: Tiles,
+    tally: SetTally,
+    proposed: CellRead | None = None,
 ) -> None:
-    """Add one cell, its truth against its read (None: not read), to the tally."""
+    """Add one cell, its truth against its read (None: not read), to the tally
+    (`proposed`: the tile the matcher proposed there, if any)."""
     covered = float(truth.get("occluded", 0)) >= COVERED_SHARE
     if got is None:
         tally.abstained += 1
@@ -148,13 +165,9 @@ def judge_cell(
             tally.covered_unknown += 1
         else:
             tally.abstained += 1
+            tally.doubted += proposed is not None and _names(truth, proposed, tiles)
         return
-    if "tile" in truth:
-        ok = got.tile is not None and meaning(tiles, got.tile, got.rotation) == meaning(
-            tiles, truth["tile"], int(truth.get("rotation", 0))
-        )
-    else:
-        ok = got.empty
+    ok = _names(truth, got, tiles)
     if ok:
         tally.right += 1
     else:
@@ -170,15 +183,27 @@ def _at(grid: tuple[tuple[CellRead | None, ...], ...], r: int, c: int) -> CellRe
 
 
 def score_scene(
-    truth: Mapping[str, Any], read: TableRead | None, tiles: Tiles, tally: SetTally
+    truth: Mapping[str, Any],
+    read: TableRead | None,
+    tiles: Tiles,
+    tally: SetTally,
+    proposed: Mapping[Any, CellRead | None] | None = None,
 ) -> None:
-    """Add one scene, its truth against its read (None: the read failed), to the tally."""
+    """Add one scene, its truth against its read (None: the read failed), to the tally
+    (`proposed`: the matcher's proposals by slot, app.bench.rendered.proposals)."""
+    by_name = {(str(k[0]), k[1], k[2]): p for k, p in (proposed or {}).items()}
     tally.scenes += 1
     before = tally.wrong + tally.abstained
     display = read.display if read is not None else ()
     for r in range(GRID):
         for c in range(GRID):
-            judge_cell(truth["display"]["cells"][r][c], _at(display, r, c), tiles, tally)
+            judge_cell(
+                truth["display"]["cells"][r][c],
+                _at(display, r, c),
+                tiles,
+                tally,
+                by_name.get((DISPLAY, r, c)),
+            )
     if read is not None and read.ship == truth["display"].get("ship"):
         tally.ship_right += 1
     seats = {str(s): seat for s, seat in read.seats.items()} if read is not None else {}
@@ -189,9 +214,17 @@ def score_scene(
         cells = seat.cells if seat is not None else ()
         for r in range(GRID):
             for c in range(GRID):
-                judge_cell(seat_truth["cells"][r][c], _at(cells, r, c), tiles, tally)
+                judge_cell(
+                    seat_truth["cells"][r][c],
+                    _at(cells, r, c),
+                    tiles,
+                    tally,
+                    by_name.get((name, r, c)),
+                )
         if "storage" in seat_truth and seat is not None and seat.storage is not None:
-            judge_cell(seat_truth["storage"], seat.storage, tiles, tally)
+            judge_cell(
+                seat_truth["storage"], seat.storage, tiles, tally, by_name.get((name, -1, 0))
+            )
     for name in seats:
         if name not in truth["seats"]:
             tally.phantom_seats += 1
@@ -317,19 +350,22 @@ def _read_scene(
         raise DataError(str(photo), "cannot be decoded as a JPEG photo")
     times: list[float] = []
     read: TableRead | None = None
+    proposed: dict[Any, CellRead | None] = {}
     for run in range(bench.TIMED_RUNS):
         start = time.perf_counter()
         try:
-            got: TableRead | None = reader.read(frame)
+            got, view = reader.read_view(frame)
         except CompanionError:
-            got = None
+            got, view = None, None
         times.append(1000.0 * (time.perf_counter() - start))
         if run == 0:
             read = got
+            if view is not None:
+                proposed = bench.proposals(view, reader.models.tiles)
     tally.failed_reads += read is None
     tally.decode_ms.append(decode)
     tally.read_ms.append(min(times))
-    score_scene(truth, read, tiles, tally)
+    score_scene(truth, read, tiles, tally, proposed)
 
 
 def bench_scenes(
@@ -359,6 +395,7 @@ class Row:
     cells: int
     wrong: int
     abstained: int
+    doubted: int  # abstained cells the matcher proposed rightly
     covered_wrong: int
     ship_right: int
     ship_scenes: int
@@ -375,6 +412,10 @@ class Row:
     @property
     def abstained_pct(self) -> float:
         return 100.0 * self.abstained / self.cells if self.cells else float("nan")
+
+    @property
+    def doubted_pct(self) -> float:
+        return 100.0 * self.doubted / self.cells if self.cells else float("nan")
 
     @property
     def ship_pct(self) -> float:
@@ -407,6 +448,7 @@ def rendered_row(pack: str, difficulty: str, tally: bench.Tally) -> Row:
         tally.visible,
         tally.wrong,
         tally.abstained,
+        tally.doubted,
         tally.covered_wrong,
         tally.ship_right,
         tally.ship_scenes,
@@ -428,6 +470,7 @@ def scenes_row(source: str, pack: str, name: str, tally: SetTally) -> Row:
         tally.cells,
         tally.wrong,
         tally.abstained,
+        tally.doubted,
         tally.covered_wrong,
         tally.ship_right,
         tally.scenes,
@@ -446,14 +489,15 @@ def rows_table(rows: list[Row]) -> str:
     name = max([len("set"), *(len(r.set) for r in rows)])
     head = (
         f"{'source':<{src}} {'pack':<{pack}} {'set':<{name}} {'scenes':>6} {'cells':>6} "
-        f"{'wrong %':>8} {'abst. %':>8} {'cov.wrong':>9} {'ship %':>7} {'ECE':>6} "
+        f"{'wrong %':>8} {'abst. %':>8} {'doubt %':>8} {'cov.wrong':>9} {'ship %':>7} {'ECE':>6} "
         f"{'read/decode':>11}"
     )
     lines = [head]
     for r in rows:
         lines.append(
             f"{r.source:<{src}} {r.pack:<{pack}} {r.set:<{name}} {r.scenes:>6} {r.cells:>6} "
-            f"{r.wrong_pct:>8.2f} {r.abstained_pct:>8.2f} {r.covered_wrong:>9} "
+            f"{r.wrong_pct:>8.2f} {r.abstained_pct:>8.2f} {r.doubted_pct:>8.2f} "
+            f"{r.covered_wrong:>9} "
             f"{r.ship_pct:>7.1f} {r.ece:>6.3f} {r.read_over_decode:>10.1f}x"
         )
     return "\n".join(lines)
@@ -469,6 +513,8 @@ CSV_FIELDS = (
     "wrong_pct",
     "abstained",
     "abstained_pct",
+    "doubted",
+    "doubted_pct",
     "covered_wrong",
     "ship_right",
     "ship_scenes",
@@ -499,6 +545,8 @@ def write_csv(rows: list[Row], path: Path) -> None:
                     f"{r.wrong_pct:.4f}",
                     r.abstained,
                     f"{r.abstained_pct:.4f}",
+                    r.doubted,
+                    f"{r.doubted_pct:.4f}",
                     r.covered_wrong,
                     r.ship_right,
                     r.ship_scenes,

@@ -67,7 +67,7 @@ _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
 #: Bumped whenever the features or the learning change: cached judges of another version
 #: are learnt again.
-VERSION = 7
+VERSION = 8
 
 
 @dataclass

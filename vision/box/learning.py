@@ -4,10 +4,10 @@ Each table is a random mid-game scene (vision.synthetic.scene) drawn with the pa
 and ship, photographed by a random camera the table kit allows (any roll, up to 25° tilt, frames
 of half to whole size, down to 1.5 px/mm) under light and sensor effects drawn far wider than
 a real table needs (domain randomisation: a box under a lamp nobody here has seen should look
-like one of them): uneven and warm light, exposure, glare, shadows, blur, noise, JPEG; half
-of them busy with hands, cups, shells and player ships, tiles off their place, on wood or
-cloth, with or without the storage cards. Every cell is read by the matcher (the judge turned
-off) and paired with what truly lies there.
+like one of them): uneven and warm light, exposure, glare, shadows, blur, noise, a
+camera's own sharpening, JPEG; half of them busy with hands, cups, shells and player ships,
+tiles off their place, on wood or cloth, with or without the storage cards. Every cell is
+read by the matcher (the judge turned off) and paired with what truly lies there.
 """
 
 from __future__ import annotations
@@ -41,8 +41,10 @@ def random_effects(rng: np.random.Generator) -> Effects:
         glare_strength=float(rng.uniform(0.3, 1.0)),
         shadows=int(rng.integers(0, 3)),
         shadow_strength=float(rng.uniform(0.1, 0.5)),
-        blur_px=float(rng.uniform(0.3, 2.5)),
+        # Log-uniform: as many sharp cameras as soft ones (a blur is a scale).
+        blur_px=float(np.exp(rng.uniform(np.log(0.1), np.log(2.5)))),
         noise=float(rng.uniform(1.0, 9.0)),
+        sharpen=float(rng.uniform(0.3, 1.5)) if rng.random() < 0.5 else 0.0,
         jpeg_quality=int(rng.integers(55, 97)),
     )
 

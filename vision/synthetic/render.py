@@ -270,7 +270,9 @@ class Effects:
     light: uneven light (a gradient and vignetting), 0..1; warmth: warm colour cast, 0..1;
     exposure: overall gain; glare_spots and glare_strength (1 = washed out to white at the
     centre); shadows and shadow_strength (soft dark patches); blur_px (Gaussian sigma);
-    noise (sensor noise sigma in grey levels); jpeg_quality (None: no JPEG round trip).
+    noise (sensor noise sigma in grey levels); sharpen (a camera's own sharpening after
+    the sensor: an unsharp mask of SHARPEN_PX and this strength, 0 none); jpeg_quality
+    (None: no JPEG round trip).
     """
 
     light: float = 0.0
@@ -282,6 +284,7 @@ class Effects:
     shadow_strength: float = 0.0
     blur_px: float = 0.0
     noise: float = 0.0
+    sharpen: float = 0.0
     jpeg_quality: int | None = None
 
     @classmethod
@@ -901,10 +904,15 @@ def _noise(shape: tuple[int, int], sigma: float, rng: np.random.Generator) -> ND
     return np.ascontiguousarray(full[:h, :w])
 
 
+#: The radius (Gaussian sigma, frame pixels) of a camera's own sharpening (Effects.sharpen).
+SHARPEN_PX = 1.0
+
+
 def _photograph(
     image: Image, maps: _LightMaps, effects: Effects, rng: np.random.Generator
 ) -> tuple[Image, int | None]:
-    """Lens blur, light (gain, warmth, shadows), glare, sensor noise and JPEG, in 8 bits."""
+    """Lens blur, light (gain, warmth, shadows), glare, sensor noise, the camera's
+    sharpening and JPEG, in 8 bits."""
     h, w = image.shape[:2]
     out = image
     if effects.blur_px > 0:
@@ -924,6 +932,9 @@ def _photograph(
         out = np.asarray(
             cv2.add(out, _noise((h, w), effects.noise, rng), dtype=cv2.CV_8U), np.uint8
         )
+    if effects.sharpen > 0:
+        soft = cv2.GaussianBlur(out, (0, 0), SHARPEN_PX)
+        out = np.asarray(cv2.addWeighted(out, 1.0 + effects.sharpen, soft, -effects.sharpen, 0))
     out = np.asarray(out, np.uint8)
     quality = effects.jpeg_quality
     if quality is not None:

@@ -66,6 +66,28 @@ def test_a_read_is_counted_cell_by_cell() -> None:
     assert (tally.storage_seen, tally.storage_abstained) == (1, 0)
 
 
+def test_a_cell_left_unknown_though_the_matcher_proposed_it_rightly_is_doubted() -> None:
+    cat = default_catalogue()
+    water = CellRead("water", 0)
+    truth = _table([[water] * 4 for _ in range(4)], None, EMPTY)
+    read_cells = [[water] * 4 for _ in range(4)]
+    for c in range(3):
+        read_cells[0][c] = UNKNOWN
+    proposed: dict[Any, CellRead | None] = {
+        (DISPLAY, 0, 0): CellRead("water", 90),  # the same meaning turned: right
+        (DISPLAY, 0, 1): CellRead("water-boat", 0),  # something else
+        (DISPLAY, 1, 1): water,  # answered: not an abstention
+    }  # (0, 2): no proposal
+    rendered = SimpleNamespace(truth=truth, covered=frozenset(), ship_covered=False)
+    tally = Tally()
+    scene = cast(Any, SimpleNamespace(ship=None))
+    score_read(_table(read_cells, None, EMPTY), cast(Any, rendered), scene, cat, tally, proposed)
+    assert (tally.abstained, tally.doubted) == (3, 1)
+    assert "abstained          3 (9.09 %): the matcher's proposal right in 1" in report(
+        [("pack", {"easy": tally})], "bench"
+    )
+
+
 def test_the_calibration_weighs_only_the_visible_cells_answered() -> None:
     cat = default_catalogue()
     water = CellRead("water", 0, 0.5)

@@ -8,6 +8,7 @@ import json
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import cv2
@@ -33,7 +34,7 @@ from vision.box.pack import Pack, load_pack
 from vision.reader.read import TableNotFound
 from vision.synthetic.artpacks import write_art_pack
 from vision.synthetic.render import Effects, Rendered, random_camera, render_table
-from vision.synthetic.scene import DISPLAY, STORAGE_ROW, CellKey, random_scene
+from vision.synthetic.scene import DISPLAY, STORAGE_ROW, CellKey, keyed_cells, random_scene
 
 #: Seed of this file's random-style pack and tables.
 SEED = 2611
@@ -118,13 +119,22 @@ def scenes(tmp_path_factory: pytest.TempPathFactory) -> Scenes:
     return Scenes(root, pack, truths)
 
 
-def _reader(scenes: Scenes, monkeypatch: pytest.MonkeyPatch, answer: Any) -> None:
-    """Read every frame as answer(truth of that frame), each frame read once."""
+def _reader(
+    scenes: Scenes, monkeypatch: pytest.MonkeyPatch, answer: Any, propose: Any = None
+) -> None:
+    """Read every frame as answer(truth of that frame), each frame read once; with
+    `propose`, the matcher's proposals by slot are propose(truth of that frame)."""
 
-    def read(_reader: Any, frame: np.ndarray[Any, Any]) -> TableRead:
-        return answer(scenes.truths[_digest(frame)])  # type: ignore[no-any-return]
+    def read_view(_reader: Any, frame: np.ndarray[Any, Any]) -> tuple[TableRead, Any]:
+        truth = scenes.truths[_digest(frame)]
+        view = SimpleNamespace(matches={}, truth=truth)
+        if propose is not None:
+            view.matches = propose(truth)
+        return answer(truth), view
 
-    monkeypatch.setattr("vision.reader.read.TableReader.read", read)
+    monkeypatch.setattr("vision.reader.read.TableReader.read_view", read_view)
+    monkeypatch.setattr("app.bench.rendered.proposals", lambda view, _model: view.matches)
+    monkeypatch.setattr("vision.reader.read.TableReader.models", SimpleNamespace(tiles=None))
     monkeypatch.setattr("app.bench.rendered.TIMED_RUNS", 1)
 
 
@@ -184,6 +194,39 @@ def test_a_reader_that_answers_unknown_everywhere_abstains_on_every_visible_cell
     assert tally.abstained == tally.cells - covered > 0
     assert tally.perfect == 0
     assert tally.confidences == []
+
+
+def test_an_abstention_on_a_cell_the_matcher_proposed_rightly_is_the_judges_doubt(
+    scenes: Scenes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every cell left unknown; the matcher proposed the true tile on the display and a tile
+    meaning something else on the boards: the display's visible tiles are the doubted."""
+    volcano = next(t.id for t in scenes.pack.catalogue if t.meaning.kind.value == "volcano")
+    water = next(t.id for t in scenes.pack.catalogue if t.meaning.kind.value == "water")
+
+    def propose(truth: TableRead) -> dict[Any, CellRead | None]:
+        out: dict[Any, CellRead | None] = {}
+        for (area, r, c), cell in keyed_cells(truth):
+            if cell is None or cell.tile is None:
+                continue
+            if area == DISPLAY:
+                out[(area, r, c)] = cell
+            else:
+                out[(area, r, c)] = CellRead(water if cell.tile == volcano else volcano)
+        return out
+
+    _reader(scenes, monkeypatch, lambda truth: _everywhere(truth, UNKNOWN), propose)
+    tally = run_scenes(open_scenes(scenes.root))["easy"]
+    visible_display_tiles = sum(
+        "tile" in cell and cell.get("occluded", 0) < 0.15
+        for path in sorted(scenes.root.glob("sets/easy/*.json"))
+        for row in json.loads(path.read_text())["display"]["cells"]
+        for cell in row
+    )
+    assert tally.doubted == visible_display_tiles > 0
+    assert tally.abstained > tally.doubted
+    row = bench_scenes.scenes_row("here", "box", "easy", tally)
+    assert row.doubted_pct == pytest.approx(100.0 * tally.doubted / tally.cells)
 
 
 def test_a_wrong_tile_is_counted_wrong_and_a_covered_one_covered_and_wrong(

@@ -302,6 +302,36 @@ def test_hard_frames_record_their_damage(pack_ink: Pack) -> None:
     assert set(rendered.homographies) == {DISPLAY, *(s.seat for s in scene.seats)}
 
 
+def test_a_cameras_sharpening_steepens_edges_and_leaves_the_rest_alone(pack_ink: Pack) -> None:
+    """Sharpening adds detail (the frame's Laplacian energy) around the drawn edges; the
+    frame's mean light stays; 0 draws the very frame drawn without it."""
+    scene = random_scene(pack_ink.catalogue, np.random.default_rng(4), 3, "front", "easy")
+
+    def frame(sharpen: float) -> np.ndarray:
+        effects = replace(Effects.none(), blur_px=1.0, sharpen=sharpen)
+        rng = np.random.default_rng(5)
+        camera = random_camera(np.random.default_rng(6), scene, pack_ink)
+        return render_table(scene, pack_ink, camera, effects, rng).image
+
+    def detail(image: np.ndarray) -> float:
+        grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        return float(np.mean(cv2.Laplacian(grey, cv2.CV_32F) ** 2))
+
+    soft, sharp = frame(0.0), frame(1.0)
+    assert np.array_equal(
+        soft,
+        render_table(
+            scene,
+            pack_ink,
+            random_camera(np.random.default_rng(6), scene, pack_ink),
+            replace(Effects.none(), blur_px=1.0),
+            np.random.default_rng(5),
+        ).image,
+    )
+    assert detail(sharp) > 1.5 * detail(soft)
+    assert abs(float(sharp.mean()) - float(soft.mean())) < 1.0
+
+
 def test_random_scenes_follow_the_box_and_the_rules(pack_lagoon: Pack) -> None:
     catalogue = pack_lagoon.catalogue
     for seed in range(6):
