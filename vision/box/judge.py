@@ -49,7 +49,7 @@ from companion.reading import UNKNOWN, CellRead
 from companion.tiles import Kind
 from vision.box.cache import cache_dir
 from vision.box.tilemodel import TileModel
-from vision.config import JudgeConfig
+from vision.config import JudgeConfig, ReadConfig
 from vision.reader.recognise import LOOK_STATS, TILE_STATS, CellMatch
 from vision.reader.second_look import SECOND_STATS
 
@@ -542,8 +542,27 @@ def learning_set(
 # --- the cache -----------------------------------------------------------------------------
 
 
+def learnt_settings(config: Any) -> Any:
+    """The settings a judge is learnt under: `config` less what cannot change it (the
+    lessons' prior, and how a read shares out its work: worker processes, the ship's thread;
+    the learning tables are read in one process, and shared out or not a read gives the
+    same answers)."""
+    read = ReadConfig()
+    return replace(
+        config,
+        judge=replace(config.judge, enabled=True, lesson_prior=0.0),
+        read=replace(
+            config.read,
+            cell_workers=read.cell_workers,
+            ship_beside_cells=read.ship_beside_cells,
+            cells_here_weight=read.cells_here_weight,
+        ),
+    )
+
+
 def judge_key(pack: Any, config: Any) -> str:
-    """What a judge depends on: the pack's pictures and meanings, and every setting."""
+    """What a judge depends on: the pack's pictures and meanings, and every setting
+    (learnt_settings)."""
     from vision.reader.cellpool import pack_digest
 
     h = hashlib.blake2b(digest_size=16)
@@ -576,8 +595,7 @@ def judge_for(
     cfg: JudgeConfig = config.judge
     if not cfg.enabled:
         return None
-    # The lessons' prior never touches the judge learnt from rendered tables.
-    key = judge_key(pack, replace(config, judge=replace(cfg, enabled=True, lesson_prior=0.0)))
+    key = judge_key(pack, learnt_settings(config))
     if lessons is not None and len(lessons):
         name = f"{key}-{lessons.digest}"
         if name not in _MEMORY:

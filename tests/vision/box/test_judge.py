@@ -186,6 +186,40 @@ def test_a_learnt_judge_is_kept_on_disk_and_read_back(
     assert calls == [1, 1, 1]
 
 
+def test_how_a_read_shares_out_its_work_does_not_learn_the_judge_again(
+    pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worker processes, the ship's thread and the lessons' prior leave the judge as it is;
+    a setting of the cells' reading learns another."""
+    monkeypatch.setattr(judge_module, "_MEMORY", {})
+    calls = []
+
+    def learn(*args: object, **kw: object) -> Examples:
+        calls.append(1)
+        return _separable(20, 5)
+
+    monkeypatch.setattr(judge_module, "learning_set", learn)
+    config = replace(VisionConfig(), judge=JudgeConfig(steps=20))
+    from vision.box.tilemodel import learn_pack
+
+    model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
+    judge_for(pack_random, model, config, cache=tmp_path)
+    for shared_out in (
+        replace(config, read=replace(config.read, cell_workers=0)),
+        replace(config, read=replace(config.read, cell_workers=3, ship_beside_cells=False)),
+        replace(config, read=replace(config.read, cells_here_weight=2.0)),
+        replace(config, judge=replace(config.judge, lesson_prior=3.0)),
+    ):
+        monkeypatch.setattr(judge_module, "_MEMORY", {})
+        judge_for(pack_random, model, shared_out, cache=tmp_path)
+    assert calls == [1]
+    assert len(list(tmp_path.glob("judge-*.json"))) == 1
+    other = replace(config, cells=replace(config.cells, min_fit=config.cells.min_fit + 0.01))
+    judge_for(pack_random, model, other, cache=tmp_path)
+    assert calls == [1, 1]
+    assert len(list(tmp_path.glob("judge-*.json"))) == 2
+
+
 def test_a_judge_turned_off_leaves_the_matchers_answers(pack_random: Pack) -> None:
     config = VisionConfig()
     off = replace(config, judge=replace(config.judge, enabled=False))
