@@ -278,9 +278,9 @@ def box_models(
 class TableReader:
     """Reads the tables of one box: the pack, its side, the config and the table's lessons,
     with what its reads share: the box's models (`models`: learnt or loaded at the first
-    read, or by `prepare()`, from the cache directory `cache`), a thread pool and the cell
-    worker processes. The pool and the workers start at the first read that wants them and
-    stop at `close()` (or at the end of a `with` block)."""
+    read that shows the kit, or by `prepare()`, from the cache directory `cache`), a thread
+    pool and the cell worker processes. The pool and the workers start at the first read
+    that wants them and stop at `close()` (or at the end of a `with` block)."""
 
     def __init__(
         self,
@@ -339,7 +339,7 @@ class TableReader:
             lessons=self.lessons,
             threads=self.threads,
             workers=self.workers,
-            models=self.models,
+            models=lambda: self.models,
         )
 
     @property
@@ -390,21 +390,32 @@ def read_table_view(
     lessons: Lessons | None = None,
     threads: Executor | None = None,
     workers: CellWorkers | None = None,
-    models: BoxModels | None = None,
+    models: BoxModels | Callable[[], BoxModels] | None = None,
 ) -> tuple[TableRead, TableView]:
     """`read_table` and the TableView it rests on (poses for the motion gate, timings);
     `threads` look at the frame's markers and the ship beside this thread, and `workers`
-    read parts of the cells (both TableReader's), when given; `models` are the box's
-    (learnt or loaded here when not given, with every BLAS thread, before the read holds
-    BLAS to one)."""
+    read parts of the cells (both TableReader's), when given; `models` are the box's, or
+    what gives them (learnt or loaded here when not given). They are asked for once the
+    frame shows the kit (a frame without it is refused before a new box is learnt), with
+    every BLAS thread, before the read holds BLAS to one."""
     config = config or VisionConfig()
-    models = models or box_models(pack, config, lessons)
+    layout = pack.catalogue.board(side)
     with one_blas_thread():
-        return _read_table_view(image, pack, side, config, models, threads, workers)
+        image = check_frame(image, config)
+        view = locate_table(
+            image, pack.tile_mm, layout, config, boards=pack.boards.get(side), threads=threads
+        )
+    if models is None:
+        box = box_models(pack, config, lessons)
+    else:
+        box = models() if callable(models) else models
+    with one_blas_thread():
+        return _read_located(image, view, pack, side, config, box, threads, workers)
 
 
-def _read_table_view(
+def _read_located(
     image: Image,
+    view: TableView,
     pack: Pack,
     side: str,
     config: VisionConfig,
@@ -412,12 +423,8 @@ def _read_table_view(
     threads: Executor | None,
     workers: CellWorkers | None,
 ) -> tuple[TableRead, TableView]:
-    image = check_frame(image, config)
     layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
-    view = locate_table(
-        image, tile_mm, layout, config, boards=pack.boards.get(side), threads=threads
-    )
     timings = dict(view.timings)
     warnings = list(view.warnings)
     colour: Image = (

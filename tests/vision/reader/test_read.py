@@ -43,6 +43,26 @@ def test_a_frame_without_the_kit_is_a_named_error(pack_lagoon: Pack, value: int)
         read_table(np.full((900, 1600, 3), value, np.uint8), pack_lagoon)
 
 
+def test_a_frame_without_the_kit_is_refused_before_a_new_box_is_learnt(
+    pack_lagoon: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Learning a box takes a minute: a frame that shows no kit is refused first."""
+
+    def learn(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the box was learnt for a frame without the kit")
+
+    monkeypatch.setattr(vision.reader.read, "box_models", learn)
+    wall = np.full((900, 1600, 3), 200, np.uint8)
+    with pytest.raises(TableNotFound):
+        read_table_view(wall, pack_lagoon)
+    config = VisionConfig(read=ReadConfig(cell_workers=0))
+    with (
+        vision.reader.read.TableReader(pack_lagoon, config=config) as reader,
+        pytest.raises(TableNotFound),
+    ):
+        reader.read(wall)
+
+
 @pytest.mark.parametrize(
     ("frame", "problem"),
     [
