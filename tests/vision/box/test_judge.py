@@ -25,6 +25,7 @@ from vision.box.judge import (
     judge_for,
 )
 from vision.box.pack import Pack
+from vision.box.tilemodel import TileModel
 from vision.config import JudgeConfig, VisionConfig
 from vision.reader.recognise import LOOK_STATS, TILE_STATS, CellMatch
 
@@ -142,13 +143,15 @@ def test_a_judge_of_another_version_or_shape_is_refused() -> None:
         CellJudge.from_json({**data, "w1": [[0.0]]})
 
 
-@pytest.mark.slow
-def test_a_learnt_judge_is_kept_on_disk_and_read_back(
-    pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("MAORI_CACHE_DIR", str(tmp_path))
+def _counted_learning(
+    pack: Pack, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[int], VisionConfig, TileModel]:
+    """Learning that draws no tables (a 1 per learning in the list returned), a quick
+    judge's settings and the pack's tile model; no judge in memory."""
+    from vision.box.tilemodel import learn_pack
+
     monkeypatch.setattr(judge_module, "_MEMORY", {})
-    calls = []
+    calls: list[int] = []
 
     def learn(*args: object, **kw: object) -> Examples:
         calls.append(1)
@@ -156,9 +159,15 @@ def test_a_learnt_judge_is_kept_on_disk_and_read_back(
 
     monkeypatch.setattr(judge_module, "learning_set", learn)
     config = replace(VisionConfig(), judge=JudgeConfig(steps=20))
-    from vision.box.tilemodel import learn_pack
+    return calls, config, learn_pack(pack, config.crops.px_per_mm, config.cells)
 
-    model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
+
+@pytest.mark.slow
+def test_a_learnt_judge_is_kept_on_disk_and_read_back(
+    pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAORI_CACHE_DIR", str(tmp_path))
+    calls, config, model = _counted_learning(pack_random, monkeypatch)
     first = judge_for(pack_random, model, config)
     assert calls == [1] and first is not None
     assert len(list(tmp_path.glob("judge-*.json"))) == 1
@@ -191,18 +200,7 @@ def test_how_a_read_shares_out_its_work_does_not_learn_the_judge_again(
 ) -> None:
     """Worker processes, the ship's thread and the lessons' prior leave the judge as it is;
     a setting of the cells' reading learns another."""
-    monkeypatch.setattr(judge_module, "_MEMORY", {})
-    calls = []
-
-    def learn(*args: object, **kw: object) -> Examples:
-        calls.append(1)
-        return _separable(20, 5)
-
-    monkeypatch.setattr(judge_module, "learning_set", learn)
-    config = replace(VisionConfig(), judge=JudgeConfig(steps=20))
-    from vision.box.tilemodel import learn_pack
-
-    model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
+    calls, config, model = _counted_learning(pack_random, monkeypatch)
     judge_for(pack_random, model, config, cache=tmp_path)
     for shared_out in (
         replace(config, read=replace(config.read, cell_workers=0)),
