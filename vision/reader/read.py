@@ -410,7 +410,7 @@ def read_table_view(
     else:
         box = models() if callable(models) else models
     with one_blas_thread():
-        return _read_located(image, view, pack, side, config, box, threads, workers)
+        return _read_located(image, view, pack, side, layout, config, box, threads, workers)
 
 
 def _read_located(
@@ -418,12 +418,12 @@ def _read_located(
     view: TableView,
     pack: Pack,
     side: str,
+    layout: BoardLayout,
     config: VisionConfig,
     models: BoxModels,
     threads: Executor | None,
     workers: CellWorkers | None,
 ) -> tuple[TableRead, TableView]:
-    layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
     timings = dict(view.timings)
     warnings = list(view.warnings)
