@@ -124,23 +124,31 @@ def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float32]:
     maps its a onto it, per channel: a gain and an offset that each vary linearly across the
     cell (a lamp's light falls off smoothly; a tile's picture does not). `a` and `b` are
     stacks of looks (N, n, m, channels); out (N, n, m). Every least-squares fit at once,
-    with numpy.linalg.lstsq's cut-off for singular values."""
+    through the normal matrices (built from sums over the look's plane terms) with
+    numpy.linalg.lstsq's cut-off for singular values."""
     count, n, m, channels = a.shape
-    v, u = np.mgrid[0:n, 0:m].astype(np.float32)
-    u = (u - (m - 1) / 2).ravel() / m
-    v = (v - (n - 1) / 2).ravel() / n
-    x = a.reshape(count, n * m, channels).transpose(0, 2, 1)  # (N, C, M)
-    y = b.reshape(count, n * m, channels).transpose(0, 2, 1)
-    ones = np.ones_like(x)
-    design = np.stack([x, x * u, x * v, ones, u * ones, v * ones], axis=-1)  # (N, C, M, 6)
-    wide = design.astype(np.float64)
+    v, u = np.mgrid[0:n, 0:m].astype(np.float64)
+    plane = np.stack(
+        [np.ones(n * m), (u - (m - 1) / 2).ravel() / m, (v - (n - 1) / 2).ravel() / n], axis=1
+    )  # (M, 3): the terms a light varies by across the cell
+    pairs = (plane[:, :, None] * plane[:, None, :]).reshape(-1, 9)
+    x = a.reshape(count, n * m, channels).transpose(0, 2, 1).astype(np.float64)  # (N, C, M)
+    y = b.reshape(count, n * m, channels).transpose(0, 2, 1).astype(np.float64)
+    # The design's columns are x times each plane term, then the plane terms alone.
+    gram = np.empty((count, channels, 6, 6))
+    gram[..., :3, :3] = ((x * x) @ pairs).reshape(count, channels, 3, 3)
+    cross = (x @ pairs).reshape(count, channels, 3, 3)
+    gram[..., :3, 3:] = cross
+    gram[..., 3:, :3] = cross
+    gram[..., 3:, 3:] = plane.T @ plane
+    rhs = np.concatenate([(x * y) @ plane, y @ plane], axis=-1)  # (N, C, 6)
     # Through the normal matrix's eigenvectors: its eigenvalues are the squared singular values.
-    lam, vec = np.linalg.eigh(np.swapaxes(wide, -1, -2) @ wide)
+    lam, vec = np.linalg.eigh(gram)
     cut = (np.finfo(np.float64).eps * max(n * m, 6)) ** 2 * lam[..., -1:]
     inverse = np.divide(1.0, lam, out=np.zeros_like(lam), where=lam > cut)
-    along = ((y.astype(np.float64)[..., None, :] @ wide) @ vec)[..., 0, :] * inverse
-    coef = (vec @ along[..., None]).astype(np.float32)  # (N, C, 6, 1)
-    res = y - (design @ coef)[..., 0]
+    along = (rhs[..., None, :] @ vec)[..., 0, :] * inverse
+    coef = (vec @ along[..., None])[..., 0]  # (N, C, 6)
+    res = (y - x * (coef[..., :3] @ plane.T) - coef[..., 3:] @ plane.T).astype(np.float32)
     return np.asarray((res * res).mean(axis=1).reshape(count, n, m), np.float32)
 
 

@@ -51,16 +51,16 @@ def test_no_two_tiles_look_alike_to_the_gate_and_light_alone_changes_nothing(
 
 
 def _lstsq_difference(a: np.ndarray, b: np.ndarray, cfg: ChangeConfig) -> float:
-    """`difference` worked out one channel at a time with numpy.linalg.lstsq."""
+    """`difference` worked out one channel at a time with numpy.linalg.lstsq (float64)."""
     n, m, channels = a.shape
-    v, u = np.mgrid[0:n, 0:m].astype(np.float32)
+    v, u = np.mgrid[0:n, 0:m].astype(np.float64)
     u = (u - (m - 1) / 2).ravel() / m
     v = (v - (n - 1) / 2).ravel() / n
     worst = 0.0
     for p, q in ((a, b), (b, a)):
         res = np.empty((n * m, channels), np.float32)
         for k in range(channels):
-            x, y = p[:, :, k].ravel(), q[:, :, k].ravel()
+            x, y = p[:, :, k].ravel().astype(np.float64), q[:, :, k].ravel().astype(np.float64)
             design = np.stack([x, x * u, x * v, np.ones_like(x), u, v], axis=1)
             coef, *_ = np.linalg.lstsq(design, y, rcond=None)
             res[:, k] = y - design @ coef
@@ -80,6 +80,9 @@ def test_looks_compared_at_once_as_one_by_one() -> None:
     flat = np.float32(140) + rng.normal(0, 0.5, shape).astype(np.float32)
     a += [flat]
     b += [a[3].copy(), a[4] * 0.9, a[5] + 30 * (rng.uniform(size=shape) > 0.95), flat * 1.1]
+    # A look of one colour (an empty mat) explains only a light across the cell.
+    a.append(np.full(shape, 7, np.float32))
+    b.append(rng.uniform(0, 255, shape))
     b = [np.asarray(x, np.float32) for x in b]
     got = differences(a, b, cfg)
     assert len(got) == len(a)
