@@ -14,6 +14,7 @@ to image pixels (pixel centres at whole numbers, as OpenCV).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -755,6 +756,26 @@ def _photographed(top: Image, camera: Camera, x0: float, y0: float, ppm: float) 
     return np.asarray(out, np.uint8)
 
 
+_TOPS: dict[tuple[str, int, tuple[int, int], bytes], Image] = {}
+_TOPS_LOCK = threading.Lock()
+
+
+def _table_top(kind: str, camera: Camera, seed: int) -> Image:
+    """The table top (`_wood` or `_cloth`) as the camera sees it, a copy to draw on: the last
+    few are kept, for a camera that stays where it is photographs the same table each frame
+    (a game played frame by frame draws it once)."""
+    key = (kind, seed, camera.size, camera.table_to_image.tobytes())
+    with _TOPS_LOCK:
+        top = _TOPS.get(key)
+    if top is None:
+        top = (_cloth if kind == "cloth" else _wood)(camera, seed)
+        with _TOPS_LOCK:
+            while len(_TOPS) >= 2:
+                _TOPS.pop(next(iter(_TOPS)))
+            _TOPS[key] = top
+    return top.copy()
+
+
 def _wood(camera: Camera, seed: int) -> Image:
     """A wooden table top (planks with grain), drawn on the table plane and photographed."""
     rng = np.random.default_rng([seed, 5])
@@ -1113,8 +1134,7 @@ def render_table(
     points = scene_points(scene, catalogue)
     cam = fit_camera(camera, points)
     h_table = cam.table_to_image
-    table_top = _cloth if scene.table_top == "cloth" else _wood
-    frame = _Frame(table_top(cam, scene.table_seed), h_table)
+    frame = _Frame(_table_top(scene.table_top, cam, scene.table_seed), h_table)
     scales = [_local_scale(h_table, x, y) for x, y in points]
     module_px = max(6, math.ceil(kit.MARKER_MM / 6 * max(scales) * 1.5))
 

@@ -12,6 +12,7 @@ import pytest
 from companion.catalogue import default_catalogue
 from vision import kit
 from vision.box.pack import Pack
+from vision.synthetic import render
 from vision.synthetic.render import (
     CameraSpec,
     Effects,
@@ -248,6 +249,37 @@ def test_same_seed_renders_the_same_frame(pack_random: Pack) -> None:
     assert np.array_equal(first, frame(21))
     other = frame(22)
     assert first.shape != other.shape or not np.array_equal(first, other)
+
+
+def test_a_camera_that_stays_draws_the_table_top_once_and_never_draws_on_it(
+    pack_lagoon: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Frames of one table from one camera share its table top: drawn once, and what one
+    frame draws over it (a hand) is not in the next."""
+    rng = np.random.default_rng(8)
+    busy = random_scene(pack_lagoon.catalogue, rng, 3, "front", "hard")
+    calm = replace(busy, clutter=())
+    camera = random_camera(rng, busy, pack_lagoon)
+
+    def frame(scene: TableScene) -> np.ndarray:
+        return render_table(
+            scene, pack_lagoon, camera, Effects.none(), np.random.default_rng(1)
+        ).image
+
+    render._TOPS.clear()
+    fresh = frame(calm)
+    drawn: list[str] = []
+
+    def never(camera: object, seed: int) -> np.ndarray:
+        drawn.append("a table top")
+        raise AssertionError("the table top was drawn again")
+
+    monkeypatch.setattr(render, "_wood", never)
+    monkeypatch.setattr(render, "_cloth", never)
+    assert busy.clutter, "a hard table has hands or pieces lying about"
+    assert not np.array_equal(frame(busy), fresh)
+    assert np.array_equal(frame(calm), fresh)
+    assert drawn == []
 
 
 @pytest.mark.slow
