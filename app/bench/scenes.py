@@ -34,6 +34,7 @@ import json
 import statistics
 import time
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,8 @@ class SetTally:
     wrong: int = 0
     abstained: int = 0
     doubted: int = 0  # abstained cells the matcher proposed rightly: the judge's doubt
+    # the other abstained cells with a proposal, by how it differs from the truth (`miss`)
+    misses: Counter[str] = field(default_factory=Counter)
     covered_unknown: int = 0
     covered_wrong: int = 0
     perfect: int = 0
@@ -137,6 +140,43 @@ class SetTally:
             f"failed reads {self.failed_reads}"
         )
 
+    def misses_line(self, most: int = 6) -> str:
+        """The matcher's commonest misses, as `miss` names them."""
+        return "; ".join(f"{n} {what}" for what, n in self.misses.most_common(most)) or "none"
+
+
+_COUNTED = ("palms", "huts", "shells", "boats")
+
+
+def miss(truth: Mapping[str, Any], proposed: CellRead, tiles: Tiles) -> str:
+    """How a wrong proposal differs from the truth, in the tiles' own words: "a tile on an
+    empty cell", "another turn" (the very tile), "another island" (kind or land), or the
+    symbols it has more or fewer of ("a lei half more", "palms fewer and huts more", ...)."""
+    if "tile" not in truth:
+        return "a tile on an empty cell"
+    if proposed.tile is None:
+        return "empty"
+    if proposed.tile == truth["tile"]:
+        return "another turn"
+    got = meaning(tiles, proposed.tile, proposed.rotation)
+    want = meaning(tiles, truth["tile"], int(truth.get("rotation", 0)))
+    if got is None or want is None or got[:2] != want[:2] or len(got) < 7:
+        return "another island"
+    parts = [
+        f"{name} {'more' if a > b else 'fewer'}"
+        for name, a, b in zip(_COUNTED, got[2:6], want[2:6], strict=True)
+        if a != b
+    ]
+    if got[6] != want[6]:
+        parts.append(
+            "a lei half more"
+            if len(got[6]) > len(want[6])
+            else "a lei half fewer"
+            if len(got[6]) < len(want[6])
+            else "a lei half elsewhere"
+        )
+    return " and ".join(parts) or "the same"
+
 
 def _names(truth: Mapping[str, Any], got: CellRead, tiles: Tiles) -> bool:
     """Whether a read (not unknown) names what the truth holds."""
@@ -165,7 +205,10 @@ def judge_cell(
             tally.covered_unknown += 1
         else:
             tally.abstained += 1
-            tally.doubted += proposed is not None and _names(truth, proposed, tiles)
+            if proposed is not None and _names(truth, proposed, tiles):
+                tally.doubted += 1
+            elif proposed is not None:
+                tally.misses[miss(truth, proposed, tiles)] += 1
         return
     ok = _names(truth, got, tiles)
     if ok:

@@ -232,6 +232,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"scenes: {folder.name} (pack {folder.pack_name})")
         for name, set_tally in tallies.items():
             print(f"  {set_tally.line(name)}")
+            print(f"    the matcher's misses: {set_tally.misses_line()}")
             rows.append(scenes_row(folder.name, folder.pack_name, name, set_tally))
     print(
         "every set (rendered: wrong and abstained of the visible cells; scenes: of every "

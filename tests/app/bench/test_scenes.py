@@ -410,3 +410,34 @@ def test_keys_a_pack_leaves_out_take_their_defaults() -> None:
         }
     }
     assert meaning(short, "water", 90) == meaning(full, "water", 90) is not None
+
+
+def test_a_miss_says_what_the_proposal_has_that_the_tile_lacks() -> None:
+    tiles: dict[str, dict[str, Any]] = {
+        "w": {"kind": "water"},
+        "w-lei": {"kind": "water", "lei": "N"},
+        "w-lei-e": {"kind": "water", "lei": "E"},
+        "e-p1": {"kind": "end", "land": "E", "palms": 1},
+        "e-p2-h": {"kind": "end", "land": "E", "palms": 2, "huts": 1},
+        "s": {"kind": "single"},
+    }
+    plain, lei = {"tile": "w"}, {"tile": "w-lei"}
+    assert bench_scenes.miss(plain, CellRead("w-lei"), tiles) == "a lei half more"
+    assert bench_scenes.miss(lei, CellRead("w"), tiles) == "a lei half fewer"
+    assert bench_scenes.miss(lei, CellRead("w-lei-e"), tiles) == "a lei half elsewhere"
+    assert bench_scenes.miss(lei, CellRead("w-lei", 90), tiles) == "another turn"
+    assert bench_scenes.miss({"tile": "e-p1"}, CellRead("e-p2-h"), tiles) == (
+        "palms more and huts more"
+    )
+    assert bench_scenes.miss({"tile": "e-p1"}, CellRead("e-p1", 90), tiles) == "another turn"
+    assert bench_scenes.miss({"tile": "e-p1"}, CellRead("e-p2-h", 90), tiles) == "another island"
+    assert bench_scenes.miss({"tile": "s"}, CellRead("w"), tiles) == "another island"
+    assert bench_scenes.miss({"empty": True}, CellRead("w"), tiles) == "a tile on an empty cell"
+    tally = bench_scenes.SetTally()
+    for truth, proposed in [(plain, "w-lei"), (plain, "w-lei"), (plain, "w"), (lei, "w")]:
+        bench_scenes.judge_cell(truth, UNKNOWN, tiles, tally, CellRead(proposed))
+    bench_scenes.judge_cell({**plain, "occluded": 0.5}, UNKNOWN, tiles, tally, CellRead("s"))
+    assert (tally.abstained, tally.doubted, tally.covered_unknown) == (4, 1, 1)
+    assert tally.misses == {"a lei half more": 2, "a lei half fewer": 1}
+    assert tally.misses_line() == "2 a lei half more; 1 a lei half fewer"
+    assert bench_scenes.SetTally().misses_line() == "none"
