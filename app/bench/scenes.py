@@ -142,7 +142,10 @@ class SetTally:
 
     def misses_line(self, most: int = 6) -> str:
         """The matcher's commonest misses, as `miss` names them."""
-        return "; ".join(f"{n} {what}" for what, n in self.misses.most_common(most)) or "none"
+        shown = self.misses.most_common(most)
+        rest = sum(self.misses.values()) - sum(n for _what, n in shown)
+        line = "; ".join(f"{n} {what}" for what, n in shown) or "none"
+        return f"{line}; {rest} more" if rest else line
 
 
 _COUNTED = ("palms", "huts", "shells", "boats")
@@ -150,7 +153,8 @@ _COUNTED = ("palms", "huts", "shells", "boats")
 
 def miss(truth: Mapping[str, Any], proposed: CellRead, tiles: Tiles) -> str:
     """How a wrong proposal differs from the truth, in the tiles' own words: "a tile on an
-    empty cell", "another turn" (the very tile), "another island" (kind or land), or the
+    empty cell", "empty" (an empty proposal on a tile), "another turn" (the very tile),
+    "another island" (kind or land, or a tile the pack lacks), or the
     symbols it has more or fewer of ("a lei half more", "palms fewer and huts more", ...)."""
     if "tile" not in truth:
         return "a tile on an empty cell"

@@ -441,3 +441,6 @@ def test_a_miss_says_what_the_proposal_has_that_the_tile_lacks() -> None:
     assert tally.misses == {"a lei half more": 2, "a lei half fewer": 1}
     assert tally.misses_line() == "2 a lei half more; 1 a lei half fewer"
     assert bench_scenes.SetTally().misses_line() == "none"
+    assert tally.misses_line(most=1) == "2 a lei half more; 1 more"
+    assert bench_scenes.miss(lei, CellRead(None, empty=True), tiles) == "empty"
+    assert bench_scenes.miss(lei, CellRead("gone"), tiles) == "another island"

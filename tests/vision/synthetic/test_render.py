@@ -268,10 +268,8 @@ def test_a_camera_that_stays_draws_the_table_top_once_and_never_draws_on_it(
 
     render._TOPS.clear()
     fresh = frame(calm)
-    drawn: list[str] = []
 
     def never(camera: object, seed: int) -> np.ndarray:
-        drawn.append("a table top")
         raise AssertionError("the table top was drawn again")
 
     monkeypatch.setattr(render, "_wood", never)
@@ -279,7 +277,16 @@ def test_a_camera_that_stays_draws_the_table_top_once_and_never_draws_on_it(
     assert busy.clutter, "a hard table has hands or pieces lying about"
     assert not np.array_equal(frame(busy), fresh)
     assert np.array_equal(frame(calm), fresh)
-    assert drawn == []
+    # Another table, or the camera moved, is another top.
+    monkeypatch.undo()
+    other_table = replace(calm, table_seed=calm.table_seed + 1)
+    moved = replace(camera, roll_deg=camera.roll_deg + 1.0)
+    cached = [frame(other_table), render_table(calm, pack_lagoon, moved, Effects.none()).image]
+    render._TOPS.clear()
+    assert np.array_equal(cached[0], frame(other_table))
+    render._TOPS.clear()
+    assert np.array_equal(cached[1], render_table(calm, pack_lagoon, moved, Effects.none()).image)
+    assert not np.array_equal(cached[0], fresh)
 
 
 @pytest.mark.slow
