@@ -188,6 +188,11 @@ def proposals(view: TableView, model: TileModel) -> dict[Any, CellRead | None]:
     }
 
 
+def reasons(view: TableView) -> dict[Any, str]:
+    """Why the matcher left each cell of a read unknown (CellMatch.reason), by slot."""
+    return {slot: m.reason for slot, m in view.matches.items()}
+
+
 def score_read(
     read: TableRead,
     rendered: Rendered,

@@ -110,6 +110,8 @@ class SetTally:
     doubted: int = 0  # abstained cells the matcher proposed rightly: the judge's doubt
     # the other abstained cells with a proposal, by how it differs from the truth (`miss`)
     misses: Counter[str] = field(default_factory=Counter)
+    # ... and by the matcher's reason for leaving them unknown (CellMatch.reason)
+    miss_reasons: Counter[str] = field(default_factory=Counter)
     covered_unknown: int = 0
     covered_wrong: int = 0
     perfect: int = 0
@@ -145,7 +147,11 @@ class SetTally:
         shown = self.misses.most_common(most)
         rest = sum(self.misses.values()) - sum(n for _what, n in shown)
         line = "; ".join(f"{n} {what}" for what, n in shown) or "none"
-        return f"{line}; {rest} more" if rest else line
+        line = f"{line}; {rest} more" if rest else line
+        if not self.miss_reasons:
+            return line
+        why = ", ".join(f"{n} {reason}" for reason, n in self.miss_reasons.most_common())
+        return f"{line} (the matcher's reasons: {why})"
 
 
 _COUNTED = ("palms", "huts", "shells", "boats")
@@ -197,9 +203,11 @@ def judge_cell(
     tiles: Tiles,
     tally: SetTally,
     proposed: CellRead | None = None,
+    reason: str = "",
 ) -> None:
     """Add one cell, its truth against its read (None: not read), to the tally
-    (`proposed`: the tile the matcher proposed there, if any)."""
+    (`proposed`: the tile the matcher proposed there, if any; `reason`: why the matcher
+    left it unknown, if it did)."""
     covered = float(truth.get("occluded", 0)) >= COVERED_SHARE
     if got is None:
         tally.abstained += 1
@@ -213,6 +221,8 @@ def judge_cell(
                 tally.doubted += 1
             elif proposed is not None:
                 tally.misses[miss(truth, proposed, tiles)] += 1
+                if reason:
+                    tally.miss_reasons[reason] += 1
         return
     ok = _names(truth, got, tiles)
     if ok:
@@ -235,10 +245,13 @@ def score_scene(
     tiles: Tiles,
     tally: SetTally,
     proposed: Mapping[Any, CellRead | None] | None = None,
+    reasons: Mapping[Any, str] | None = None,
 ) -> None:
     """Add one scene, its truth against its read (None: the read failed), to the tally
-    (`proposed`: the matcher's proposals by slot, app.bench.rendered.proposals)."""
+    (`proposed`: the matcher's proposals by slot, app.bench.rendered.proposals; `reasons`:
+    the matcher's reasons by slot)."""
     by_name = {(str(k[0]), k[1], k[2]): p for k, p in (proposed or {}).items()}
+    why = {(str(k[0]), k[1], k[2]): r for k, r in (reasons or {}).items()}
     tally.scenes += 1
     before = tally.wrong + tally.abstained
     display = read.display if read is not None else ()
@@ -250,6 +263,7 @@ def score_scene(
                 tiles,
                 tally,
                 by_name.get((DISPLAY, r, c)),
+                why.get((DISPLAY, r, c), ""),
             )
     if read is not None and read.ship == truth["display"].get("ship"):
         tally.ship_right += 1
@@ -267,10 +281,16 @@ def score_scene(
                     tiles,
                     tally,
                     by_name.get((name, r, c)),
+                    why.get((name, r, c), ""),
                 )
         if "storage" in seat_truth and seat is not None and seat.storage is not None:
             judge_cell(
-                seat_truth["storage"], seat.storage, tiles, tally, by_name.get((name, -1, 0))
+                seat_truth["storage"],
+                seat.storage,
+                tiles,
+                tally,
+                by_name.get((name, -1, 0)),
+                why.get((name, -1, 0), ""),
             )
     for name in seats:
         if name not in truth["seats"]:
@@ -398,6 +418,7 @@ def _read_scene(
     times: list[float] = []
     read: TableRead | None = None
     proposed: dict[Any, CellRead | None] = {}
+    reasons: dict[Any, str] = {}
     for run in range(bench.TIMED_RUNS):
         start = time.perf_counter()
         try:
@@ -409,10 +430,11 @@ def _read_scene(
             read = got
             if view is not None:
                 proposed = bench.proposals(view, reader.models.tiles)
+                reasons = bench.reasons(view)
     tally.failed_reads += read is None
     tally.decode_ms.append(decode)
     tally.read_ms.append(min(times))
-    score_scene(truth, read, tiles, tally, proposed)
+    score_scene(truth, read, tiles, tally, proposed, reasons)
 
 
 def bench_scenes(

@@ -134,6 +134,9 @@ def _reader(
 
     monkeypatch.setattr("vision.reader.read.TableReader.read_view", read_view)
     monkeypatch.setattr("app.bench.rendered.proposals", lambda view, _model: view.matches)
+    monkeypatch.setattr(
+        "app.bench.rendered.reasons", lambda view: dict.fromkeys(view.matches, "poor fit")
+    )
     monkeypatch.setattr("vision.reader.read.TableReader.models", SimpleNamespace(tiles=None))
     monkeypatch.setattr("app.bench.rendered.TIMED_RUNS", 1)
 
@@ -225,6 +228,9 @@ def test_an_abstention_on_a_cell_the_matcher_proposed_rightly_is_the_judges_doub
     )
     assert tally.doubted == visible_display_tiles > 0
     assert tally.abstained > tally.doubted
+    missed = sum(tally.misses.values())
+    assert missed > 0 and tally.miss_reasons == {"poor fit": missed}
+    assert tally.misses_line().endswith(f"(the matcher's reasons: {missed} poor fit)")
     row = bench_scenes.scenes_row("here", "box", "easy", tally)
     assert row.doubted_pct == pytest.approx(100.0 * tally.doubted / tally.cells)
 
