@@ -355,6 +355,25 @@ class CellConfig:
     # tile's own candidate at its place scores well above others'; fitting every slightly
     # better place costs time and names no more tiles.
     place_margin: float = 0.1
+    # A square no candidate fits (by min_fit) where the empty look does not either is placed
+    # again by what fits: this many of the best-fitting candidates and the place_plain
+    # pictures least drawn on (a plain tile's square cut at a wrong place fits a busier
+    # picture better than its own), over every place within place_search_mm of the crop's
+    # centre and every turn within place_search_deg (a tile lies up to 4 mm and 5 degrees
+    # off its cell, table-kit.md, and the area's markers place the cell a little off too),
+    # place_step_px (px at tile_px) and place_step_deg apart, then finely. 0: never.
+    place_by_fit: int = 3
+    place_plain: int = 2
+    place_search_mm: float = 6.0
+    place_search_deg: float = 7.0
+    place_step_px: float = 2.0
+    place_step_deg: float = 2.0
+    # A tile named, or in doubt, with less evidence than full_evidence against its closest
+    # rival, a sibling: the two are each placed by their own fit, searched place_refine_px
+    # (px at tile_px) and place_refine_deg either way of where the tile was placed, then
+    # finely. 0: never.
+    place_refine_px: float = 1.5
+    place_refine_deg: float = 2.0
     # Every candidate is ranked at medium_tile_px; the best `shortlist` are fitted finely.
     medium_tile_px: int = 24
     shortlist: int = 24

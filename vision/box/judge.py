@@ -67,7 +67,7 @@ _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
 #: Bumped whenever the features or the learning change: cached judges of another version
 #: are learnt again.
-VERSION = 8
+VERSION = 9
 
 
 @dataclass
@@ -240,6 +240,7 @@ def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
         spread,
         evidence,
         separation,
+        hidden_apart,
         lit_rms,
         lit_margin,
         lit_best,
@@ -253,6 +254,7 @@ def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
         _log(spread if spread > 0 else 1e6),
         _finite(evidence, -5, 5),
         _log(separation),
+        _finite(hidden_apart, 0, 1),
         _log(lit_rms),
         _finite(lit_margin, -1, 1),
         _finite(lit_best, 0, 1),

@@ -188,6 +188,14 @@ class TileModel:
     def medium_px(self) -> int:
         return round(math.sqrt(self.medium.shape[2]))
 
+    @cached_property
+    def plainest(self) -> NDArray[np.intp]:
+        """One candidate per picture (its first turn), the least drawn on first: by what
+        the light alone leaves of its fine inner square (energy)."""
+        first = np.array([i for i, r in enumerate(self.rotations) if r == self.rotations[0]])
+        out: NDArray[np.intp] = first[np.argsort(self.energy[first].sum(axis=1), kind="stable")]
+        return out
+
     def rim_px(self, n: int, border_mm: float) -> int:
         """Pixels of rim cut from each side of an n-pixel tile."""
         return _rim(n, border_mm, self.tile_mm)

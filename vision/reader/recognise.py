@@ -109,9 +109,11 @@ class CellMatch:
 
 
 #: The names of CellMatch.tile_stats, in order: the light model's figures of the proposal
-#: (step 4), then how it fits lit as the paper round the cell is (_lit_misfits): its rms,
-#: its margin over the best candidate meaning something else, whether it is the best so
-#: lit, and whether it was proposed so (the matcher's own fit was poor).
+#: (step 4; hidden_apart: of what tells its picture from the rival's weighed by evidence,
+#: the share lying in blocks left out as covered), then how it fits lit as the paper
+#: round the cell is (_lit_misfits): its rms, its margin over the best candidate meaning
+#: something else, whether it is the best so lit, and whether it was proposed so (the
+#: matcher's own fit was poor).
 TILE_STATS = (
     "fit",
     "rms",
@@ -120,6 +122,7 @@ TILE_STATS = (
     "spread",
     "evidence",
     "separation",
+    "hidden_apart",
     "lit_rms",
     "lit_margin",
     "lit_best",
@@ -1151,6 +1154,175 @@ def _aligned(fine: Float, model: TileModel, pose: _Pose, scale: float) -> Float:
     return out
 
 
+def _cut_squares(picture: Float, poses: NDArray[np.float64], step: float, n: int) -> Float:
+    """n x n squares cut from a picture (h, w, 3) at many poses (P, 3: centre x, y in its
+    pixels and turn in degrees, as _Pose), `step` picture pixels a square pixel apart, in
+    one resampling: (P, 3, n * n) (as _aligned cuts one, channel first)."""
+    a = np.radians(poses[:, 2])[:, None, None]
+    t = np.arange(n, dtype=np.float64) - (n - 1) / 2
+    across, down = t[None, None, :], t[None, :, None]
+    cos, sin = np.cos(a) * step, np.sin(a) * step
+    map_x = (cos * across + sin * down + poses[:, 0, None, None]).astype(np.float32)
+    map_y = (cos * down - sin * across + poses[:, 1, None, None]).astype(np.float32)
+    cut = cv2.remap(
+        picture,
+        map_x.reshape(-1, n),
+        map_y.reshape(-1, n),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+    out: Float = np.ascontiguousarray(
+        np.asarray(cut, np.float32).reshape(len(poses), n * n, 3).transpose(0, 2, 1)
+    )
+    return out
+
+
+def _misfits(model: TileModel, ks: NDArray[np.intp], xs: Float) -> NDArray[np.float64]:
+    """What the light model with each candidate ks (S,) leaves of each square xs (P, 3, M),
+    as a sum of squares (P, S)."""
+    count = len(xs)
+    rss, _coef = fit_light_many(
+        np.broadcast_to(model.channels[:, None, ks], (3, count, len(ks), xs.shape[2])),
+        np.broadcast_to(model.normal_inv[ks], (count, len(ks), 3, 6, 6)),
+        model.basis_t,
+        xs,
+    )
+    return rss
+
+
+def _pose_grid(
+    x: float, y: float, turn: float, px: float, deg: float, count: int
+) -> NDArray[np.float64]:
+    """Poses (count³, 3) round (x, y, turn): each of the three at `count` steps from px and
+    deg one way to as far the other."""
+    shifts = np.linspace(-px, px, count)
+    turns = turn + np.linspace(-deg, deg, count)
+    grid = np.stack(np.meshgrid(y + shifts, x + shifts, turns, indexing="ij"), axis=-1)
+    out: NDArray[np.float64] = grid.reshape(-1, 3)[:, [1, 0, 2]]
+    return out
+
+
+def _place_by_fit(job: _Pending, ks: NDArray[np.intp], model: TileModel) -> tuple[int, _Pose]:
+    """Where in a crop one of the candidates ks leaves least of the tile's inner square
+    unexplained, and which one does: every place and turn a tile may lie at (place_step_px
+    and place_step_deg apart), then finely round the best.
+
+    The pose templates hold on to what is drawn on a tile; a tile with little drawn on it
+    (open water) gives them nothing to hold, and they may cut its square where its outline
+    or a neighbour lies, which no candidate explains."""
+    cfg = model.config
+    step = model.tile_mm / cfg.tile_px * job.scale  # fine px per template px
+    reach = cfg.place_search_mm * job.scale
+    places = np.arange(-reach, reach + 1e-9, cfg.place_step_px) + (job.fine.shape[0] - 1) / 2
+    turns = np.arange(-cfg.place_search_deg, cfg.place_search_deg + 1e-9, cfg.place_step_deg)
+    every = np.stack(np.meshgrid(places, places, turns, indexing="ij"), axis=-1)
+    every = every.reshape(-1, 3)[:, [1, 0, 2]]
+    rss = _misfits(model, ks, _cut_squares(job.fine, every, step, model.inner_px))
+    x, y, turn = every[int(np.argmin(rss.min(axis=1)))]
+    near = _pose_grid(x, y, turn, cfg.place_step_px / 2, cfg.place_step_deg / 2, 5)
+    rss = _misfits(model, ks, _cut_squares(job.fine, near, step, model.inner_px))
+    p, s = np.unravel_index(int(np.argmin(rss)), rss.shape)
+    x, y, turn = near[p]
+    return int(ks[s]), _Pose((float(x), float(y)), float(turn), 0.0)
+
+
+def _refine_by_fit(job: _Pending, ks: Sequence[int], pose: _Pose, model: TileModel) -> list[_Pose]:
+    """Each candidate's own place and turn near `pose`: where its light model leaves least of
+    the inner square, up to place_refine_px and place_refine_deg either way (five steps),
+    then a quarter of a step round its best and between the steps. A small detail (a palm,
+    a garland) a pixel off where another picture placed the tile fits worse than no detail
+    at all."""
+    cfg = model.config
+    step = model.tile_mm / cfg.tile_px * job.scale  # fine px per template px
+    n = model.inner_px
+    px, deg = cfg.place_refine_px, cfg.place_refine_deg
+    first = _pose_grid(pose.centre[0], pose.centre[1], pose.angle, px, deg, 5)
+    rss = _misfits(model, np.asarray(ks), _cut_squares(job.fine, first, step, n))
+    out = []
+    for s, k in enumerate(ks):
+        x, y, turn = first[int(np.argmin(rss[:, s]))]
+        grid = _pose_grid(x, y, turn, px / 4, deg / 4, 3)
+        own = _misfits(model, np.array([k]), _cut_squares(job.fine, grid, step, n))
+        cube = -own[:, 0].reshape(3, 3, 3)  # (y, x, turn)
+        at = np.unravel_index(int(np.argmax(cube)), cube.shape)
+        x, y, turn = grid[int(np.ravel_multi_index(at, cube.shape))]
+        # Between the steps: a parabola through the best and its neighbours, each way.
+        sub = []
+        for axis in range(3):
+            if at[axis] != 1:
+                sub.append(0.0)
+                continue
+            line = [cube[tuple(j if a == axis else at[a] for a in range(3))] for j in range(3)]
+            sub.append(parabola_vertex(*line))
+        out.append(
+            _Pose(
+                (float(x + sub[1] * px / 4), float(y + sub[0] * px / 4)),
+                float(turn + sub[2] * deg / 4),
+                pose.score,
+            )
+        )
+    return out
+
+
+def _fitted_there(
+    jobs: list[_Pending],
+    tries: list[tuple[int, int, _Pose]],
+    verdicts: list[_Verdict],
+    poses: list[_Pose],
+    model: TileModel,
+) -> None:
+    """Each try (a crop, the candidate that placed its tile, the place) cut and decided
+    there; a better fit than the crop's verdict so far stands (in `verdicts`, `poses`)."""
+    if not tries:
+        return
+    squares = [_aligned(jobs[c].fine, model, pose, jobs[c].scale) for c, _k, pose in tries]
+    seconds = _decide(model, squares, [k for _c, k, _pose in tries], _ranks(squares, model))
+    for (c, _k, pose), verdict in zip(tries, seconds, strict=True):
+        if verdict.match.fit > verdicts[c].match.fit:
+            verdicts[c] = verdict
+            poses[c] = pose
+
+
+def _placed_by_fit(
+    jobs: list[_Pending], verdicts: list[_Verdict], poses: list[_Pose], model: TileModel
+) -> None:
+    """A square no candidate fits, where the empty look fails too, may be cut at a wrong
+    place: placed again by what fits (_place_by_fit). Then a tile named, or in doubt, with
+    less than full_evidence against its closest rival, a sibling (the same island, another
+    detail): the two each placed by their own fit (_refine_by_fit). The better fit stands."""
+    cfg = model.config
+    lost = [
+        c
+        for c, (job, verdict) in enumerate(zip(jobs, verdicts, strict=True))
+        if verdict.match.read.tile is None
+        and verdict.match.fit < cfg.min_fit
+        and not (job.look.looks and job.look.rms <= cfg.empty_max_rms)
+    ]
+    if lost and cfg.place_by_fit > 0:
+        plain = model.plainest[: cfg.place_plain].tolist()
+        tries = []
+        for c in lost:
+            ks = list(dict.fromkeys(verdicts[c].others[: cfg.place_by_fit] + plain))
+            tries.append((c, *_place_by_fit(jobs[c], np.asarray(ks), model)))
+        _fitted_there(jobs, tries, verdicts, poses, model)
+    contested = [
+        (c, (match.best, match.rival))
+        for c, verdict in enumerate(verdicts)
+        if (match := verdict.match).rival is not None
+        and match.best is not None
+        and model.shapes[match.rival] == model.shapes[match.best]
+        and match.evidence < cfg.full_evidence
+        and (match.read.tile is not None or match.reason.startswith("doubtful"))
+    ]
+    if contested and cfg.place_refine_px > 0:
+        tries = [
+            (c, k, pose)
+            for c, ks in contested
+            for k, pose in zip(ks, _refine_by_fit(jobs[c], ks, poses[c], model), strict=True)
+        ]
+        _fitted_there(jobs, tries, verdicts, poses, model)
+
+
 # --- steps 3 and 4: which tile, how sure ---------------------------------------------------
 
 
@@ -1543,6 +1715,14 @@ def _rival_misses(
     return out
 
 
+def _hidden_apart(model: TileModel, best: int, rival: int, keep: Mask) -> float:
+    """Of what tells two candidates' pictures apart (each less its mean), the share lying
+    outside the kept pixels keep (M,): near 1, what would tell them apart is not seen."""
+    d = model.channels[:, best] - model.channels[:, rival]  # (3, M)
+    energy = np.einsum("cm,cm->m", d, d, dtype=np.float64)
+    return float(energy[~keep].sum() / max(float(energy.sum()), 1e-9))
+
+
 def _verdict(
     model: TileModel,
     x: Float,
@@ -1578,7 +1758,8 @@ def _verdict(
         j = int(np.argmin(ev))
         evidence, rival = float(ev[j]), int(ks[j])
         separation = float(np.sqrt(apart.min()) / (2 * noise))
-    stats = (fits.share, rms, share_hidden, gain, spread, evidence, separation)
+    hidden_apart = 0.0 if keep is None or rival is None else _hidden_apart(model, best, rival, keep)
+    stats = (fits.share, rms, share_hidden, gain, spread, evidence, separation, hidden_apart)
 
     def unknown(reason: str, evidence: float = 0.0, rival: int | None = None) -> _Verdict:
         match = CellMatch(
@@ -1990,12 +2171,12 @@ def _lit_proposal(
             rms = math.sqrt(float(fits.rss[0]) / x.size)
             gain = _structure_gain(fits.coef[0], model.energy[best])
             spread = _gain_spread(fits.coef[0], model.energy[best])
-            stats = (fits.share, rms, 0.0, gain, spread, 0.0, 0.0)
+            stats = (fits.share, rms, 0.0, gain, spread, 0.0, 0.0, 0.0)
             k, by_light = best, 1.0
-    if k is None or len(stats) < 7:
+    if k is None or len(stats) < 8:
         return match
     return replace(
-        match, proposal=k, tile_stats=(*stats[:7], *_lit_stats(misfits, k, model), by_light)
+        match, proposal=k, tile_stats=(*stats[:8], *_lit_stats(misfits, k, model), by_light)
     )
 
 
@@ -2050,6 +2231,8 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
             if verdict.match.fit > verdicts[c].match.fit:
                 verdicts[c] = verdict
                 poses[c] = pose
+
+    _placed_by_fit(jobs, verdicts, poses, model)
 
     def square(c: int) -> Float:
         """The tile's square where the empty look fits best (3, M)."""
