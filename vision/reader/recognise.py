@@ -1264,20 +1264,20 @@ def _refine_by_fit(job: _Pending, ks: Sequence[int], pose: _Pose, model: TileMod
     return out
 
 
-def _fitted_there(
-    jobs: list[_Pending],
-    tries: list[tuple[int, int, _Pose]],
+def _better_fits(
+    tries: list[tuple[int, int, Float, _Pose]],
     verdicts: list[_Verdict],
     poses: list[_Pose],
     model: TileModel,
 ) -> None:
-    """Each try (a crop, the candidate that placed its tile, the place) cut and decided
-    there; a better fit than the crop's verdict so far stands (in `verdicts`, `poses`)."""
+    """Each try (a crop, the candidate that placed its tile, the square cut there, the
+    place) decided; a better fit than the crop's verdict so far stands (in `verdicts`,
+    `poses`)."""
     if not tries:
         return
-    squares = [_aligned(jobs[c].fine, model, pose, jobs[c].scale) for c, _k, pose in tries]
-    seconds = _decide(model, squares, [k for _c, k, _pose in tries], _ranks(squares, model))
-    for (c, _k, pose), verdict in zip(tries, seconds, strict=True):
+    squares = [square for _c, _k, square, _pose in tries]
+    seconds = _decide(model, squares, [k for _c, k, _s, _p in tries], _ranks(squares, model))
+    for (c, _k, _square, pose), verdict in zip(tries, seconds, strict=True):
         if verdict.match.fit > verdicts[c].match.fit:
             verdicts[c] = verdict
             poses[c] = pose
@@ -1303,8 +1303,9 @@ def _placed_by_fit(
         tries = []
         for c in lost:
             ks = list(dict.fromkeys(verdicts[c].others[: cfg.place_by_fit] + plain))
-            tries.append((c, *_place_by_fit(jobs[c], np.asarray(ks), model)))
-        _fitted_there(jobs, tries, verdicts, poses, model)
+            k, pose = _place_by_fit(jobs[c], np.asarray(ks), model)
+            tries.append((c, k, _aligned(jobs[c].fine, model, pose, jobs[c].scale), pose))
+        _better_fits(tries, verdicts, poses, model)
     contested = [
         (c, (match.best, match.rival))
         for c, verdict in enumerate(verdicts)
@@ -1316,11 +1317,11 @@ def _placed_by_fit(
     ]
     if contested and cfg.place_refine_px > 0:
         tries = [
-            (c, k, pose)
+            (c, k, _aligned(jobs[c].fine, model, pose, jobs[c].scale), pose)
             for c, ks in contested
             for k, pose in zip(ks, _refine_by_fit(jobs[c], ks, poses[c], model), strict=True)
         ]
-        _fitted_there(jobs, tries, verdicts, poses, model)
+        _better_fits(tries, verdicts, poses, model)
 
 
 # --- steps 3 and 4: which tile, how sure ---------------------------------------------------
@@ -2203,21 +2204,13 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
             exclude=[placed[c].tried for c in doubtful],
         )
         better = [
-            (c, place)
+            (c, place.first, place.patch, place.pose)
             for c, place in zip(doubtful, extra, strict=True)
             if place.score > placed[c].score + cfg.place_margin
         ]
         for c, place in zip(doubtful, extra, strict=True):
             placed[c] = replace(placed[c], tried=placed[c].tried + place.tried)
-        if better:
-            patches = [place.patch for _c, place in better]
-            seconds = _decide(
-                model, patches, [place.first for _c, place in better], _ranks(patches, model)
-            )
-            for (c, place), verdict in zip(better, seconds, strict=True):
-                if verdict.match.fit > verdicts[c].match.fit:
-                    verdicts[c] = verdict
-                    poses[c] = place.pose
+        _better_fits(better, verdicts, poses, model)
     again = [
         (c, k)
         for c, (job, place, verdict) in enumerate(zip(jobs, placed, verdicts, strict=True))
@@ -2225,12 +2218,8 @@ def _read_tiles(jobs: list[_Pending], scores: list[Float], model: TileModel) -> 
     ]
     if again:
         found = _place_again([(jobs[c], placed[c], k) for c, k in again], model)
-        patches = [patch for patch, _pose in found]
-        retried = _decide(model, patches, [k for _c, k in again], _ranks(patches, model))
-        for (c, _k), verdict, (_patch, pose) in zip(again, retried, found, strict=True):
-            if verdict.match.fit > verdicts[c].match.fit:
-                verdicts[c] = verdict
-                poses[c] = pose
+        tries = [(c, k, patch, pose) for (c, k), (patch, pose) in zip(again, found, strict=True)]
+        _better_fits(tries, verdicts, poses, model)
 
     _placed_by_fit(jobs, verdicts, poses, model)
 
