@@ -1067,6 +1067,33 @@ def test_a_tile_named_partly_covered_is_weighed_against_its_siblings(
     assert (alone.tile, alone.rotation) == ("end-s-palm1", 0)
 
 
+def _palm_and_sibling(model: TileModel) -> tuple[int, int]:
+    """The ink pack's middle piece with one palm, and a sibling of it (the same island as
+    it lies, another meaning)."""
+    k = model.ids.index("middle-ew-palm1")
+    sibling = next(
+        j
+        for j in range(model.candidates)
+        if model.shapes[j] == model.shapes[k] and model.groups[j] != model.groups[k]
+    )
+    return k, sibling
+
+
+def _pending(crop: Image, model: TileModel) -> recognise._Pending:
+    """A crop as the matcher holds it while placing its tile (no empty look: placing by fit
+    looks at none)."""
+    crop_mm = crop.shape[0] / PX_PER_MM
+    side = round(crop_mm * model.config.tile_px / model.tile_mm)
+    return recognise._Pending(
+        recognise._scaled(crop, side),
+        side / crop_mm,
+        np.zeros((1, 2)),
+        None,  # type: ignore[arg-type]
+        crop,
+        None,
+    )
+
+
 def _busy_neighbours(pack: Pack, plain: str, rng: np.random.Generator) -> Image:
     """A cell crop's background: two other pictures of the pack (its neighbours, pushed
     against the cell from either side)."""
@@ -1115,16 +1142,8 @@ def test_what_fits_places_a_plain_tile_where_it_lies(
         ),
         rng,
     )
-    crop_mm = crop.shape[0] / PX_PER_MM
-    side = round(crop_mm * model.config.tile_px / model.tile_mm)
-    job = recognise._Pending(
-        recognise._scaled(crop, side),
-        side / crop_mm,
-        np.zeros((1, 2)),
-        None,  # type: ignore[arg-type]  # (placing by fit looks at no empty look)
-        crop,
-        None,
-    )
+    job = _pending(crop, model)
+    side = job.fine.shape[0]
     _k, pose = recognise._place_by_fit(job, model.plainest[:2], model)
     centre = (side - 1) / 2
     found_mm = ((pose.centre[0] - centre) / job.scale, (pose.centre[1] - centre) / job.scale)
@@ -1153,12 +1172,7 @@ def test_what_tells_two_tiles_apart_hidden_under_a_cover_is_measured(
     models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
     _pack, model = models["ink"]
-    k = model.ids.index("middle-ew-palm1")
-    sibling = next(
-        j
-        for j in range(model.candidates)
-        if model.shapes[j] == model.shapes[k] and model.groups[j] != model.groups[k]
-    )
+    k, sibling = _palm_and_sibling(model)
     d = model.channels[:, k] - model.channels[:, sibling]
     apart = (d * d).sum(axis=0)
     everything = np.ones(apart.size, bool)
@@ -1176,28 +1190,14 @@ def test_each_candidate_is_placed_by_its_own_fit(
     models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
     pack, model = models["ink"]
-    k = model.ids.index("middle-ew-palm1")
-    sibling = next(
-        j
-        for j in range(model.candidates)
-        if model.shapes[j] == model.shapes[k] and model.groups[j] != model.groups[k]
-    )
+    k, sibling = _palm_and_sibling(model)
     offset, turn = (2.0, -1.0), 3.0
     crop = photograph(
         lay_tile(pack.tiles["middle-ew-palm1"], offset=offset, turn=turn),
         np.random.default_rng(4),
     )
-    crop_mm = crop.shape[0] / PX_PER_MM
-    side = round(crop_mm * model.config.tile_px / model.tile_mm)
-    scale = side / crop_mm
-    job = recognise._Pending(
-        recognise._scaled(crop, side),
-        scale,
-        np.zeros((1, 2)),
-        None,  # type: ignore[arg-type]  # (placing by fit looks at no empty look)
-        crop,
-        None,
-    )
+    job = _pending(crop, model)
+    side, scale = job.fine.shape[0], job.scale
     centre = (side - 1) / 2
     truth = (centre + offset[0] * scale, centre + offset[1] * scale)
     # Placed a pixel and a degree and a half off (as another picture might place it).
