@@ -1190,78 +1190,121 @@ def _misfits(model: TileModel, ks: NDArray[np.intp], xs: Float) -> NDArray[np.fl
     return rss
 
 
-def _pose_grid(
-    x: float, y: float, turn: float, px: float, deg: float, count: int
-) -> NDArray[np.float64]:
-    """Poses (count³, 3) round (x, y, turn): each of the three at `count` steps from px and
-    deg one way to as far the other."""
-    shifts = np.linspace(-px, px, count)
-    turns = turn + np.linspace(-deg, deg, count)
-    grid = np.stack(np.meshgrid(y + shifts, x + shifts, turns, indexing="ij"), axis=-1)
-    out: NDArray[np.float64] = grid.reshape(-1, 3)[:, [1, 0, 2]]
-    return out
-
-
 def _place_by_fit(job: _Pending, ks: NDArray[np.intp], model: TileModel) -> tuple[int, _Pose]:
     """Where in a crop one of the candidates ks leaves least of the tile's inner square
     unexplained, and which one does: every place and turn a tile may lie at (place_step_px
-    and place_step_deg apart), then finely round the best.
+    and place_step_deg apart), then finely round each candidate's best (_fit_pose).
 
     The pose templates hold on to what is drawn on a tile; a tile with little drawn on it
     (open water) gives them nothing to hold, and they may cut its square where its outline
     or a neighbour lies, which no candidate explains."""
     cfg = model.config
     step = model.tile_mm / cfg.tile_px * job.scale  # fine px per template px
-    reach = cfg.place_search_mm * job.scale
-    places = np.arange(-reach, reach + 1e-9, cfg.place_step_px) + (job.fine.shape[0] - 1) / 2
+    far = cfg.place_search_mm * job.scale
+    places = np.arange(-far, far + 1e-9, cfg.place_step_px) + (job.fine.shape[0] - 1) / 2
     turns = np.arange(-cfg.place_search_deg, cfg.place_search_deg + 1e-9, cfg.place_step_deg)
     every = np.stack(np.meshgrid(places, places, turns, indexing="ij"), axis=-1)
     every = every.reshape(-1, 3)[:, [1, 0, 2]]
     rss = _misfits(model, ks, _cut_squares(job.fine, every, step, model.inner_px))
-    x, y, turn = every[int(np.argmin(rss.min(axis=1)))]
-    near = _pose_grid(x, y, turn, cfg.place_step_px / 2, cfg.place_step_deg / 2, 5)
-    rss = _misfits(model, ks, _cut_squares(job.fine, near, step, model.inner_px))
-    p, s = np.unravel_index(int(np.argmin(rss)), rss.shape)
-    x, y, turn = near[p]
+    near = np.array([cfg.place_step_px, cfg.place_step_px, cfg.place_step_deg])
+    fitted = [
+        _fit_pose(job, int(k), every[int(np.argmin(rss[:, s]))], near, model)
+        for s, k in enumerate(ks)
+    ]
+    s = int(np.argmin([left for left, _at in fitted]))
+    x, y, turn = fitted[s][1]
     return int(ks[s]), _Pose((float(x), float(y)), float(turn), 0.0)
+
+
+# A pose step smaller than this each way (px, degrees) changes no fit that matters.
+_SETTLED = 0.03
 
 
 def _refine_by_fit(job: _Pending, ks: Sequence[int], pose: _Pose, model: TileModel) -> list[_Pose]:
     """Each candidate's own place and turn near `pose`: where its light model leaves least of
-    the inner square, up to place_refine_px and place_refine_deg either way (five steps),
-    then a quarter of a step round its best and between the steps. A small detail (a palm,
-    a garland) a pixel off where another picture placed the tile fits worse than no detail
-    at all."""
+    the inner square (_fit_pose), up to place_refine_px and place_refine_deg either way. A
+    small detail (a palm, a garland) a pixel off where another picture placed the tile fits
+    worse than no detail at all."""
     cfg = model.config
-    step = model.tile_mm / cfg.tile_px * job.scale  # fine px per template px
-    n = model.inner_px
-    px, deg = cfg.place_refine_px, cfg.place_refine_deg
-    first = _pose_grid(pose.centre[0], pose.centre[1], pose.angle, px, deg, 5)
-    rss = _misfits(model, np.asarray(ks), _cut_squares(job.fine, first, step, n))
+    reach = np.array([cfg.place_refine_px, cfg.place_refine_px, cfg.place_refine_deg])
+    start = np.array([pose.centre[0], pose.centre[1], pose.angle])
     out = []
-    for s, k in enumerate(ks):
-        x, y, turn = first[int(np.argmin(rss[:, s]))]
-        grid = _pose_grid(x, y, turn, px / 4, deg / 4, 3)
-        own = _misfits(model, np.array([k]), _cut_squares(job.fine, grid, step, n))
-        cube = -own[:, 0].reshape(3, 3, 3)  # (y, x, turn)
-        at = np.unravel_index(int(np.argmax(cube)), cube.shape)
-        x, y, turn = grid[int(np.ravel_multi_index(at, cube.shape))]
-        # Between the steps: a parabola through the best and its neighbours, each way.
-        sub = []
-        for axis in range(3):
-            if at[axis] != 1:
-                sub.append(0.0)
-                continue
-            line = [cube[tuple(j if a == axis else at[a] for a in range(3))] for j in range(3)]
-            sub.append(parabola_vertex(*line))
-        out.append(
-            _Pose(
-                (float(x + sub[1] * px / 4), float(y + sub[0] * px / 4)),
-                float(turn + sub[2] * deg / 4),
-                pose.score,
-            )
-        )
+    for k in ks:
+        _rss, at = _fit_pose(job, k, start, reach, model)
+        out.append(_Pose((float(at[0]), float(at[1])), float(at[2]), pose.score))
     return out
+
+
+def _fit_pose(
+    job: _Pending,
+    k: int,
+    start: NDArray[np.float64],
+    reach: NDArray[np.float64],
+    model: TileModel,
+) -> tuple[float, NDArray[np.float64]]:
+    """Where, within `reach` (x, y px and turn in degrees either way) of the pose `start`,
+    candidate k's light model leaves least of the inner square; and what it leaves there.
+
+    Gauss-Newton on the pose with the light projected out (variable projection): each step
+    cuts one square, takes its slope along x, y and the turn, and solves for the move that
+    leaves least once the light is fitted again; a step that leaves more is taken shorter."""
+    step = model.tile_mm / model.config.tile_px * job.scale  # fine px per template px
+    n = model.inner_px
+    design = _light_design(model, k)  # (3, M, 6)
+    inverse = model.normal_inv[k]  # (3, 6, 6)
+
+    def misfit(at: NDArray[np.float64]) -> tuple[float, Float, Float]:
+        """What the light model leaves at pose `at`, its gradient and Gauss-Newton matrix
+        over the pose."""
+        stack = _square_and_slopes(job.fine, at, step, n)  # (3, 4, M)
+        coef = np.matmul(inverse, np.matmul(stack, design).transpose(0, 2, 1))  # (3, 6, 4)
+        left = stack - np.matmul(design, coef).transpose(0, 2, 1)  # the light projected out
+        # Over the channels: the residual's sum of squares, its gradient, the normal matrix.
+        products = np.matmul(left, left.transpose(0, 2, 1)).sum(axis=0, dtype=np.float64)
+        return float(products[0, 0]), products[1:, 0], products[1:, 1:]
+
+    at = start.astype(np.float64)
+    rss, grad, normal = misfit(at)
+    damping = 1e-3
+    for _ in range(model.config.place_refine_steps):
+        lhs = normal + damping * np.diag(np.diag(normal) + 1e-9)
+        move = -np.linalg.solve(lhs, grad)
+        to = np.clip(at + move, start - reach, start + reach)
+        if np.all(np.abs(to - at) < _SETTLED):
+            break
+        got = misfit(to)
+        if got[0] < rss:
+            at, (rss, grad, normal) = to, got
+            damping = max(damping / 4, 1e-6)
+        else:
+            damping *= 8
+    return rss, at
+
+
+def _light_design(model: TileModel, k: int) -> Float:
+    """Candidate k's light model per channel: its columns (3, M, 6), the template times each
+    light term, then the light terms alone (the order of TileModel.normal_inv)."""
+    basis = model.basis  # (M, 3)
+    template = model.channels[:, k, :, None] * basis[None]  # (3, M, 3)
+    out: Float = np.concatenate([template, np.broadcast_to(basis, template.shape)], axis=2)
+    return out
+
+
+def _square_and_slopes(picture: Float, at: NDArray[np.float64], step: float, n: int) -> Float:
+    """The n x n square cut at pose `at` (x, y, turn in degrees; as _cut_squares) and how it
+    changes with the pose's x, y and turn (per degree): (3 channels, 4, M)."""
+    big = _cut_squares(picture, at[None], step, n + 2)[0].reshape(3, n + 2, n + 2)
+    along = (big[:, 1:-1, 2:] - big[:, 1:-1, :-2]) / 2  # per square pixel across (u)
+    down = (big[:, 2:, 1:-1] - big[:, :-2, 1:-1]) / 2  # and down (v)
+    a = math.radians(at[2])
+    cos, sin = math.cos(a) / step, math.sin(a) / step
+    t = np.arange(n, dtype=np.float32) - (n - 1) / 2
+    out = np.empty((3, 4, n, n), np.float32)
+    out[:, 0] = big[:, 1:-1, 1:-1]
+    out[:, 1] = cos * along + sin * down
+    out[:, 2] = cos * down - sin * along
+    out[:, 3] = (along * t[None, :, None] - down * t[None, None, :]) * (math.pi / 180)
+    return out.reshape(3, 4, n * n)
 
 
 def _better_fits(
@@ -1269,18 +1312,54 @@ def _better_fits(
     verdicts: list[_Verdict],
     poses: list[_Pose],
     model: TileModel,
+    *,
+    alike: bool = False,
 ) -> None:
     """Each try (a crop, the candidate that placed its tile, the square cut there, the
     place) decided; a better fit than the crop's verdict so far stands (in `verdicts`,
-    `poses`)."""
+    `poses`): by the share of the pattern explained or, with `alike`, by what each leaves
+    of the same blocks: all but those every one of them left out as covered (tries of
+    siblings at nearly one place, where a block one try leaves out may be the palm another
+    explains)."""
     if not tries:
         return
     squares = [square for _c, _k, square, _pose in tries]
     seconds = _decide(model, squares, [k for _c, k, _s, _p in tries], _ranks(squares, model))
+    if not alike:
+        for (c, _k, _square, pose), verdict in zip(tries, seconds, strict=True):
+            if verdict.match.fit > verdicts[c].match.fit:
+                verdicts[c] = verdict
+                poses[c] = pose
+        return
+    by_crop: dict[int, list[tuple[_Verdict, _Pose]]] = {}
     for (c, _k, _square, pose), verdict in zip(tries, seconds, strict=True):
-        if verdict.match.fit > verdicts[c].match.fit:
-            verdicts[c] = verdict
-            poses[c] = pose
+        by_crop.setdefault(c, [(verdicts[c], poses[c])]).append((verdict, pose))
+    for c, options in by_crop.items():
+        masks = [v.left_out for v, _pose in options if v.left_out is not None]
+        keep = (
+            _block_mask(np.logical_and.reduce(masks), model.inner_px)
+            if len(masks) == len(options)
+            else None
+        )
+        misses = [(v.x - v.predicted) ** 2 for v, _pose in options]
+        left = [float(m.sum() if keep is None else m[:, keep].sum()) for m in misses]
+        verdicts[c], poses[c] = options[int(np.argmin(left))]
+
+
+def _siblings_near(verdict: _Verdict, model: TileModel) -> list[int]:
+    """A contested square's best candidate, its rival and the other pictures of the same
+    island that fitted best after them (one turn each): place_refine_siblings in all."""
+    best, rival = verdict.match.best, verdict.match.rival
+    assert best is not None and rival is not None
+    near = [best, rival]
+    for k in verdict.others:
+        if len(near) >= model.config.place_refine_siblings:
+            break
+        if model.shapes[k] == model.shapes[best] and model.ids[k] not in {
+            model.ids[j] for j in near
+        }:
+            near.append(k)
+    return near
 
 
 def _placed_by_fit(
@@ -1289,7 +1368,9 @@ def _placed_by_fit(
     """A square no candidate fits, where the empty look fails too, may be cut at a wrong
     place: placed again by what fits (_place_by_fit). Then a tile named, or in doubt, with
     less than full_evidence against its closest rival, a sibling (the same island, another
-    detail): the two each placed by their own fit (_refine_by_fit). The better fit stands."""
+    detail): it, the rival and the next siblings each placed by their own fit
+    (_refine_by_fit). The better fit stands: for the siblings, by what each leaves of the
+    same blocks."""
     cfg = model.config
     lost = [
         c
@@ -1307,7 +1388,7 @@ def _placed_by_fit(
             tries.append((c, k, _aligned(jobs[c].fine, model, pose, jobs[c].scale), pose))
         _better_fits(tries, verdicts, poses, model)
     contested = [
-        (c, (match.best, match.rival))
+        (c, _siblings_near(verdict, model))
         for c, verdict in enumerate(verdicts)
         if (match := verdict.match).rival is not None
         and match.best is not None
@@ -1321,7 +1402,7 @@ def _placed_by_fit(
             for c, ks in contested
             for k, pose in zip(ks, _refine_by_fit(jobs[c], ks, poses[c], model), strict=True)
         ]
-        _better_fits(tries, verdicts, poses, model)
+        _better_fits(tries, verdicts, poses, model, alike=True)
 
 
 # --- steps 3 and 4: which tile, how sure ---------------------------------------------------
