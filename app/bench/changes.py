@@ -262,7 +262,8 @@ def _vision() -> Any:
 
 def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
     """`count` demo turns through IncrementalReader and the tracker: each read's time and
-    its frame's JPEG decode (quality 92, fastest of 3), the reads' kinds."""
+    its frame's JPEG decode (quality 92, fastest of 3), the reads' kinds and the stages'
+    times of the reads of what changed (ReadReport.timings)."""
     from companion.session import Session
     from companion.tracker import Accepted
 
@@ -277,6 +278,7 @@ def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
     whole: list[float] = []
     decodes: list[float] = []
     reread: list[int] = []
+    stages: dict[str, list[float]] = {}
     kinds: dict[str, int] = {}
     for n in range(count + 1):
         turn = None
@@ -306,6 +308,8 @@ def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
         if reader.report.kind == "changes":
             ratios.append(took / min(decode))
             reread.append(len(reader.report.reread))
+            for stage, seconds in reader.report.timings.items():
+                stages.setdefault(stage, []).append(1000 * seconds)
         else:
             whole.append(took / min(decode))
         decodes.append(min(decode))
@@ -330,6 +334,7 @@ def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
         "changes_p90_in_decodes": float(np.percentile(ratios, 90)) if ratios else float("nan"),
         "whole_in_decodes": statistics.median(whole) if whole else float("nan"),
         "cells_read_again_median": statistics.median(reread) if reread else float("nan"),
+        "stages_ms": {stage: statistics.median(ms) for stage, ms in stages.items()},
     }
 
 
@@ -392,4 +397,6 @@ def run(args: argparse.Namespace) -> int:
             f"{got['cells_read_again_median']} (median); whole read "
             f"{got['whole_in_decodes']:.2f} decodes"
         )
+        stages = ", ".join(f"{stage} {ms:.1f}" for stage, ms in got["stages_ms"].items())
+        print(f"  stages of a read of what changed (median ms): {stages}")
     return 0 if args.turns <= 0 or count.missed == 0 else 1
