@@ -133,7 +133,7 @@ class Demo:
         self.sim_time = 0.0
         self.camera_spec = self._camera()
         self.camera = SyntheticSource(
-            self._render, config=CameraConfig(kind="synthetic"), clock=self._clock
+            self._render, config=CameraConfig(kind="synthetic"), clock=self._clock, ahead=True
         )
         self.camera.open()
         from vision.reader.incremental import IncrementalReader

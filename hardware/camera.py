@@ -25,6 +25,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -770,7 +771,9 @@ class SyntheticSource(_Source):
 
     capture() calls render(); preview() shrinks the latest render (rendering once if there
     is none yet). `set_motion(True)` scatters moving blobs over the preview, like hands
-    over the table, until `set_motion(False)`.
+    over the table, until `set_motion(False)`. With `ahead`, the still table is drawn in a
+    second thread as soon as the hands leave, as a camera has its frame ready: the next
+    capture takes that drawing (every drawing is then made in that thread, one at a time).
     """
 
     def __init__(
@@ -779,20 +782,33 @@ class SyntheticSource(_Source):
         *,
         config: CameraConfig | None = None,
         clock: Callable[[], float] = time.monotonic,
+        ahead: bool = False,
     ) -> None:
         super().__init__(config or CameraConfig(kind="synthetic"), clock, "the synthetic table")
         self._render = render
         self._latest: Image | None = None
         self._motion = False
         self._rng = np.random.default_rng(self.config.synthetic_seed)
+        self._painter = (
+            ThreadPoolExecutor(1, thread_name_prefix="synthetic-table") if ahead else None
+        )
+        self._ready_frame: Future[np.ndarray] | None = None
 
     def set_motion(self, moving: bool) -> None:
         """Simulate hands moving over the table (True) or a still table (False)."""
         self._motion = moving
+        if self._painter is not None:
+            self._ready_frame = None if moving else self._painter.submit(self._render)
+
+    def _disconnect(self) -> None:
+        self._ready_frame = None
 
     def _draw(self) -> Image:
+        ready, self._ready_frame = self._ready_frame, None
         try:
-            image = np.asarray(self._render())
+            if ready is None and self._painter is not None:
+                ready = self._painter.submit(self._render)
+            image = np.asarray(self._render() if ready is None else ready.result())
         except Exception as error:
             raise _Lost(_sentence("drawing the synthetic table", error)) from None
         self._latest = as_bgr(image)

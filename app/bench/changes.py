@@ -6,7 +6,9 @@ noise and JPEG, a hand resting on the table in some frames, and camera shake (th
 aim and roll off by a little on every frame, and now and then bumped by millimetres). The
 gate is run as the incremental reader runs it, without the recogniser: the table's poses
 from the last whole locate (vision.reader.read.locate_table), redone when a marker moved; each
-cell's look kept from the frame at which it was last read again. A cell whose content
+cell's look kept from the frame at which it was last read again. A cell a hand covered in
+that frame (the renderer's truth: a reader answers unknown there) is read again whatever its
+look, as the reader reads again every cell whose accepted answer is unknown. A cell whose content
 (tile, quarter turn, or empty) differs from what it held in that frame, yet whose look the
 gate takes as unchanged, is a **missed change**; the target is none. Cells read again
 because the gate was unsure cost time only, and are counted too.
@@ -46,12 +48,13 @@ from vision.reader.incremental import (
     IncrementalReader,
     _cell_reads,
     differences,
-    look_of,
     marker_patches,
     shifted,
+    table_looks,
     table_moved,
+    tile_share,
 )
-from vision.reader.read import Slot, _crops, locate_table
+from vision.reader.read import Slot, cell_places, locate_table
 from vision.synthetic.render import CameraSpec, Effects, render_table
 from vision.synthetic.scene import scene_points
 from vision.synthetic.table_scene import scene_for_state
@@ -59,13 +62,15 @@ from vision.synthetic.table_scene import scene_for_state
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """One rendered turn: the frame, the truth, and whether the camera was bumped."""
+    """One rendered turn: the frame, the truth, whether the camera was bumped, and the cells
+    hidden enough that a reader should answer unknown (a hand over them)."""
 
     game: int
     turn: int
     image: np.ndarray
     truth: TableRead
     bumped: bool
+    covered: frozenset[Any] = frozenset()
 
 
 def _effects(game: int) -> Effects:
@@ -114,7 +119,7 @@ def turns(pack: Pack, count: int, seed: int, *, shaken: bool = True) -> Iterator
             hands = int(rng.random() < 0.3) if shaken else 0
             scene = scene_for_state(world, table_seed=table_seed, hands=hands, rng=rng)
             rendered = render_table(scene, pack, spec, effects, rng)
-            yield Frame(game, turn_number, rendered.image, rendered.truth, bumped)
+            yield Frame(game, turn_number, rendered.image, rendered.truth, bumped, rendered.covered)
             turn_number += 1
             made += 1
         game += 1
@@ -148,6 +153,7 @@ class GateCount:
     cells: int = 0
     changed: int = 0
     reread: int = 0
+    unknown: int = 0  # read again as covered when last read, not compared
     missed: int = 0
     least_changed: float = float("inf")
     misses: list[str] | None = None
@@ -163,6 +169,7 @@ def run_gate(
     """The gate over `frames` (vision.reader.incremental's steps, no recogniser), counted."""
     side = "front"
     layout = pack.catalogue.board(side)
+    share = tile_share(pack.tile_mm, _vision().crops.crop_margin_mm, changes)
     writer = csv.writer(out) if out is not None else None
     if writer is not None:
         writer.writerow(
@@ -184,6 +191,7 @@ def run_gate(
     patches: dict[int, Any] = {}
     looks: dict[Slot, Any] = {}
     held: dict[Slot, Any] = {}
+    unknown: set[Slot] = set()  # cells covered when last read
     game = -1
     for frame in frames:
         count.turns += 1
@@ -197,19 +205,29 @@ def run_gate(
             # A whole read: locate, and every cell's look and content taken afresh.
             view = locate_table(frame.image, pack.tile_mm, layout, boards=pack.boards.get(side))
             patches = marker_patches(grey, view, changes)
-            crops, _r, slots, _h = _crops(frame.image, view, pack, side, _vision())
-            looks = {s: look_of(c, changes) for s, c in zip(slots, crops, strict=True)}
+            places, _h = cell_places(frame.image.shape, view, pack, side, _vision())
+            slots = [p.slot for p in places]
+            looks = table_looks(frame.image, places, changes, share)
             held = {s: _content(r) for s, r in _cell_reads(truth, slots).items()}
+            unknown = {s for s in slots if s in frame.covered}
             count.relocated += frame.game == game
             game = frame.game
             continue
         assert view is not None
-        crops, _r, slots, _h = _crops(frame.image, shifted(view, offsets), pack, side, _vision())
+        places, _h = cell_places(frame.image.shape, shifted(view, offsets), pack, side, _vision())
+        slots = [p.slot for p in places]
         now = {s: _content(r) for s, r in _cell_reads(truth, slots).items()}
-        fresh = {s: look_of(c, changes) for s, c in zip(slots, crops, strict=True)}
-        compared = [s for s in slots if s in looks]
-        for slot in [s for s in slots if s not in looks]:
+        fresh = table_looks(frame.image, places, changes, share)
+        # A cell covered when it was last read was read unknown: it is read again whatever
+        # its look, as the reader reads again a cell whose accepted answer is unknown.
+        forced = {s for s in slots if s not in looks or s in unknown}
+        for slot in forced:
+            count.unknown += slot in unknown
             looks[slot], held[slot] = fresh[slot], now[slot]
+            unknown.discard(slot)
+            if slot in frame.covered:
+                unknown.add(slot)
+        compared = [s for s in slots if s not in forced]
         apart = differences([looks[s] for s in compared], [fresh[s] for s in compared], changes)
         for slot, d in zip(compared, apart, strict=True):
             look = fresh[slot]
@@ -226,6 +244,8 @@ def run_gate(
                 count.misses.append(f"game {frame.game} turn {frame.turn} {slot}: {d:.2f}")
             if again or changed:  # a missed change is counted once
                 looks[slot], held[slot] = look, now[slot]
+                if slot in frame.covered:
+                    unknown.add(slot)
             if writer is not None:
                 writer.writerow(
                     [
@@ -380,7 +400,8 @@ def run(args: argparse.Namespace) -> int:
             f"{count.turns} turns ({args.style} pack, seed {args.seed}), threshold "
             f"{changes.threshold:g}: {count.cells} cell looks compared, {count.changed} "
             f"changed; {count.missed} changed cells taken as unchanged; "
-            f"{count.reread} read again ({100 * count.reread / max(1, count.cells):.1f} %); "
+            f"{count.reread} read again ({100 * count.reread / max(1, count.cells):.1f} %) "
+            f"and {count.unknown} covered when last read; "
             f"least difference of a changed cell {count.least_changed:.1f}; "
             f"{count.relocated} turns re-located (the table moved); "
             f"{time.perf_counter() - start:.0f} s"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 import types
 from dataclasses import replace
 from pathlib import Path
@@ -513,6 +514,46 @@ def test_synthetic_preview_capture_and_motion() -> None:
     source.set_motion(False)
     calm = source.preview(), source.preview()
     assert np.array_equal(calm[0].image, calm[1].image)  # type: ignore[union-attr]
+
+
+def test_a_synthetic_table_drawn_ahead_is_the_next_capture() -> None:
+    drawn: list[tuple[int, str]] = []
+    gate = threading.Event()
+
+    def render() -> np.ndarray:
+        gate.wait(5)
+        drawn.append((len(drawn), threading.current_thread().name))
+        return np.full((36, 64, 3), 40 + len(drawn), np.uint8)
+
+    source = SyntheticSource(render, ahead=True)
+    source.open()
+    source.set_motion(True)
+    source.set_motion(False)  # the hands leave: the still table is drawn at once
+    assert not drawn
+    gate.set()
+    frame = source.capture()
+    assert frame is not None and int(frame.image[0, 0, 0]) == 41
+    assert len(drawn) == 1 and drawn[0][1].startswith("synthetic-table")
+    again = source.capture()  # a second capture draws anew
+    assert again is not None and int(again.image[0, 0, 0]) == 42
+    source.set_motion(False)
+    source.set_motion(True)  # hands back before the capture: that drawing is not taken
+    source.set_motion(False)
+    last = source.capture()
+    assert last is not None and int(last.image[0, 0, 0]) == 44
+    assert len(drawn) == 4
+    source.close()
+
+
+def test_a_synthetic_drawing_made_ahead_that_fails_is_lost() -> None:
+    def broken() -> np.ndarray:
+        raise RuntimeError("no table")
+
+    source = SyntheticSource(broken, ahead=True)
+    source.open()
+    source.set_motion(False)
+    assert source.capture() is None
+    assert source.status.state == "lost" and "no table" in source.status.message
 
 
 def test_synthetic_render_failure_is_lost() -> None:

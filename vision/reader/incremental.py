@@ -3,14 +3,16 @@
 `IncrementalReader` is what the live loop reads turns with. Its first read, and every read
 after `forget()` (a refused or doubtful turn, a correction, an undo, a new game), is a whole
 read (vision.reader.read). Once the tracker records the turn that read showed, `accepted()` keeps,
-for every cell, its accepted reading, its matcher figures and its *look*: the cell's crop cut
-with the whole read's poses, shrunk to a small colour picture (`look_of`). The next read then
-checks that the table has not moved (each marker's patch found again where it was, `shift`),
-cuts every cell's crop with the same poses, and sends through the recogniser only the cells
-whose look changed (`difference` above ChangeConfig.threshold) or whose accepted reading is
-unknown; the others keep their accepted reading and confidence. The explorer ship is looked
-for on every read (it moves every turn). A marker moved, or too few of an area's markers
-found again, and the read is a whole one.
+for every cell, its accepted reading, its matcher figures and its *look*: the tile's own
+square and a thin border round it (its cut edge), warped with the whole read's poses to a
+small colour picture (`table_looks`); the rest of the crop's margin, where a neighbour's tile
+lies, is not part of it. The next read then checks that the table has not moved (each
+marker's patch found again where it was, `shift`), takes every cell's look with the same
+poses, and cuts and sends through the recogniser only the cells whose look changed
+(`difference` above ChangeConfig.threshold) or whose accepted reading is unknown; the others
+keep their accepted reading and confidence. The explorer ship is looked for on every read (it
+moves every turn). A marker moved, or too few of an area's markers found again, and the read
+is a whole one.
 
 The threshold is a measured figure: `companion bench changes --csv FILE` renders game turns
 with glare, hands and camera shake, counts changed cells taken as unchanged and writes every
@@ -34,15 +36,17 @@ from vision.box.lessons import Lessons
 from vision.box.pack import Pack
 from vision.box.tilemodel import TileModel
 from vision.config import VisionConfig
-from vision.reader.areas import DISPLAY, AreaPose, area_name
+from vision.reader.areas import DISPLAY, AreaPose, area_name, cell_crop
 from vision.reader.cellpool import Part, deal_seats, one_blas_thread
 from vision.reader.read import (
+    CellPlace,
     Slot,
     TableReader,
     TableView,
-    _crops,
     assemble_table,
+    cell_places,
     check_frame,
+    cut_cells,
     part_of,
     storage_against_table,
     table_reads,
@@ -60,8 +64,14 @@ Looks = NDArray[np.float32]  # a stack of looks (N, n, m, channels)
 class ChangeConfig:
     """When a cell counts as unchanged and the table as unmoved (vision.reader.incremental)."""
 
-    # A cell's look: its crop shrunk to this many pixels a side (INTER_AREA), colour.
-    look_px: int = 24
+    # A cell's look: the tile's own square and this much round it (mm: its cut edge, so
+    # that a plain tile on plain paper still shows; the rest of the crop's margin holds the
+    # neighbours, the gaps and the ship's lane, and a change there is not this cell's),
+    # look_px a side, colour, each pixel the mean of look_oversample x look_oversample
+    # samples of the frame.
+    look_border_mm: float = 0.5
+    look_px: int = 18
+    look_oversample: int = 4
     # The difference is the worst block of this many look pixels a side.
     block_px: int = 3
     # A cell whose look differs by more than this (grey levels, `difference`) is read
@@ -110,13 +120,32 @@ class _Base:
     patches: dict[int, tuple[NDArray[np.float32], tuple[int, int]]]
 
 
-def look_of(crop: Image, config: ChangeConfig) -> Look:
-    """A cell's look: its crop shrunk to look_px a side, float colour."""
+def tile_share(tile_mm: float, margin_mm: float, config: ChangeConfig) -> float:
+    """The share of a crop's side (a tile and margin_mm on every side) its look covers."""
+    return min(1.0, (tile_mm + 2 * config.look_border_mm) / (tile_mm + 2 * margin_mm))
+
+
+def look_of(picture: Image, config: ChangeConfig) -> Look:
+    """The look of a square picture of a look's area: shrunk to look_px a side (INTER_AREA),
+    float colour."""
     n = config.look_px
-    small = cv2.resize(crop, (n, n), interpolation=cv2.INTER_AREA)
+    small = cv2.resize(picture, (n, n), interpolation=cv2.INTER_AREA)
     if small.ndim == 2:
         small = small[:, :, None]
     return np.asarray(small, np.float32)
+
+
+def table_looks(
+    colour: Image, places: Sequence[CellPlace], config: ChangeConfig, share: float
+) -> dict[Slot, Look]:
+    """Every place's look: the centred `share` of its crop (`tile_share`), warped from the
+    frame at look_oversample times look_px a side and shrunk (`look_of`)."""
+    size = config.look_oversample * config.look_px
+    out: dict[Slot, Look] = {}
+    for p in places:
+        side = share * p.crop_mm
+        out[p.slot] = look_of(cell_crop(colour, p.pose, p.centre_mm, side, size / side), config)
+    return out
 
 
 def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float32]:
@@ -124,8 +153,7 @@ def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float32]:
     maps its a onto it, per channel: a gain and an offset that each vary linearly across the
     cell (a lamp's light falls off smoothly; a tile's picture does not). `a` and `b` are
     stacks of looks (N, n, m, channels); out (N, n, m). Every least-squares fit at once,
-    through the normal matrices (built from sums over the look's plane terms) with
-    numpy.linalg.lstsq's cut-off for singular values."""
+    through the normal matrices (built from sums over the look's plane terms)."""
     count, n, m, channels = a.shape
     v, u = np.mgrid[0:n, 0:m].astype(np.float64)
     plane = np.stack(
@@ -142,12 +170,10 @@ def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float32]:
     gram[..., 3:, :3] = cross
     gram[..., 3:, 3:] = plane.T @ plane
     rhs = np.concatenate([(x * y) @ plane, y @ plane], axis=-1)  # (N, C, 6)
-    # Through the normal matrix's eigenvectors: its eigenvalues are the squared singular values.
-    lam, vec = np.linalg.eigh(gram)
-    cut = (np.finfo(np.float64).eps * max(n * m, 6)) ** 2 * lam[..., -1:]
-    inverse = np.divide(1.0, lam, out=np.zeros_like(lam), where=lam > cut)
-    along = (rhs[..., None, :] @ vec)[..., 0, :] * inverse
-    coef = (vec @ along[..., None])[..., 0]  # (N, C, 6)
+    # A whisker of ridge keeps a singular system (a look of one colour) solvable: it picks
+    # the least coefficients, as a least-squares solver would, and leaves the residual.
+    ridge = 1e-12 * np.trace(gram, axis1=-2, axis2=-1)[..., None, None] * np.eye(6)
+    coef = np.linalg.solve(gram + ridge, rhs[..., None])[..., 0]  # (N, C, 6)
     res = (y - x * (coef[..., :3] @ plane.T) - coef[..., 3:] @ plane.T).astype(np.float32)
     return np.asarray((res * res).mean(axis=1).reshape(count, n, m), np.float32)
 
@@ -177,7 +203,8 @@ def difference(a: Look, b: Look, config: ChangeConfig) -> float:
 def marker_patches(
     grey: Image, view: TableView, config: ChangeConfig
 ) -> dict[int, tuple[NDArray[np.float32], tuple[int, int]]]:
-    """Each seen marker's patch (its corners' box and a margin, float) and its top-left."""
+    """Each seen marker's patch (its corners' box and a margin, float; grown to a size
+    `_dft_side` gives) and its top-left."""
     out: dict[int, tuple[NDArray[np.float32], tuple[int, int]]] = {}
     h, w = grey.shape[:2]
     m = config.marker_margin_px
@@ -185,38 +212,53 @@ def marker_patches(
         c = np.asarray(sighting.corners, np.float64)
         x0, y0 = int(np.floor(c[:, 0].min())) - m, int(np.floor(c[:, 1].min())) - m
         x1, y1 = int(np.ceil(c[:, 0].max())) + m, int(np.ceil(c[:, 1].max())) + m
+        x1, y1 = x0 + _dft_side(x1 - x0), y0 + _dft_side(y1 - y0)
         if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
             continue
         out[marker_id] = (grey[y0:y1, x0:x1].astype(np.float32), (x0, y0))
     return out
 
 
+def _dft_side(least: int) -> int:
+    """The least even side from `least` on that the DFT takes as it is: OpenCV's phase
+    correlation finds a shift of half a pixel between two equal patches of a side it pads
+    to an odd size (45, 75, 81, ...)."""
+    side = max(2, least)
+    while side % 2 or cv2.getOptimalDFTSize(side) != side:
+        side += 1
+    return side
+
+
 def shift(
-    patch: NDArray[np.float32], corner: tuple[int, int], grey: Image
+    patch: NDArray[np.float32], corner: tuple[int, int], image: Image
 ) -> tuple[float, float, float]:
-    """How far (px, x and y) the patch moved in `grey`, and the correlation peak saying how
-    sure that is."""
+    """How far (px, x and y) the patch moved in `image` (grey, or colour: only the patch's
+    window is made grey), and the correlation peak saying how sure that is."""
     x0, y0 = corner
     ph, pw = patch.shape
-    now = grey[y0 : y0 + ph, x0 : x0 + pw].astype(np.float32)
+    window = image[y0 : y0 + ph, x0 : x0 + pw]
+    if window.ndim == 3:
+        window = np.asarray(cv2.cvtColor(np.ascontiguousarray(window), cv2.COLOR_BGR2GRAY))
+    now = window.astype(np.float32)
     if now.shape != patch.shape:
         return 0.0, 0.0, 0.0
-    window = cv2.createHanningWindow((pw, ph), cv2.CV_32F)
-    (dx, dy), response = cv2.phaseCorrelate(patch, now, window)
+    hanning = cv2.createHanningWindow((pw, ph), cv2.CV_32F)
+    (dx, dy), response = cv2.phaseCorrelate(patch, now, hanning)
     return float(dx), float(dy), float(response)
 
 
 def table_moved(
     base: Mapping[int, tuple[NDArray[np.float32], tuple[int, int]]],
-    grey: Image,
+    image: Image,
     view: TableView,
     config: ChangeConfig,
 ) -> tuple[str | None, dict[Any, tuple[float, float]]]:
-    """Why the poses of `view` no longer hold for `grey` (a sentence, or None), and each
-    area's shift (px): the camera shaken a little moves all of an area's markers alike."""
+    """Why the poses of `view` no longer hold for `image` (grey or colour; a sentence, or
+    None), and each area's shift (px): the camera shaken a little moves all of an area's
+    markers alike."""
     found: dict[Any, list[tuple[float, float]]] = {}
     for marker_id, (patch, corner) in base.items():
-        dx, dy, response = shift(patch, corner, grey)
+        dx, dy, response = shift(patch, corner, image)
         if response < config.marker_least_response:
             continue
         if np.hypot(dx, dy) > config.marker_shift_px:
@@ -277,6 +319,7 @@ class IncrementalReader:
         self._base: _Base | None = None
         self._pending: _Base | None = None
         self._offsets: dict[Any, tuple[float, float]] = {}
+        self._share = tile_share(pack.tile_mm, self.config.crops.crop_margin_mm, self.changes)
 
     def __call__(self, image: Image) -> TableRead:
         return self.read_turn(image)
@@ -347,8 +390,7 @@ class IncrementalReader:
         missing = [s for s in seats if s not in base.view.seats]
         if missing:
             return f"seat {missing[0]} was not placed at the accepted read"
-        grey = np.asarray(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), np.uint8)
-        why, self._offsets = table_moved(base.patches, grey, base.view, self.changes)
+        why, self._offsets = table_moved(base.patches, colour, base.view, self.changes)
         return why
 
     def _whole(self, colour: Image) -> TableRead:
@@ -356,12 +398,13 @@ class IncrementalReader:
         self.view = view
         reads = _cell_reads(table, list(view.crops))
         grey = np.asarray(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), np.uint8)
+        places, _hidden = cell_places(colour.shape, view, self.pack, self.side, self.config)
         self._pending = _Base(
             view,
             colour.shape,
             reads,
             dict(view.matches),
-            {slot: look_of(crop, self.changes) for slot, crop in view.crops.items()},
+            table_looks(colour, places, self.changes, self._share),
             dict(view.hidden),
             marker_patches(grey, view, self.changes),
         )
@@ -376,13 +419,12 @@ class IncrementalReader:
         refs: Sequence[Image | None],
         slots: Sequence[Slot],
         reread: Sequence[int],
+        companions: Sequence[int],
     ) -> dict[Slot, CellMatch]:
         """The matches of the cells read again, in `reread`'s order: the display's (with
         their companions' looks) read here, the seats' shared with the cell workers when the
         whole read has them (vision.reader.cellpool; as in a whole read, a seat's cell is read alone
         and the display's together)."""
-        cfg = self.changes
-        companions = _companions(slots, reread, cfg.display_companions)
         shown = [i for i in reread if slots[i][0] == DISPLAY]
         seats = [i for i in reread if slots[i][0] != DISPLAY]
         workers = self.tables.workers if seats else None
@@ -394,7 +436,7 @@ class IncrementalReader:
             dealt = deal_seats(len(seats), len(shown), workers.workers, weight)
             parts = [[seats[k] for k in idx] for idx in dealt]
         mine = shown + parts[0]
-        first = part_of(crops, refs, slots, mine + companions)
+        first = part_of(crops, refs, slots, mine + list(companions))
 
         def read(part: Part) -> list[CellMatch]:
             wanted = len(mine) if part is first else None
@@ -427,8 +469,9 @@ class IncrementalReader:
             else None
         )
         t0 = time.perf_counter()
-        crops, refs, slots, _hidden = _crops(colour, view, pack, self.side, config)
-        looks = {slot: look_of(crop, cfg) for slot, crop in zip(slots, crops, strict=True)}
+        places, _hidden = cell_places(colour.shape, view, pack, self.side, config)
+        slots = [p.slot for p in places]
+        looks = table_looks(colour, places, cfg, self._share)
         compared = [
             i
             for i, slot in enumerate(slots)
@@ -442,7 +485,17 @@ class IncrementalReader:
         timings["looks"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         model = models.tiles
-        new_matches = self._read_again(model, crops, refs, slots, reread)
+        # Only the cells read again, and their display companions, are cut.
+        needed = reread + _companions(slots, reread, cfg.display_companions)
+        cut = [places[i] for i in needed]
+        new_matches = self._read_again(
+            model,
+            cut_cells(colour, cut, config),
+            [p.ref for p in cut],
+            [p.slot for p in cut],
+            range(len(reread)),
+            range(len(reread), len(needed)),
+        )
         # Board cells read empty are weighed against the whole table's (as a whole read
         # does): the accepted matches stand in for the cells not read again.
         matches = {**base.matches, **new_matches}

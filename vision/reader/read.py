@@ -527,25 +527,34 @@ def assemble_table(
 Slot = tuple[Any, int, int]  # (area, row, col); a seat's storage is (seat, -1, 0)
 
 
-def _crops(
-    colour: Image,
+@dataclass(frozen=True, slots=True)
+class CellPlace:
+    """Where a cell's crop is cut: its area's pose, its centre and side (mm, in the area) and
+    its empty-board reference (board cells)."""
+
+    slot: Slot
+    pose: AreaPose
+    centre_mm: tuple[float, float]
+    crop_mm: float
+    ref: Image | None
+
+
+def cell_places(
+    shape: Sequence[int],
     view: TableView,
     pack: Pack,
     side: str,
     config: VisionConfig,
     areas: Collection[Any] | None = None,
-) -> tuple[list[Image], list[Image | None], list[Slot], dict[Any, list[str]]]:
-    """Every cell crop wholly in the picture (vision.reader.areas' contract), its empty-board
-    reference (board cells) and its slot; and per area, the cells not wholly in it. Of the
-    given areas only (DISPLAY, seat numbers), if any."""
+) -> tuple[list[CellPlace], dict[Any, list[str]]]:
+    """Every cell whose crop lies wholly in a frame of `shape` (vision.reader.areas'
+    contract), by area; and per area, the cells not wholly in it. Of the given areas only
+    (DISPLAY, seat numbers), if any."""
     layout = pack.catalogue.board(side)
     tile_mm = pack.tile_mm
-    ppm = config.crops.px_per_mm
     margin = config.crops.crop_margin_mm
     size = tile_crop_mm(tile_mm, margin)
-    crops: list[Image] = []
-    refs: list[Image | None] = []
-    slots: list[Slot] = []
+    places: list[CellPlace] = []
     hidden: dict[Any, list[str]] = {}
 
     def add(
@@ -555,30 +564,27 @@ def _crops(
         crop_mm: float,
         cell_refs: list[Image | None],
     ) -> None:
-        """Crops of one area's cells of one size: those wholly in the picture, one warp."""
         # A tile lies up to 4 mm off its cell centre: all of that must be in the picture.
-        seen = crops_visible(view.shape, pose, centres, tile_mm + 8.0)
-        for key, visible in zip(keys, seen, strict=True):
-            if not visible:
+        seen = crops_visible(shape, pose, centres, tile_mm + 8.0)
+        for key, centre, ref, visible in zip(keys, centres, cell_refs, seen, strict=True):
+            if visible:
+                places.append(CellPlace(key, pose, centre, crop_mm, ref))
+            else:
                 hidden.setdefault(key[0], []).append(
                     "storage" if key[1] < 0 else f"({key[1]}, {key[2]})"
                 )
-        shown = [k for k, visible in enumerate(seen) if visible]
-        crops.extend(cell_crops(colour, pose, [centres[k] for k in shown], crop_mm, ppm))
-        refs.extend(cell_refs[k] for k in shown)
-        slots.extend(keys[k] for k in shown)
 
     if view.display is not None and (areas is None or DISPLAY in areas):
         geo = kit.DisplayGeometry(tile_mm)
-        places = list(product(range(4), range(4)))
+        cells = list(product(range(4), range(4)))
         add(
             view.display,
-            [(DISPLAY, r, c) for r, c in places],
-            [geo.cell_centre(r, c) for r, c in places],
+            [(DISPLAY, r, c) for r, c in cells],
+            [geo.cell_centre(r, c) for r, c in cells],
             size,
-            [None] * len(places),
+            [None] * len(cells),
         )
-    board_refs = _board_references(pack, side, layout, size, ppm)
+    board_refs = _board_references(pack, side, layout, size, config.crops.px_per_mm)
     playable = layout.playable_cells
     for seat, pose in sorted(view.seats.items()):
         if areas is not None and seat not in areas:
@@ -592,7 +598,44 @@ def _crops(
             [board_refs.get(cell) for cell in playable],
         )
         add(pose, [(seat, -1, 0)], [sgeo.storage_centre()], storage_size_mm(sgeo, margin), [None])
-    return crops, refs, slots, hidden
+    return places, hidden
+
+
+def cut_cells(colour: Image, places: Sequence[CellPlace], config: VisionConfig) -> list[Image]:
+    """The crop of every place, in order: one warp for each run of places of one area and
+    size (vision.reader.areas.cell_crops)."""
+    ppm = config.crops.px_per_mm
+    crops: list[Image] = []
+    start = 0
+    while start < len(places):
+        first = places[start]
+        end = start + 1
+        while (
+            end < len(places)
+            and places[end].pose is first.pose
+            and places[end].crop_mm == first.crop_mm
+        ):
+            end += 1
+        centres = [p.centre_mm for p in places[start:end]]
+        crops.extend(cell_crops(colour, first.pose, centres, first.crop_mm, ppm))
+        start = end
+    return crops
+
+
+def _crops(
+    colour: Image,
+    view: TableView,
+    pack: Pack,
+    side: str,
+    config: VisionConfig,
+    areas: Collection[Any] | None = None,
+) -> tuple[list[Image], list[Image | None], list[Slot], dict[Any, list[str]]]:
+    """Every cell crop wholly in the picture (`cell_places`, `cut_cells`), its empty-board
+    reference (board cells) and its slot; and per area, the cells not wholly in it. Of the
+    given areas only (DISPLAY, seat numbers), if any."""
+    places, hidden = cell_places(colour.shape, view, pack, side, config, areas)
+    crops = cut_cells(colour, places, config)
+    return crops, [p.ref for p in places], [p.slot for p in places], hidden
 
 
 _REFS: dict[tuple[int, str, float, float], tuple[Image, dict[tuple[int, int], Image]]] = {}
