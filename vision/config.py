@@ -370,12 +370,10 @@ class CellConfig:
     place_step_deg: float = 2.0
     # A tile named, or in doubt, with less evidence than full_evidence against its closest
     # rival, a sibling: the two and the siblings that fitted best after them,
-    # place_refine_siblings pictures in all, are each placed by their own fit, up to
-    # place_refine_px (px at tile_px) and place_refine_deg either way of where the tile was
-    # placed, in at most place_refine_steps Gauss-Newton steps (each cuts one square).
-    # 0 px: never.
-    place_refine_px: float = 1.5
-    place_refine_deg: float = 2.0
+    # place_refine_siblings pictures in all, are each placed by their own fit from where
+    # the tile was placed, anywhere a tile may lie (place_search_mm, place_search_deg), in
+    # at most place_refine_steps Gauss-Newton steps (each cuts one square). False: never.
+    place_refine: bool = True
     place_refine_steps: int = 8
     place_refine_siblings: int = 3
     # Every candidate is ranked at medium_tile_px; the best `shortlist` are fitted finely.

@@ -1207,9 +1207,10 @@ def _place_by_fit(job: _Pending, ks: NDArray[np.intp], model: TileModel) -> tupl
     every = every.reshape(-1, 3)[:, [1, 0, 2]]
     rss = _misfits(model, ks, _cut_squares(job.fine, every, step, model.inner_px))
     near = np.array([cfg.place_step_px, cfg.place_step_px, cfg.place_step_deg])
+    starts = [every[int(np.argmin(rss[:, s]))] for s in range(len(ks))]
     fitted = [
-        _fit_pose(job, int(k), every[int(np.argmin(rss[:, s]))], near, model)
-        for s, k in enumerate(ks)
+        _fit_pose(job, int(k), at, at - near, at + near, model)
+        for k, at in zip(ks, starts, strict=True)
     ]
     s = int(np.argmin([left for left, _at in fitted]))
     x, y, turn = fitted[s][1]
@@ -1221,16 +1222,20 @@ _SETTLED = 0.03
 
 
 def _refine_by_fit(job: _Pending, ks: Sequence[int], pose: _Pose, model: TileModel) -> list[_Pose]:
-    """Each candidate's own place and turn near `pose`: where its light model leaves least of
-    the inner square (_fit_pose), up to place_refine_px and place_refine_deg either way. A
-    small detail (a palm, a garland) a pixel off where another picture placed the tile fits
-    worse than no detail at all."""
+    """Each candidate's own place and turn, fitted from `pose`: where its light model leaves
+    least of the inner square (_fit_pose), anywhere a tile may lie (place_search_mm of the
+    cell's centre, place_search_deg). A small detail (a palm, a garland) a pixel off where
+    another picture placed the tile fits worse than no detail at all, and a tile the first
+    place missed by more than a pixel or two is found where it lies."""
     cfg = model.config
-    reach = np.array([cfg.place_refine_px, cfg.place_refine_px, cfg.place_refine_deg])
     start = np.array([pose.centre[0], pose.centre[1], pose.angle])
+    far = cfg.place_search_mm * job.scale
+    middle = (job.fine.shape[0] - 1) / 2
+    low = np.array([middle - far, middle - far, -cfg.place_search_deg])
+    high = np.array([middle + far, middle + far, cfg.place_search_deg])
     out = []
     for k in ks:
-        _rss, at = _fit_pose(job, k, start, reach, model)
+        _rss, at = _fit_pose(job, k, start, low, high, model)
         out.append(_Pose((float(at[0]), float(at[1])), float(at[2]), pose.score))
     return out
 
@@ -1239,11 +1244,13 @@ def _fit_pose(
     job: _Pending,
     k: int,
     start: NDArray[np.float64],
-    reach: NDArray[np.float64],
+    low: NDArray[np.float64],
+    high: NDArray[np.float64],
     model: TileModel,
 ) -> tuple[float, NDArray[np.float64]]:
-    """Where, within `reach` (x, y px and turn in degrees either way) of the pose `start`,
-    candidate k's light model leaves least of the inner square; and what it leaves there.
+    """Where, from the pose `start` and within `low` to `high` (x, y px, turn in degrees;
+    widened to take in `start`), candidate k's light model leaves least of the inner square;
+    and what it leaves there.
 
     Gauss-Newton on the pose with the light projected out (variable projection): each step
     cuts one square, takes its slope along x, y and the turn, and solves for the move that
@@ -1264,12 +1271,13 @@ def _fit_pose(
         return float(products[0, 0]), products[1:, 0], products[1:, 1:]
 
     at = start.astype(np.float64)
+    low, high = np.minimum(low, at), np.maximum(high, at)
     rss, grad, normal = misfit(at)
     damping = 1e-3
     for _ in range(model.config.place_refine_steps):
         lhs = normal + damping * np.diag(np.diag(normal) + 1e-9)
         move = -np.linalg.solve(lhs, grad)
-        to = np.clip(at + move, start - reach, start + reach)
+        to = np.clip(at + move, low, high)
         if np.all(np.abs(to - at) < _SETTLED):
             break
         got = misfit(to)
@@ -1396,7 +1404,7 @@ def _placed_by_fit(
         and match.evidence < cfg.full_evidence
         and (match.read.tile is not None or match.reason.startswith("doubtful"))
     ]
-    if contested and cfg.place_refine_px > 0:
+    if contested and cfg.place_refine:
         tries = [
             (c, k, _aligned(jobs[c].fine, model, pose, jobs[c].scale), pose)
             for c, ks in contested

@@ -720,8 +720,10 @@ def test_a_hand_taken_for_a_plain_islands_sand_is_unknown_on_the_table(pack_ink:
     learnt = learn_pack(pack_ink, PX_PER_MM)
     names = ["ink-board-hand-end-bare", "ink-board-tile-a", "ink-board-tile-b", "ink-board-tile-c"]
     crops, boards = [_cell(n) for n in names], [_cell(f"{n}-ref") for n in names]
-    # The crop alone: the bare end is named, a third of its blocks left out.
-    model = learnt
+    # Its siblings each placed by their own fit already doubt it.
+    assert match_cells(crops, learnt, boards)[0].read.tile is None
+    # Without that, the crop alone: the bare end is named, a third of its blocks left out.
+    model = _with(learnt, place_refine=False)
     matches = match_cells(crops, model, boards)
     assert matches[0].read.tile == "end-bare" and matches[0].hidden > 0.3
     assert [m.read.tile for m in matches[1:]] == ["end-boat", "single-palm1-lei-e", "water-boat2"]
@@ -753,7 +755,7 @@ def test_a_tile_mostly_under_a_hand_is_not_named_as_another(tmp_path: Path, name
     no_bars = _with(model, min_fit_covered=0.0, sure_fit_covered=0.0)
     assert read_cell(crop, no_bars, board).unknown  # beaten only beside the hand
     # Without that (nor the siblings placed apart, which doubt the water tile's too).
-    no_bars = _with(no_bars, cover_edge_evidence=-math.inf, place_refine_px=0.0)
+    no_bars = _with(no_bars, cover_edge_evidence=-math.inf, place_refine=False)
     assert read_cell(crop, no_bars, board).tile == "middle-boat"
 
 
@@ -778,7 +780,7 @@ def test_a_tile_favoured_only_beside_a_cover_is_not_named(
     assert read_cell(crop, model, board).unknown
     # Without that test (nor the siblings each placed by its own fit, which doubt them too).
     assert read_cell(crop, _with(model, cover_edge_evidence=-math.inf), board).unknown
-    lenient = _with(model, cover_edge_evidence=-math.inf, place_refine_px=0.0)
+    lenient = _with(model, cover_edge_evidence=-math.inf, place_refine=False)
     assert read_cell(crop, lenient, board).tile == named
 
 
@@ -832,7 +834,7 @@ def test_a_thin_detail_a_pixel_off_does_not_lose_to_no_detail(
         rival_recheck_evidence_covered=recheck,
     )
     crop = _cell("random1021-display-end-boat")
-    read = read_cells([crop], _with(learnt, place_refine_px=0.0), light_groups=["display"])[0]
+    read = read_cells([crop], _with(learnt, place_refine=False), light_groups=["display"])[0]
     assert (read.tile, read.rotation) == (("end-boat", 0) if recheck else ("end-bare", 0))
     assert read_cells([crop], learnt, light_groups=["display"])[0].tile == "end-boat"
 
@@ -846,15 +848,14 @@ def test_a_detail_taken_for_a_cover_is_checked_by_the_tile_that_has_it(
     # bare tile fitted best and took the boat, which it lacks, for a cover over a third of
     # the tile, then won against the boat tile by 0.77 over the rest. A tile named with
     # blocks left out as covered is placed again by its rival below evidence 0.9. (Each
-    # placed by its own fit, as a tile named against a sibling is, the bare tile is no longer
-    # named without that either: the two are in doubt.)
+    # placed by its own fit, as a tile named against a sibling is, the boat tile is named
+    # without that too.)
     pack = load_pack(write_art_pack(tmp_path / "pack", "random", seed=1024))
     learnt = _with(learn_pack(pack, PX_PER_MM), rival_recheck_evidence_covered=recheck)
     crop, ref = _cell("random1024-board-middle-boat"), _cell("random1024-board-middle-boat-ref")
-    read = read_cell(crop, _with(learnt, place_refine_px=0.0), ref)
+    read = read_cell(crop, _with(learnt, place_refine=False), ref)
     assert read.tile == ("middle-boat" if recheck > 0.77 else "middle-bare")
-    refined = read_cell(crop, learnt, ref)
-    assert refined.tile == "middle-boat" if recheck > 0.77 else refined.unknown
+    assert read_cell(crop, learnt, ref).tile == "middle-boat"
 
 
 @pytest.mark.parametrize("style", ["lagoon", "ink"])
@@ -897,7 +898,7 @@ def test_a_tile_the_coarse_search_ranks_last_is_still_named(
     lowered to rank it last: no coarse choice would find it.)"""
     pack, model = models["ink"]
     if search is not None:  # None: every setting as it is
-        none = {"pose_candidates_more": 0, "place_by_fit": 0, "place_refine_px": 0.0}
+        none = {"pose_candidates_more": 0, "place_by_fit": 0, "place_refine": False}
         model = _with(model, **{**none, **search})
     tile, rotation = "end-w-palm1-hut", 90
     mine = [k for k, (i, r) in enumerate(zip(model.ids, model.rotations, strict=True)) if i == tile]
@@ -1029,7 +1030,7 @@ def test_a_tile_in_doubt_over_a_thin_detail_is_placed_by_both_pictures(
     assert (read.tile, read.rotation) == (tile, rotation)
     # Placed again only as the other unnamed cells, and neither by its own fit, the doubt
     # stays; by its own fit, it is named as well.
-    alone = _with(model, doubt_placed_by_both=False, place_refine_px=0.0)
+    alone = _with(model, doubt_placed_by_both=False, place_refine=False)
     assert read_cells([crop], alone, refs, light_groups=groups)[0].unknown
     refined = _with(model, doubt_placed_by_both=False)
     read = read_cells([crop], refined, refs, light_groups=groups)[0]
@@ -1209,13 +1210,17 @@ def test_each_candidate_is_placed_by_its_own_fit(
     assert abs(own.angle + turn) <= 0.5
     assert own.score == off.score
     assert math.dist(other.centre, truth) <= 2.0  # the sibling lacks the palm: near, no more
-    # Never further than place_refine_px and place_refine_deg from where it started.
-    tight = _with(model, place_refine_px=0.5, place_refine_deg=0.5)
-    (held,) = recognise._refine_by_fit(job, [k], off, tight)
-    assert abs(held.centre[0] - off.centre[0]) <= 0.5 + 1e-9
-    assert abs(held.centre[1] - off.centre[1]) <= 0.5 + 1e-9
-    assert abs(held.angle - off.angle) <= 0.5 + 1e-9
-    assert math.dist(held.centre, truth) < math.dist(off.centre, truth)
+    # Found from the cell's centre; never further than a tile may lie (place_search_mm and
+    # place_search_deg, here less than this tile lies off).
+    upright = recognise._Pose((centre, centre), 0.0, 0.5)
+    (found,) = recognise._refine_by_fit(job, [k], upright, model)
+    assert math.dist(found.centre, truth) <= 0.3
+    tight = _with(model, place_search_mm=1.0, place_search_deg=1.0)
+    (held,) = recognise._refine_by_fit(job, [k], upright, tight)
+    assert abs(held.centre[0] - centre) <= scale + 1e-9
+    assert abs(held.centre[1] - centre) <= scale + 1e-9
+    assert abs(held.angle) <= 1.0 + 1e-9
+    assert math.dist(held.centre, truth) < math.dist(upright.centre, truth)
 
 
 def _verdict(
