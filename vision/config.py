@@ -285,9 +285,14 @@ class JudgeConfig:
     wrong_rate: float = 0.001
     # Never answer below this probability, whatever the held-apart tables allow.
     least_threshold: float = 0.5
-    # The network: hidden units, training steps, step size, weight decay.
+    # The network: hidden units, training steps, step size, weight decay. What one does is
+    # measured by the out-of-fold log-loss and the share of cells answered on the learning
+    # sets of several packs: `companion bench judge --set judge.NAME=VALUE` (docs/vision.md).
     hidden: int = 32
     steps: int = 300
+    # The judge's probability is the mean of this many networks, each from its own random
+    # start (one alone is sure of itself, each in its own way, where the tables are few).
+    members: int = 3
     learning_rate: float = 0.03
     decay: float = 1e-4
     seed: int = 0
@@ -370,7 +375,8 @@ class CellConfig:
     place_step_deg: float = 2.0
     # A tile named, or in doubt, with less evidence than full_evidence against its closest
     # rival, a sibling: the two and the siblings that fitted best after them,
-    # place_refine_siblings pictures in all, are each placed by their own fit from where
+    # place_refine_siblings pictures in all (those after the two in every turn that lies
+    # as the best does), are each placed by their own fit from where
     # the tile was placed, anywhere a tile may lie (place_search_mm, place_search_deg), in
     # at most place_refine_steps Gauss-Newton steps (each cuts one square). False: never.
     place_refine: bool = True

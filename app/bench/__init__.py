@@ -15,6 +15,11 @@ BENCHES: tuple[tuple[str, str, str], ...] = (
     ("live", "app.bench.live", "button press to Server-Sent Event at the phones"),
     ("vision", "app.bench.vision", "read rendered tables: wrong cells, abstentions, ship, speed"),
     (
+        "judge",
+        "app.bench.judge",
+        "each pack's learnt judge, weighed out of fold: log-loss, calibration, cells answered",
+    ),
+    (
         "changes",
         "app.bench.changes",
         "rendered turns: changed cells the incremental read takes as unchanged, its speed",

@@ -13,9 +13,12 @@ labelled by the renderer's truth:
 - EMPTY: the cell is empty;
 - NEITHER: anything else (another tile, or a tile the candidate misnames).
 
-A small network (one hidden layer, numpy) learns P(TILE), P(EMPTY), P(NEITHER) from the
-figures. The tables are dealt into folds; every cell is also weighed by a network that never
-saw its table, and on those out-of-fold weighings a temperature is fitted (calibration, its
+A few small networks (one hidden layer, numpy; `JudgeConfig.members`, each from its own
+random start) learn P(TILE), P(EMPTY), P(NEITHER) from the figures, and the judge's
+probability is their mean: one network alone is sure of itself wherever the tables it learnt
+from are few (a cell drawn by another hand), each in its own way, and their mean is not. The
+tables are dealt into folds; every cell is also weighed by networks that never saw its table,
+and on those out-of-fold weighings a temperature is fitted (calibration, its
 expected calibration error kept in the judge's report) and two thresholds are chosen, each
 the least that keeps the wrong answers within half of `JudgeConfig.wrong_rate` of the cells:
 one for cells the matcher answered (the judge may withdraw that answer, never change it), one
@@ -35,6 +38,7 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,19 +71,20 @@ _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
 #: Bumped whenever the features or the learning change: cached judges of another version
 #: are learnt again.
-VERSION = 9
+VERSION = 10
 
 
 @dataclass
 class CellJudge:
-    """A learnt judge: feature scaling, network weights, temperature and threshold."""
+    """A learnt judge: feature scaling, its networks' weights (one row per network),
+    temperature and thresholds."""
 
     mean: Float
     scale: Float
-    w1: Float
-    b1: Float
-    w2: Float
-    b2: Float
+    w1: Float  # (networks, features, hidden)
+    b1: Float  # (networks, hidden)
+    w2: Float  # (networks, hidden, 3)
+    b2: Float  # (networks, 3)
     temperature: float
     threshold: float  # for a cell the matcher answered
     threshold_unknown: float  # for a cell the matcher left unknown
@@ -93,7 +98,7 @@ class CellJudge:
     def probabilities(self, features: Float, groups: Sequence[str] | None = None) -> Float:
         """P(TILE), P(EMPTY), P(NEITHER) per row of features (N, F); with the cells'
         `groups` (proposed tile ids), as this table's lessons revise them."""
-        p = _softmax(_logits(self, features) / self.temperature)
+        p = _mean_probabilities(_logits(self, features), self.temperature)
         if groups is None or not self.taught_counts:
             return p
         s = self.lesson_prior
@@ -183,7 +188,13 @@ class CellJudge:
             threshold_unknown=float(data["threshold_unknown"]),
             report=dict(data.get("report", {})),
         )
-        if judge.w1.shape != (len(FEATURES), judge.b1.size) or judge.w2.shape != (judge.b1.size, 3):
+        members, hidden = judge.b1.shape if judge.b1.ndim == 2 else (0, 0)
+        if (
+            judge.w1.shape != (members, len(FEATURES), hidden)
+            or judge.w2.shape != (members, hidden, 3)
+            or judge.b2.shape != (members, 3)
+            or members == 0
+        ):
             raise ValueError("a judge whose weights do not fit its features")
         return judge
 
@@ -316,62 +327,79 @@ def cell_features(match: CellMatch, kinds: Sequence[Kind]) -> Float:
 
 
 def _softmax(z: Float) -> Float:
-    z = z - z.max(axis=1, keepdims=True)
+    z = z - z.max(axis=-1, keepdims=True)
     e = np.exp(z)
-    out: Float = e / e.sum(axis=1, keepdims=True)
+    out: Float = e / e.sum(axis=-1, keepdims=True)
     return out
 
 
 def _logits(judge: CellJudge, features: Float) -> Float:
+    """Each network's logits for each row of features: (networks, N, 3)."""
     x = (features - judge.mean) / judge.scale
-    h = np.maximum(x @ judge.w1 + judge.b1, 0.0)
-    out: Float = h @ judge.w2 + judge.b2
+    h = np.maximum(x @ judge.w1 + judge.b1[:, None, :], 0.0)
+    out: Float = h @ judge.w2 + judge.b2[:, None, :]
+    return out
+
+
+def _mean_probabilities(logits: Float, temperature: float) -> Float:
+    """The networks' probabilities at this temperature, averaged: (N, 3)."""
+    out: Float = _softmax(logits / temperature).mean(axis=0)
     return out
 
 
 def _train(x: Float, y: NDArray[np.intp], cfg: JudgeConfig) -> CellJudge:
-    """Softmax network fitted by Adam on the whole set (each cell weighed alike: the
-    probabilities keep the classes' own frequencies)."""
+    """`cfg.members` softmax networks, each from its own random start, fitted together by
+    Adam on the whole set (each cell weighed alike: the probabilities keep the classes' own
+    frequencies)."""
     rng = np.random.default_rng(cfg.seed)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-6] = 1.0
-    xs = (x - mean) / scale
+    # Single precision: the products are small and a learning step twice as fast.
+    xs = ((x - mean) / scale).astype(np.float32)
     n, f = xs.shape
-    h = cfg.hidden
-    params = {
-        "w1": rng.normal(0, math.sqrt(2 / f), (f, h)),
-        "b1": np.zeros(h),
-        "w2": rng.normal(0, math.sqrt(1 / h), (h, 3)),
-        "b2": np.zeros(3),
+    h, count = cfg.hidden, cfg.members
+    starts = [
+        (rng.normal(0, math.sqrt(2 / f), (f, h)), rng.normal(0, math.sqrt(1 / h), (h, 3)))
+        for _ in range(count)
+    ]  # each network's start in turn: the first is the one a judge of one network has
+    params: dict[str, NDArray[Any]] = {
+        "w1": np.stack([w1 for w1, _w2 in starts]).astype(np.float32),
+        "b1": np.zeros((count, h), np.float32),
+        "w2": np.stack([w2 for _w1, w2 in starts]).astype(np.float32),
+        "b2": np.zeros((count, 3), np.float32),
     }
-    weights = np.full(n, 1.0 / n)
-    onehot = np.eye(3)[y]
+    weights = np.full(n, 1.0 / n, np.float32)
+    onehot = np.eye(3, dtype=np.float32)[y]
     m = {k: np.zeros_like(v) for k, v in params.items()}
     v = {k: np.zeros_like(p) for k, p in params.items()}
     b1, b2, eps = 0.9, 0.999, 1e-8
     for step in range(1, cfg.steps + 1):
-        pre = xs @ params["w1"] + params["b1"]
+        pre = xs @ params["w1"] + params["b1"][:, None, :]  # (networks, N, hidden)
         hid = np.maximum(pre, 0.0)
-        p = _softmax(hid @ params["w2"] + params["b2"])
+        p = _softmax(hid @ params["w2"] + params["b2"][:, None, :])
         d_out = (p - onehot) * weights[:, None]
-        grads = {"w2": hid.T @ d_out + cfg.decay * params["w2"], "b2": d_out.sum(axis=0)}
-        d_hid = (d_out @ params["w2"].T) * (pre > 0)
+        grads = {
+            "w2": hid.transpose(0, 2, 1) @ d_out + cfg.decay * params["w2"],
+            "b2": d_out.sum(axis=1),
+        }
+        d_hid = (d_out @ params["w2"].transpose(0, 2, 1)) * (pre > 0)
         grads["w1"] = xs.T @ d_hid + cfg.decay * params["w1"]
-        grads["b1"] = d_hid.sum(axis=0)
+        grads["b1"] = d_hid.sum(axis=1)
         for k in params:
             m[k] = b1 * m[k] + (1 - b1) * grads[k]
             v[k] = b2 * v[k] + (1 - b2) * grads[k] ** 2
             m_hat = m[k] / (1 - b1**step)
             v_hat = v[k] / (1 - b2**step)
             params[k] = params[k] - cfg.learning_rate * m_hat / (np.sqrt(v_hat) + eps)
+    w = {k: params[k].astype(np.float64) for k in ("w1", "b1", "w2", "b2")}
     return CellJudge(
         mean,
         scale,
-        params["w1"],
-        params["b1"],
-        params["w2"],
-        params["b2"],
+        w["w1"],
+        w["b1"],
+        w["w2"],
+        w["b2"],
         temperature=1.0,
         threshold=1.0,
         threshold_unknown=1.0,
@@ -379,10 +407,11 @@ def _train(x: Float, y: NDArray[np.intp], cfg: JudgeConfig) -> CellJudge:
 
 
 def _fit_temperature(logits: Float, y: NDArray[np.intp]) -> float:
-    """The temperature that minimises the negative log-likelihood of these logits."""
+    """The temperature that minimises the negative log-likelihood of the networks' mean
+    probabilities given their logits (networks, N, 3)."""
     best, best_t = math.inf, 1.0
     for t in np.exp(np.linspace(math.log(0.25), math.log(8.0), 61)):
-        p = _softmax(logits / t)
+        p = _mean_probabilities(logits, t)
         nll = float(-np.log(np.maximum(p[np.arange(len(y)), y], 1e-12)).mean())
         if nll < best:
             best, best_t = nll, float(t)
@@ -479,15 +508,17 @@ def _fit(x: Float, y: NDArray[np.intp], tables: NDArray[np.intp], cfg: JudgeConf
     rng.shuffle(ids)
     fold_of = {int(t): i % cfg.folds for i, t in enumerate(ids)}
     fold = np.array([fold_of[int(t)] for t in tables])
-    logits = np.zeros((len(y), 3))
-    for k in range(cfg.folds):
-        inside = fold == k
-        if inside.all() or not inside.any():
-            continue
-        logits[inside] = _logits(_train(x[~inside], y[~inside], cfg), x[inside])
-    judge = _train(x, y, cfg)
+    logits = np.zeros((cfg.members, len(y), 3))
+    folds = [inside for k in range(cfg.folds) if (inside := fold == k).any() and not inside.all()]
+    # The fits are independent, their products single-threaded: one thread per core.
+    with ThreadPoolExecutor(max_workers=max(1, min(os.cpu_count() or 1, len(folds) + 1))) as pool:
+        whole = pool.submit(_train, x, y, cfg)
+        held = [pool.submit(_train, x[~inside], y[~inside], cfg) for inside in folds]
+        for inside, fitted in zip(folds, held, strict=True):
+            logits[:, inside] = _logits(fitted.result(), x[inside])
+        judge = whole.result()
     judge.temperature = _fit_temperature(logits, y)
-    p = _softmax(logits / judge.temperature)
+    p = _mean_probabilities(logits, judge.temperature)
     answer, confidence, answered = _choose(p, x)
     right = answer == y
     # Half the wrong answers allowed go to each kind of cell (answered by the matcher or not).
@@ -497,6 +528,7 @@ def _fit(x: Float, y: NDArray[np.intp], tables: NDArray[np.intp], cfg: JudgeConf
     kept = confidence >= np.where(answered, judge.threshold, judge.threshold_unknown)
     judge.report = {
         "cells": float(len(y)),
+        "log_loss": float(-np.log(np.maximum(p[np.arange(len(y)), y], 1e-12)).mean()),
         "ece": calibration_error(confidence, right),
         "threshold": judge.threshold,
         "threshold_unknown": judge.threshold_unknown,
@@ -562,6 +594,15 @@ def learnt_settings(config: Any) -> Any:
     )
 
 
+def drawing_settings(config: Any) -> Any:
+    """The settings a learning set is drawn under: learnt_settings with the network's own
+    (its size, training, folds, wrong-rate) at their defaults; only the tables drawn and the
+    seed change the cells."""
+    learnt = learnt_settings(config)
+    judge = replace(JudgeConfig(), tables=learnt.judge.tables, seed=learnt.judge.seed)
+    return replace(learnt, judge=replace(judge, lesson_prior=0.0))
+
+
 def judge_key(pack: Any, config: Any) -> str:
     """What a judge depends on: the pack's pictures and meanings, and every setting
     (learnt_settings)."""
@@ -615,16 +656,33 @@ def judge_for(
     except (OSError, ValueError, KeyError, TypeError):
         judge = None
     if judge is None:
-        examples = _cached_learning_set(
-            cache / f"learning-{key}.npz",
-            lambda: learning_set(
-                pack, model, config, cfg, progress or terminal_progress(f"learning {pack.name}")
-            ),
-        )
-        judge = fit_judge(examples, cfg)
+        judge = fit_judge(learning_examples(pack, model, config, progress, cache), cfg)
         _store(path, lambda out: out.write(json.dumps(judge.to_json()).encode()))
     _MEMORY[key] = judge
     return judge
+
+
+def learning_examples(
+    pack: Any,
+    model: TileModel,
+    config: Any,
+    progress: Callable[[int, int], None] | None = None,
+    cache: Path | None = None,
+) -> Examples:
+    """The pack's learning set: from the cache directory, or drawn now and kept there. It is
+    keyed by what draws it (drawing_settings), so a judge learnt with other network settings
+    is fitted on the same cells without drawing them again."""
+    key = judge_key(pack, drawing_settings(config))
+    return _cached_learning_set(
+        (cache or cache_dir()) / f"learning-{key}.npz",
+        lambda: learning_set(
+            pack,
+            model,
+            config,
+            config.judge,
+            progress or terminal_progress(f"learning {pack.name}"),
+        ),
+    )
 
 
 def _cached_learning_set(path: Path, learn: Callable[[], Examples]) -> Examples:

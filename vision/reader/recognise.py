@@ -1356,18 +1356,24 @@ def _better_fits(
 
 def _siblings_near(verdict: _Verdict, model: TileModel) -> list[int]:
     """A contested square's best candidate, its rival and the other pictures of the same
-    island that fitted best after them (one turn each): place_refine_siblings in all."""
+    island that fitted best after them, place_refine_siblings pictures in all; those after
+    the two in every turn that lies as the best does."""
     best, rival = verdict.match.best, verdict.match.rival
     assert best is not None and rival is not None
-    near = [best, rival]
+    ids = [model.ids[best], model.ids[rival]]
     for k in verdict.others:
-        if len(near) >= model.config.place_refine_siblings:
+        if len(ids) >= model.config.place_refine_siblings:
             break
-        if model.shapes[k] == model.shapes[best] and model.ids[k] not in {
-            model.ids[j] for j in near
-        }:
-            near.append(k)
-    return near
+        if model.shapes[k] == model.shapes[best] and model.ids[k] not in ids:
+            ids.append(model.ids[k])
+    # A middle piece's sibling with a palm at one end is tried at both ends: the turn that
+    # fitted better may be the one whose palm lay off the tile's place as first cut.
+    turns = [
+        k
+        for k in range(len(model.ids))
+        if model.ids[k] in ids[2:] and model.shapes[k] == model.shapes[best]
+    ]
+    return [best, rival, *turns]
 
 
 def _placed_by_fit(

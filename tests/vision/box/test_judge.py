@@ -135,12 +135,43 @@ def test_a_judge_round_trips_through_json() -> None:
     assert again.threshold == judge.threshold
 
 
+def test_the_judges_probability_is_the_mean_of_its_networks() -> None:
+    """Each network alone, and the judge: its probability is their mean at its temperature;
+    the networks start apart and end apart."""
+    judge = fit_judge(_separable(20, 3), JudgeConfig(steps=50, members=3))
+    assert judge.w1.shape[0] == judge.w2.shape[0] == 3
+    assert not np.allclose(judge.w1[0], judge.w1[1])
+    x, _y, _t = _separable(2, 4).arrays()
+    alone = [
+        replace(
+            judge,
+            w1=judge.w1[i : i + 1],
+            b1=judge.b1[i : i + 1],
+            w2=judge.w2[i : i + 1],
+            b2=judge.b2[i : i + 1],
+        ).probabilities(x)
+        for i in range(3)
+    ]
+    assert np.allclose(judge.probabilities(x), np.mean(alone, axis=0))
+    assert np.allclose(judge.probabilities(x).sum(axis=1), 1.0)
+
+
+def test_one_network_learns_as_the_first_of_several() -> None:
+    """The networks of a judge start from one seed in turn: the first of three is the one a
+    judge of one network learns."""
+    one = judge_module._train(*_separable(5, 1).arrays()[:2], JudgeConfig(steps=20, members=1))
+    three = judge_module._train(*_separable(5, 1).arrays()[:2], JudgeConfig(steps=20, members=3))
+    assert np.allclose(one.w1[0], three.w1[0]) and np.allclose(one.w2[0], three.w2[0])
+
+
 def test_a_judge_of_another_version_or_shape_is_refused() -> None:
     data = fit_judge(_separable(20, 3), JudgeConfig(steps=10)).to_json()
     with pytest.raises(ValueError):
         CellJudge.from_json({**data, "version": -1})
     with pytest.raises(ValueError):
         CellJudge.from_json({**data, "w1": [[0.0]]})
+    with pytest.raises(ValueError):
+        CellJudge.from_json({**data, "w2": data["w2"][:1]})  # fewer networks than the rest
 
 
 def _counted_learning(
@@ -216,6 +247,40 @@ def test_how_a_read_shares_out_its_work_does_not_learn_the_judge_again(
     judge_for(pack_random, model, other, cache=tmp_path)
     assert calls == [1, 1]
     assert len(list(tmp_path.glob("judge-*.json"))) == 2
+
+
+def test_a_network_setting_fits_a_new_judge_on_the_cells_already_drawn(
+    pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The network's own settings learn another judge from the kept learning set; the
+    tables drawn, or their seed, draw another set."""
+    calls, config, model = _counted_learning(pack_random, monkeypatch)
+    first = judge_for(pack_random, model, config, cache=tmp_path)
+    for setting in ({"decay": 0.05}, {"hidden": 8}, {"steps": 10}, {"wrong_rate": 0.01}):
+        monkeypatch.setattr(judge_module, "_MEMORY", {})
+        changed = replace(config, judge=replace(config.judge, **setting))
+        other = judge_for(pack_random, model, changed, cache=tmp_path)
+        assert other is not None and other is not first
+        assert other.b1.shape[1] == setting.get("hidden", config.judge.hidden)
+    assert calls == [1]
+    assert len(list(tmp_path.glob("learning-*.npz"))) == 1
+    assert len(list(tmp_path.glob("judge-*.json"))) == 5
+    for drawn in ({"tables": 7}, {"seed": 3}):
+        changed = replace(config, judge=replace(config.judge, **drawn))  # type: ignore[arg-type]
+        judge_for(pack_random, model, changed, cache=tmp_path)
+    assert calls == [1, 1, 1]
+    assert len(list(tmp_path.glob("learning-*.npz"))) == 3
+
+
+def test_the_report_gives_the_out_of_fold_log_loss() -> None:
+    """The log-loss of the out-of-fold weighings: small on cells easy to tell apart, large
+    on cells whose labels the figures do not tell."""
+    easy = fit_judge(_separable(30, 1), JudgeConfig(steps=60)).report["log_loss"]
+    rng = np.random.default_rng(0)
+    noise = _separable(30, 1)
+    noise.labels = [int(v) for v in rng.integers(0, 3, len(noise.labels))]
+    hard = fit_judge(noise, JudgeConfig(steps=60)).report["log_loss"]
+    assert 0.0 <= easy < 0.3 < hard
 
 
 def test_a_judge_turned_off_leaves_the_matchers_answers(pack_random: Pack) -> None:

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from companion.catalogue import Catalogue
 from companion.reading import CellRead
-from companion.tiles import ROTATIONS
+from companion.tiles import ROTATIONS, Kind
 from vision import kit
 from vision.box.pack import Pack, load_pack
 from vision.box.tilemodel import TileModel, block_members, learn_pack
@@ -1253,9 +1253,36 @@ def test_a_contest_takes_the_next_pictures_of_the_same_island(
     turned = next(j for j in range(model.candidates) if model.ids[j] == model.ids[k] and j != k)
     stranger = next(j for j in range(model.candidates) if model.shapes[j] != model.shapes[k])
     verdict = _verdict(model, k, sibling, [k, turned, stranger, sibling, other], 0.9)
-    # Another turn of a picture already in, and another island, are passed over.
-    assert recognise._siblings_near(verdict, model) == [k, sibling, other]
+    # Another turn of the best or the rival, and another island, are passed over; the next
+    # picture comes in every turn that lies as the best does (its detail at either end).
+    alike = [
+        j for j in same if model.ids[j] == model.ids[other] and model.shapes[j] == model.shapes[k]
+    ]
+    assert other in alike
+    assert recognise._siblings_near(verdict, model) == [k, sibling, *alike]
     assert recognise._siblings_near(verdict, _with(model, place_refine_siblings=2)) == [k, sibling]
+
+
+def test_a_contest_takes_a_middle_pieces_sibling_in_both_its_turns(
+    models: dict[str, tuple[Pack, TileModel]],
+) -> None:
+    """A middle piece lies alike turned half round; a sibling with its palm at one end is
+    tried at both ends, whichever turn fitted better."""
+    pack, model = models["ink"]
+    middles = [
+        j
+        for j in range(model.candidates)
+        if pack.catalogue.meaning(model.ids[j]).kind == Kind.MIDDLE
+    ]
+    k = middles[0]
+    same = [j for j in middles if model.shapes[j] == model.shapes[k]]
+    pictures = list(dict.fromkeys(model.ids[j] for j in same))
+    assert len(pictures) >= 3
+    rival = next(j for j in same if model.ids[j] == pictures[1])
+    third = [j for j in same if model.ids[j] == pictures[2]]
+    assert len(third) == 2 and abs(model.rotations[third[0]] - model.rotations[third[1]]) == 180
+    verdict = _verdict(model, k, rival, [k, rival, third[0]], 0.9)
+    assert recognise._siblings_near(verdict, model) == [k, rival, *third]
 
 
 def test_siblings_placed_apart_are_weighed_by_what_they_leave_of_the_same_blocks(
