@@ -406,13 +406,17 @@ def _train(x: Float, y: NDArray[np.intp], cfg: JudgeConfig) -> CellJudge:
     )
 
 
+def _log_loss(p: Float, y: NDArray[np.intp]) -> float:
+    """The mean negative log-likelihood of the labels y under probabilities p (N, 3)."""
+    return float(-np.log(np.maximum(p[np.arange(len(y)), y], 1e-12)).mean())
+
+
 def _fit_temperature(logits: Float, y: NDArray[np.intp]) -> float:
     """The temperature that minimises the negative log-likelihood of the networks' mean
     probabilities given their logits (networks, N, 3)."""
     best, best_t = math.inf, 1.0
     for t in np.exp(np.linspace(math.log(0.25), math.log(8.0), 61)):
-        p = _mean_probabilities(logits, t)
-        nll = float(-np.log(np.maximum(p[np.arange(len(y)), y], 1e-12)).mean())
+        nll = _log_loss(_mean_probabilities(logits, t), y)
         if nll < best:
             best, best_t = nll, float(t)
     return best_t
@@ -528,7 +532,7 @@ def _fit(x: Float, y: NDArray[np.intp], tables: NDArray[np.intp], cfg: JudgeConf
     kept = confidence >= np.where(answered, judge.threshold, judge.threshold_unknown)
     judge.report = {
         "cells": float(len(y)),
-        "log_loss": float(-np.log(np.maximum(p[np.arange(len(y)), y], 1e-12)).mean()),
+        "log_loss": _log_loss(p, y),
         "ece": calibration_error(confidence, right),
         "threshold": judge.threshold,
         "threshold_unknown": judge.threshold_unknown,
