@@ -300,6 +300,13 @@ class JudgeConfig:
     # about; the judge's own probability counts as this many lessons.
     lesson_prior: float = 10.0
 
+    def __post_init__(self) -> None:
+        for name in ("tables", "hidden", "steps", "members"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"judge.{name} must be at least 1")
+        if self.folds < 2:
+            raise ValueError("judge.folds must be at least 2 (cells are weighed out of fold)")
+
 
 @dataclass(frozen=True, slots=True)
 class CellConfig:

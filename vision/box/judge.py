@@ -69,9 +69,12 @@ __all__ = ["CellJudge", "JudgeConfig", "cell_features", "judge_for", "learn_judg
 TILE, EMPTY_CLASS, NEITHER = 0, 1, 2
 _KINDS = (Kind.WATER, Kind.SINGLE, Kind.END, Kind.MIDDLE, Kind.VOLCANO)
 _FIRST = ("tile", "empty", "unknown")
-#: Bumped whenever the features or the learning change: cached judges of another version
-#: are learnt again.
-VERSION = 10
+#: The figures' version (FEATURES, the labels): bumped whenever they change; lessons and
+#: learnt cells of another version are passed over.
+VERSION = 9
+#: The judge's own version (its networks, how they are fitted): a cached judge of another
+#: is fitted again from the learnt cells.
+JUDGE_VERSION = 2
 
 
 @dataclass
@@ -159,6 +162,7 @@ class CellJudge:
     def to_json(self) -> dict[str, Any]:
         return {
             "version": VERSION,
+            "judge_version": JUDGE_VERSION,
             "mean": self.mean.tolist(),
             "scale": self.scale.tolist(),
             "w1": self.w1.tolist(),
@@ -172,10 +176,16 @@ class CellJudge:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CellJudge:
-        if data.get("version") != VERSION:
+    def from_json(cls, data: Any) -> CellJudge:
+        """The judge `to_json` wrote; ValueError for anything else (another version, weights
+        that do not fit the features, figures that are not finite numbers)."""
+        if not isinstance(data, dict):
+            raise ValueError("a judge is a JSON object")
+        if data.get("version") != VERSION or data.get("judge_version") != JUDGE_VERSION:
             raise ValueError("a judge of another version")
         w = {k: np.asarray(data[k], np.float64) for k in ("mean", "scale", "w1", "b1", "w2", "b2")}
+        if not all(np.isfinite(v).all() for v in w.values()):
+            raise ValueError("a judge with weights that are not finite numbers")
         judge = cls(
             w["mean"],
             w["scale"],
@@ -190,12 +200,18 @@ class CellJudge:
         )
         members, hidden = judge.b1.shape if judge.b1.ndim == 2 else (0, 0)
         if (
-            judge.w1.shape != (members, len(FEATURES), hidden)
+            judge.mean.shape != (len(FEATURES),)
+            or judge.scale.shape != (len(FEATURES),)
+            or judge.w1.shape != (members, len(FEATURES), hidden)
             or judge.w2.shape != (members, hidden, 3)
             or judge.b2.shape != (members, 3)
             or members == 0
         ):
             raise ValueError("a judge whose weights do not fit its features")
+        if not (judge.scale > 0).all() or not 0 < judge.temperature < math.inf:
+            raise ValueError("a judge with a scale or temperature that is not positive")
+        if not (0 <= judge.threshold <= 1 and 0 <= judge.threshold_unknown <= 1):
+            raise ValueError("a judge whose thresholds are not probabilities")
         return judge
 
 
@@ -598,26 +614,29 @@ def learnt_settings(config: Any) -> Any:
     )
 
 
-def drawing_settings(config: Any) -> Any:
-    """The settings a learning set is drawn under: learnt_settings with the network's own
-    (its size, training, folds, wrong-rate) at their defaults; only the tables drawn and the
-    seed change the cells."""
-    learnt = learnt_settings(config)
-    judge = replace(JudgeConfig(), tables=learnt.judge.tables, seed=learnt.judge.seed)
-    return replace(learnt, judge=replace(judge, lesson_prior=0.0))
-
-
 def judge_key(pack: Any, config: Any) -> str:
-    """What a judge depends on: the pack's pictures and meanings, and every setting
-    (learnt_settings)."""
+    """What a judge depends on: the pack's pictures and meanings, the versions and every
+    setting (learnt_settings)."""
+    return _key(pack, "judge", VERSION, JUDGE_VERSION, learnt_settings(config))
+
+
+def learning_key(pack: Any, config: Any) -> str:
+    """What a learning set depends on: the pack, the figures' version and what draws it (the
+    tables drawn, their seed and every setting but the judge's own)."""
+    learnt = learnt_settings(config)
+    drawn = (learnt.judge.tables, learnt.judge.seed)
+    return _key(pack, "cells", VERSION, drawn, replace(learnt, judge=None))
+
+
+def _key(pack: Any, *parts: object) -> str:
+    """A digest of the pack's pictures and meanings and of `parts`."""
     from vision.reader.cellpool import pack_digest
 
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"judge-{VERSION}".encode())
     h.update(pack_digest(pack).encode())
     for tile in pack.catalogue:
         h.update(repr((tile.id, tile.meaning)).encode())
-    h.update(repr(config).encode())
+    h.update(repr(parts).encode())
     return h.hexdigest()
 
 
@@ -642,7 +661,7 @@ def judge_for(
     cfg: JudgeConfig = config.judge
     if not cfg.enabled:
         return None
-    key = judge_key(pack, learnt_settings(config))
+    key = judge_key(pack, config)
     if lessons is not None and len(lessons):
         name = f"{key}-{lessons.digest}"
         if name not in _MEMORY:
@@ -657,7 +676,7 @@ def judge_for(
     path = cache / f"judge-{key}.json"
     try:
         judge = CellJudge.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         judge = None
     if judge is None:
         judge = fit_judge(learning_examples(pack, model, config, progress, cache), cfg)
@@ -674,9 +693,9 @@ def learning_examples(
     cache: Path | None = None,
 ) -> Examples:
     """The pack's learning set: from the cache directory, or drawn now and kept there. It is
-    keyed by what draws it (drawing_settings), so a judge learnt with other network settings
+    keyed by what draws it (learning_key), so a judge learnt with other network settings
     is fitted on the same cells without drawing them again."""
-    key = judge_key(pack, drawing_settings(config))
+    key = learning_key(pack, config)
     return _cached_learning_set(
         (cache or cache_dir()) / f"learning-{key}.npz",
         lambda: learning_set(
@@ -693,9 +712,16 @@ def _cached_learning_set(path: Path, learn: Callable[[], Examples]) -> Examples:
     try:
         with np.load(path) as data:
             x, y, t = data["x"], data["y"], data["tables"]
-        if x.ndim == 2 and x.shape[1] == len(FEATURES) and len(x) == len(y) == len(t):
+        if (
+            x.ndim == 2
+            and x.shape[1] == len(FEATURES)
+            and y.ndim == t.ndim == 1
+            and 0 < len(x) == len(y) == len(t)
+            and np.isfinite(x).all()
+            and np.isin(y, (TILE, EMPTY_CLASS, NEITHER)).all()
+        ):
             return Examples(list(x), [int(v) for v in y], [int(v) for v in t])
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile):
+    except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
         pass  # none kept, or damaged (an empty file too): drawn again
     examples = learn()
     x, y, t = examples.arrays()

@@ -1366,8 +1366,9 @@ def _siblings_near(verdict: _Verdict, model: TileModel) -> list[int]:
             break
         if model.shapes[k] == model.shapes[best] and model.ids[k] not in ids:
             ids.append(model.ids[k])
-    # A middle piece's sibling with a palm at one end is tried at both ends: the turn that
-    # fitted better may be the one whose palm lay off the tile's place as first cut.
+    # Every turn that lies alike: a middle piece's two (a palm at either end), a water
+    # tile's or a lone island's four. The turn that fitted better first may be the one whose
+    # detail lay off the tile's place as first cut.
     turns = [
         k
         for k in range(len(model.ids))

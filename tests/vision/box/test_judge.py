@@ -172,6 +172,32 @@ def test_a_judge_of_another_version_or_shape_is_refused() -> None:
         CellJudge.from_json({**data, "w1": [[0.0]]})
     with pytest.raises(ValueError):
         CellJudge.from_json({**data, "w2": data["w2"][:1]})  # fewer networks than the rest
+    with pytest.raises(ValueError):
+        CellJudge.from_json({**data, "judge_version": -1})
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"threshold": float("nan")},
+        {"threshold_unknown": 1.5},
+        {"temperature": 0.0},
+        {"temperature": float("inf")},
+        {"scale": [0.0] * len(FEATURES)},
+        {"mean": [0.0] * (len(FEATURES) - 1)},
+        {"b2": [[float("nan")] * 3] * 3},
+    ],
+)
+def test_a_judge_with_figures_no_judge_has_is_refused(damage: dict[str, object]) -> None:
+    """A damaged cache file: thresholds that are not probabilities (NaN would answer every
+    cell), a temperature or scale that is not positive, a mean of another length, weights
+    that are not finite."""
+    data = fit_judge(_separable(20, 3), JudgeConfig(steps=10, members=3)).to_json()
+    CellJudge.from_json(data)
+    with pytest.raises(ValueError):
+        CellJudge.from_json({**data, **damage})
+    with pytest.raises(ValueError):
+        CellJudge.from_json([data])
 
 
 def _counted_learning(
@@ -218,12 +244,19 @@ def test_a_learnt_judge_is_kept_on_disk_and_read_back(
     monkeypatch.setattr(judge_module, "_MEMORY", {})
     judge_for(pack_random, model, config)
     assert calls == [1, 1]
+    # So are cells whose labels no judge learns from.
+    next(tmp_path.glob("judge-*.json")).unlink()
+    x, y, t = _separable(2, 5).arrays()
+    np.savez(next(tmp_path.glob("learning-*.npz")), x=x, y=np.full_like(y, 7), tables=t)
+    monkeypatch.setattr(judge_module, "_MEMORY", {})
+    judge_for(pack_random, model, config)
+    assert calls == [1, 1, 1]
     # So are empty ones (a power cut before the file's data reached the disk).
     next(tmp_path.glob("judge-*.json")).unlink()
     next(tmp_path.glob("learning-*.npz")).write_bytes(b"")
     monkeypatch.setattr(judge_module, "_MEMORY", {})
     judge_for(pack_random, model, config)
-    assert calls == [1, 1, 1]
+    assert calls == [1, 1, 1, 1]
 
 
 def test_how_a_read_shares_out_its_work_does_not_learn_the_judge_again(
@@ -255,16 +288,20 @@ def test_a_network_setting_fits_a_new_judge_on_the_cells_already_drawn(
     """The network's own settings learn another judge from the kept learning set; the
     tables drawn, or their seed, draw another set."""
     calls, config, model = _counted_learning(pack_random, monkeypatch)
-    first = judge_for(pack_random, model, config, cache=tmp_path)
-    for setting in ({"decay": 0.05}, {"hidden": 8}, {"steps": 10}, {"wrong_rate": 0.01}):
+    judge_for(pack_random, model, config, cache=tmp_path)
+    settings = ({"decay": 0.05}, {"hidden": 8}, {"steps": 10}, {"wrong_rate": 0.01}, {"members": 1})
+    for setting in settings:
         monkeypatch.setattr(judge_module, "_MEMORY", {})
         changed = replace(config, judge=replace(config.judge, **setting))
         other = judge_for(pack_random, model, changed, cache=tmp_path)
-        assert other is not None and other is not first
-        assert other.b1.shape[1] == setting.get("hidden", config.judge.hidden)
+        assert other is not None
+        assert other.b1.shape == (
+            setting.get("members", config.judge.members),
+            setting.get("hidden", config.judge.hidden),
+        )
     assert calls == [1]
     assert len(list(tmp_path.glob("learning-*.npz"))) == 1
-    assert len(list(tmp_path.glob("judge-*.json"))) == 5
+    assert len(list(tmp_path.glob("judge-*.json"))) == 1 + len(settings)
     for drawn in ({"tables": 7}, {"seed": 3}):
         changed = replace(config, judge=replace(config.judge, **drawn))  # type: ignore[arg-type]
         judge_for(pack_random, model, changed, cache=tmp_path)
