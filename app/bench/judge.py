@@ -15,6 +15,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from app.bench.options import add_settings, check_csv, settings_config
 from app.bench.vision import STYLE_CHOICES
 from companion.progress import terminal_progress
 
@@ -49,14 +50,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a tile pack folder (repeatable), e.g. one `companion teach` made",
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of the drawn packs (default 1)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        dest="settings",
-        metavar="SECTION.NAME=VALUE",
-        help="learn with one setting of vision/config.py changed, e.g. judge.decay=0.001 "
-        "(repeatable)",
+    add_settings(
+        parser,
+        "learn with one setting of vision/config.py changed, e.g. judge.decay=0.001 (repeatable)",
     )
     parser.add_argument("--csv", metavar="FILE", type=Path, help="write one row per pack")
 
@@ -84,18 +80,9 @@ def rows_table(rows: list[dict[str, Any]]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Learn each pack's judge and print its figures."""
-    from companion.errors import CompanionError
-    from vision.config import VisionConfig, with_settings
-
-    try:
-        config = with_settings(VisionConfig(), args.settings)
-    except ValueError as e:
-        raise CompanionError(f"--set: {e}") from None
+    config = settings_config(args.settings)
     csv_path: Path | None = args.csv
-    if csv_path is not None and (csv_path.is_dir() or not csv_path.parent.is_dir()):
-        raise CompanionError(
-            f"--csv: {csv_path} cannot be written (not a file in a folder that exists)"
-        )
+    check_csv(csv_path)
     from app.bench.rendered import drawn_pack
     from vision.box.judge import fit_judge, learning_examples
     from vision.box.pack import load_pack

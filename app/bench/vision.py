@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from vision.config import VisionConfig
 
+from app.bench.options import add_settings, check_csv, settings_config
 from companion.progress import terminal_progress
 
 STYLE_CHOICES = (
@@ -87,13 +88,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="straighten each frame with the lens's K before reading it (as a camera whose "
         "lens `companion lens` measured; the time counts in the read)",
     )
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        dest="settings",
-        metavar="SECTION.NAME=VALUE",
-        help="read with one threshold of vision/config.py changed, e.g. cells.min_gain=0.3 "
+    add_settings(
+        parser,
+        "read with one threshold of vision/config.py changed, e.g. cells.min_gain=0.3 "
         "(repeatable): to measure what it does",
     )
     parser.add_argument(
@@ -122,14 +119,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _checked(args: argparse.Namespace) -> VisionConfig:
     """The config the arguments ask for; a CompanionError for arguments that do not fit."""
     from companion.errors import CompanionError
-    from vision.config import VisionConfig, with_settings
 
     if args.scenes < 1:
         raise CompanionError("--scenes must be at least 1")
-    try:
-        config = with_settings(VisionConfig(), args.settings)
-    except ValueError as e:
-        raise CompanionError(f"--set: {e}") from None
+    config = settings_config(args.settings)
     from vision.reader.lens import Lens
 
     try:
@@ -177,10 +170,7 @@ def run(args: argparse.Namespace) -> int:
 
     config = _checked(args)
     csv_path: Path | None = args.csv
-    if csv_path is not None and (csv_path.is_dir() or not csv_path.parent.is_dir()):
-        raise CompanionError(
-            f"--csv: {csv_path} cannot be written (not a file in a folder that exists)"
-        )
+    check_csv(csv_path)
     from app.bench.scenes import open_scenes
 
     folders = [open_scenes(d) for d in args.scenes_dirs]
