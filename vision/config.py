@@ -184,8 +184,9 @@ class ReadConfig:
     max_pixels: int = 50_000_000
     # Images smaller than this on their shorter side cannot hold the kit at 1.5 px/mm.
     min_side_px: int = 200
-    # Look for the ship in a second thread while the cells are cut and read (OpenCV and
-    # numpy let go of Python's lock while they work, so a second core does it).
+    # Look for the ship while the cells are cut and read: in a cell worker process when
+    # there are workers (a thread here would share Python's lock with the cells' reads),
+    # else in a second thread (OpenCV and numpy let go of that lock while they work).
     ship_beside_cells: bool = True
     # Worker processes that read parts of the table's cells beside this one
     # (vision.reader.cellpool); None: one fewer than the cores, at most 2 (each holds its own copy

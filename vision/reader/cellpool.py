@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -54,6 +55,7 @@ Image = NDArray[np.uint8]
 Part = tuple[list[Image], list[Image | None], list[Hashable | None]]
 
 _BLAS = ThreadpoolController()
+T = TypeVar("T")
 
 
 def one_blas_thread() -> contextlib.AbstractContextManager[object]:
@@ -182,7 +184,8 @@ def _read(part: Part) -> list[CellMatch]:
 
 
 class CellWorkers:
-    """Worker processes that read parts of a table's cells with one pack's model."""
+    """Worker processes that read parts of a table's cells with one pack's model (and,
+    `submit`, other work of a read that would take this process's Python lock)."""
 
     def __init__(self, pack: Pack, config: VisionConfig, workers: int) -> None:
         self.pack = pack
@@ -225,14 +228,29 @@ class CellWorkers:
             self.waited = time.perf_counter() - start
             return [own, *theirs]
 
-    def _submit(self, part: Part) -> Future[list[CellMatch]] | None:
+    def submit(self, work: Callable[..., T], *args: Any) -> Future[T] | None:
+        """`work(*args)` started in a worker (`work` a module's function, `args` such as
+        pickle), or None when the workers stopped; `result` waits for it."""
         if self._pool is None:
             return None
         try:
-            return self._pool.submit(_read, part)
+            return self._pool.submit(work, *args)
         except Exception as error:  # a broken pool refuses new work
             self._give_up(error)
             return None
+
+    def result(self, job: Future[T] | None, work: Callable[..., T], *args: Any) -> T:
+        """What `submit(work, *args)` gave: the worker's answer, or `work(*args)` done here
+        when the worker failed (or there was none)."""
+        if job is not None:
+            try:
+                return job.result()
+            except Exception as error:
+                self._give_up(error)
+        return work(*args)
+
+    def _submit(self, part: Part) -> Future[list[CellMatch]] | None:
+        return self.submit(_read, part)
 
     def _result(
         self,
@@ -240,12 +258,7 @@ class CellWorkers:
         part: Part,
         here: Callable[[Part], list[CellMatch]],
     ) -> list[CellMatch]:
-        if job is not None:
-            try:
-                return job.result()
-            except Exception as error:
-                self._give_up(error)
-        return here(part)
+        return self.result(job, here, part)
 
     def _give_up(self, error: BaseException) -> None:
         """Read everything here from now on (said once in the log)."""

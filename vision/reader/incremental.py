@@ -47,13 +47,13 @@ from vision.reader.read import (
     cell_places,
     check_frame,
     cut_cells,
+    look_for_ship_beside,
     part_of,
     storage_against_table,
     table_reads,
     weighed,
 )
 from vision.reader.recognise import CellMatch, match_cells
-from vision.reader.ship import read_ship_in_frame
 
 Image = NDArray[np.uint8]
 Look = NDArray[np.float32]
@@ -462,9 +462,16 @@ class IncrementalReader:
         config, pack, cfg, models = self.config, self.pack, self.changes, self.tables.models
         timings: dict[str, float] = {"check": time.perf_counter() - start}
         view = shifted(base.view, self._offsets)
-        beside = self.tables.threads
-        ship_job = (
-            beside.submit(read_ship_in_frame, colour, view.display, pack, config, models.ship)
+        ship_wait = (
+            look_for_ship_beside(
+                colour,
+                view.display,
+                pack,
+                config,
+                models.ship,
+                self.tables.threads,
+                self.tables.workers,
+            )
             if view.display is not None
             else None
         )
@@ -523,7 +530,7 @@ class IncrementalReader:
             reads.update({s: r for s, r in again.items() if s in stored})
         timings["storage"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ship = ship_job.result() if ship_job is not None else None
+        ship = ship_wait()[0] if ship_wait is not None else None
         timings["ship wait"] = time.perf_counter() - t0
         kept_looks = {**base.looks, **{s: looks[s] for s in fresh}}
         self._pending = _Base(

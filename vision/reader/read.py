@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -42,7 +42,7 @@ from vision.box.judge import CellJudge, judge_for
 from vision.box.lessons import Lessons
 from vision.box.pack import Pack
 from vision.box.tilemodel import TileModel, learn_pack
-from vision.config import CellConfig, VisionConfig
+from vision.config import CellConfig, ShipConfig, VisionConfig
 from vision.reader.areas import (
     DISPLAY,
     AreaPose,
@@ -73,7 +73,14 @@ from vision.reader.cellpool import (
 )
 from vision.reader.markers import MarkerSighting, detect_markers, recover_markers
 from vision.reader.recognise import CellMatch, doubt_odd_light
-from vision.reader.ship import ShipModel, read_ship_in_frame, ship_model
+from vision.reader.ship import (
+    ShipModel,
+    display_geometry,
+    read_ship_in_frame,
+    ship_area,
+    ship_in_area,
+    ship_model,
+)
 from vision.reader.storage import (
     bare_slots,
     kept_out,
@@ -434,12 +441,14 @@ def _read_located(
     # The ship needs only the display's pose: it is looked for beside the cells, once any
     # worker processes have their crops (it would slow their cutting).
     beside = threads if config.read.ship_beside_cells else None
-    ship_job: Future[tuple[int | None, float]] | None = None
+    ship_wait: Callable[[], tuple[int | None, float]] | None = None
 
     def look_for_ship() -> None:
-        nonlocal ship_job
+        nonlocal ship_wait
         if view.display is not None and beside is not None:
-            ship_job = beside.submit(_timed_ship, colour, view.display, pack, config, models.ship)
+            ship_wait = look_for_ship_beside(
+                colour, view.display, pack, config, models.ship, beside, workers
+            )
 
     t0 = time.perf_counter()
     slots, matches, hidden, cutting, waited, cut = _cut_and_read(
@@ -454,8 +463,8 @@ def _read_located(
     timings["ship"] = 0.0
     if view.display is not None:
         ship, timings["ship"] = (
-            ship_job.result()
-            if ship_job is not None
+            ship_wait()
+            if ship_wait is not None
             else _timed_ship(colour, view.display, pack, config, models.ship)
         )
     found: dict[tuple[Any, int, int], CellRead] = dict(zip(slots, reads, strict=True))
@@ -837,6 +846,42 @@ def part_of(
         [refs[i] for i in idx],
         _light_groups([slots[i] for i in idx]),
     )
+
+
+def look_for_ship_beside(
+    image: Image,
+    display: AreaPose,
+    pack: Pack,
+    config: VisionConfig,
+    model: ShipModel,
+    threads: Executor,
+    workers: CellWorkers | None,
+) -> Callable[[], tuple[int | None, float]]:
+    """Start looking for the explorer ship beside this thread and give what waits for it
+    (`_timed_ship`'s answer). In a cell worker when there are workers, after the parts
+    already sent: a thread here would share this process's Python lock with the cells'
+    reads, and slow them by about what it gains."""
+    if workers is None:
+        return threads.submit(_timed_ship, image, display, pack, config, model).result
+    start = time.perf_counter()
+    area = ship_area(image, display, config.ships)
+    cutting = time.perf_counter() - start
+    sent = (area, pack.ship, display_geometry(display), config.ships, model)
+    job = workers.submit(_timed_search, *sent)
+
+    def wait() -> tuple[int | None, float]:
+        position, seconds = workers.result(job, _timed_search, *sent)
+        return position, cutting + seconds
+
+    return wait
+
+
+def _timed_search(
+    area: Image, ship: Image, geometry: kit.DisplayGeometry, cfg: ShipConfig, model: ShipModel
+) -> tuple[int | None, float]:
+    """`ship_in_area` and the seconds it took (what a cell worker is sent)."""
+    start = time.perf_counter()
+    return ship_in_area(area, ship, geometry, cfg, model), time.perf_counter() - start
 
 
 def _timed_ship(

@@ -54,10 +54,13 @@ __all__ = [
     "FEATURES",
     "ShipModel",
     "ShipSighting",
+    "display_geometry",
     "learn_ship",
     "locate_ship",
     "read_ship",
     "read_ship_in_frame",
+    "ship_area",
+    "ship_in_area",
     "ship_model",
 ]
 
@@ -192,17 +195,35 @@ def read_ship_in_frame(
     """The ship's position in a whole camera frame, given the display's pose (the model
     learned from `pack` on first use when not given)."""
     config = config or VisionConfig()
-    cfg = config.ships
-    geometry = display.geometry
-    if not isinstance(geometry, kit.DisplayGeometry):
-        raise TypeError("read_ship_in_frame needs the display's pose")
-    model = model or _pack_model(pack, cfg)
-    side = 2 * (geometry.half_extent + cfg.beyond_mm)
+    geometry = display_geometry(display)
+    model = model or _pack_model(pack, config.ships)
+    area = ship_area(frame, display, config.ships)
+    return ship_in_area(area, pack.ship, geometry, config.ships, model)
+
+
+def ship_area(frame: Image, display: AreaPose, cfg: ShipConfig) -> Image:
+    """The picture `ship_in_area` searches: the display's active area and cfg.beyond_mm
+    round it, north up, at cfg.px_per_mm (warped at twice the scale and reduced: every
+    frame pixel counts, no aliasing)."""
+    side = 2 * (display_geometry(display).half_extent + cfg.beyond_mm)
     n = _side_px(side, cfg.px_per_mm)
-    # Warped at twice the scale and reduced: every frame pixel counts (no aliasing).
     fine = cell_crop(frame, display, (0.0, 0.0), side, 2 * n / side)
-    area = np.asarray(cv2.resize(fine, (n, n), interpolation=cv2.INTER_AREA), np.uint8)
-    return _decide(_sight(area, pack.ship, geometry, cfg), model).position
+    return np.asarray(cv2.resize(fine, (n, n), interpolation=cv2.INTER_AREA), np.uint8)
+
+
+def ship_in_area(
+    area: Image, ship: Image, geometry: kit.DisplayGeometry, cfg: ShipConfig, model: ShipModel
+) -> int | None:
+    """The ship's position in a `ship_area` picture (`ship`: the pack's picture of it), or
+    None. Its arguments and answer pickle: a cell worker process may run it."""
+    return _decide(_sight(area, ship, geometry, cfg), model).position
+
+
+def display_geometry(display: AreaPose) -> kit.DisplayGeometry:
+    """The display's geometry (TypeError for another area's pose)."""
+    if not isinstance(display.geometry, kit.DisplayGeometry):
+        raise TypeError("the ship is looked for with the display's pose")
+    return display.geometry
 
 
 def locate_ship(

@@ -96,6 +96,30 @@ def test_a_killed_worker_costs_time_not_the_read(pack_ink: Pack) -> None:
 
 
 @pytest.mark.slow
+def test_work_sent_to_a_worker_is_done_there_or_here_once_the_workers_stopped(
+    pack_ink: Pack,
+) -> None:
+    workers = CellWorkers(pack_ink, TWO, 1)
+    try:
+        job = workers.submit(os.getpid)
+        assert job is not None
+        assert workers.result(job, os.getpid) != os.getpid()
+        pool = workers._pool
+        assert pool is not None
+        for process in list(pool._processes.values()):
+            assert process.pid is not None
+            os.kill(process.pid, signal.SIGKILL)
+        time.sleep(0.2)
+        job = workers.submit(os.getpid)
+        assert workers.result(job, os.getpid) == os.getpid()
+        assert not workers.alive
+        assert workers.submit(os.getpid) is None
+        assert workers.result(None, os.getpid) == os.getpid()
+    finally:
+        workers.close()
+
+
+@pytest.mark.slow
 def test_workers_refuse_a_pack_changed_on_disk_and_the_cells_are_read_here(
     pack_dirs: dict[str, Path], tmp_path: Path
 ) -> None:

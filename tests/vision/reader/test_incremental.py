@@ -200,6 +200,8 @@ def test_only_changed_cells_are_read_again_and_a_moved_table_is_read_whole(
     # The same form as a whole read: the same seats, grids and ship field; what was not
     # read again is what the accepted read said.
     assert sorted(then.seats) == sorted(first.seats)
+    # The ship moved, and is looked for again (in a cell worker when there is one).
+    assert truth1.ship != truth0.ship and then.ship == truth1.ship
     assert [len(row) for row in then.display] == [len(row) for row in first.display]
     kept, now = _cells(first, slots), _cells(then, slots)
     for slot in set(slots) - set(reader.report.reread):

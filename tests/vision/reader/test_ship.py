@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,9 +21,12 @@ from vision.reader.areas import AreaPose
 from vision.reader.ship import (
     FEATURES,
     ShipModel,
+    display_geometry,
     learn_ship,
     locate_ship,
     read_ship_in_frame,
+    ship_area,
+    ship_in_area,
     ship_model,
 )
 from vision.synthetic.artpacks import write_art_pack
@@ -80,6 +84,29 @@ def test_the_ship_is_found_on_rendered_tables_of_a_fresh_pack(
     got, covered = rendered_ship(fresh_pack, fresh_model, seed, ship)
     assert not covered
     assert got == ship
+
+
+def test_the_search_a_cell_worker_is_sent_finds_what_the_frame_shows(
+    fresh_pack: Pack, fresh_model: ShipModel
+) -> None:
+    rng = np.random.default_rng(2)
+    scene = replace(random_scene(fresh_pack.catalogue, rng, 1, "front", "easy"), ship=6)
+    rendered = render_table(scene, fresh_pack, CameraSpec.overhead(), Effects.easy(), rng)
+    display = AreaPose(
+        DISPLAY,
+        rendered.homographies[DISPLAY],
+        (0, 1, 2, 3),
+        0.0,
+        kit.DisplayGeometry(fresh_pack.tile_mm),
+    )
+    cfg = ShipConfig()
+    sent = (ship_area(rendered.image, display, cfg), fresh_pack.ship, display_geometry(display))
+    area, ship, geometry = pickle.loads(pickle.dumps(sent))
+    got = ship_in_area(area, ship, geometry, cfg, fresh_model)
+    assert got == read_ship_in_frame(rendered.image, display, fresh_pack, model=fresh_model) == 6
+    seat = replace(display, geometry=kit.SeatGeometry(1, tile_mm=fresh_pack.tile_mm))
+    with pytest.raises(TypeError, match="display"):
+        ship_area(rendered.image, seat, cfg)
 
 
 def test_no_ship_on_a_rendered_table_is_none(fresh_pack: Pack, fresh_model: ShipModel) -> None:
