@@ -1193,7 +1193,7 @@ def _misfits(model: TileModel, ks: NDArray[np.intp], xs: Float) -> NDArray[np.fl
 def _place_by_fit(job: _Pending, ks: NDArray[np.intp], model: TileModel) -> tuple[int, _Pose]:
     """Where in a crop one of the candidates ks leaves least of the tile's inner square
     unexplained, and which one does: every place and turn a tile may lie at (place_step_px
-    and place_step_deg apart), then finely round each candidate's best (_fit_pose).
+    and place_step_deg apart), then finely round each candidate's best (_fit_poses).
 
     The pose templates hold on to what is drawn on a tile; a tile with little drawn on it
     (open water) gives them nothing to hold, and they may cut its square where its outline
@@ -1207,13 +1207,10 @@ def _place_by_fit(job: _Pending, ks: NDArray[np.intp], model: TileModel) -> tupl
     every = every.reshape(-1, 3)[:, [1, 0, 2]]
     rss = _misfits(model, ks, _cut_squares(job.fine, every, step, model.inner_px))
     near = np.array([cfg.place_step_px, cfg.place_step_px, cfg.place_step_deg])
-    starts = [every[int(np.argmin(rss[:, s]))] for s in range(len(ks))]
-    fitted = [
-        _fit_pose(job, int(k), at, at - near, at + near, model)
-        for k, at in zip(ks, starts, strict=True)
-    ]
-    s = int(np.argmin([left for left, _at in fitted]))
-    x, y, turn = fitted[s][1]
+    starts = every[np.argmin(rss, axis=0)]  # each candidate's best (S, 3)
+    left, at = _fit_poses(job, ks.tolist(), starts, starts - near, starts + near, model)
+    s = int(np.argmin(left))
+    x, y, turn = at[s]
     return int(ks[s]), _Pose((float(x), float(y)), float(turn), 0.0)
 
 
@@ -1223,7 +1220,7 @@ _SETTLED = 0.03
 
 def _refine_by_fit(job: _Pending, ks: Sequence[int], pose: _Pose, model: TileModel) -> list[_Pose]:
     """Each candidate's own place and turn, fitted from `pose`: where its light model leaves
-    least of the inner square (_fit_pose), anywhere a tile may lie (place_search_mm of the
+    least of the inner square (_fit_poses), anywhere a tile may lie (place_search_mm of the
     cell's centre, place_search_deg). A small detail (a palm, a garland) a pixel off where
     another picture placed the tile fits worse than no detail at all, and a tile the first
     place missed by more than a pixel or two is found where it lies."""
@@ -1233,59 +1230,82 @@ def _refine_by_fit(job: _Pending, ks: Sequence[int], pose: _Pose, model: TileMod
     middle = (job.fine.shape[0] - 1) / 2
     low = np.array([middle - far, middle - far, -cfg.place_search_deg])
     high = np.array([middle + far, middle + far, cfg.place_search_deg])
-    out = []
-    for k in ks:
-        _rss, at = _fit_pose(job, k, start, low, high, model)
-        out.append(_Pose((float(at[0]), float(at[1])), float(at[2]), pose.score))
-    return out
+    count = len(ks)
+    _rss, at = _fit_poses(
+        job,
+        ks,
+        np.tile(start, (count, 1)),
+        np.tile(low, (count, 1)),
+        np.tile(high, (count, 1)),
+        model,
+    )
+    return [_Pose((float(x), float(y)), float(turn), pose.score) for x, y, turn in at]
 
 
-def _fit_pose(
+def _fit_poses(
     job: _Pending,
-    k: int,
-    start: NDArray[np.float64],
-    low: NDArray[np.float64],
-    high: NDArray[np.float64],
+    ks: Sequence[int],
+    starts: NDArray[np.float64],
+    lows: NDArray[np.float64],
+    highs: NDArray[np.float64],
     model: TileModel,
-) -> tuple[float, NDArray[np.float64]]:
-    """Where, from the pose `start` and within `low` to `high` (x, y px, turn in degrees;
-    widened to take in `start`), candidate k's light model leaves least of the inner square;
-    and what it leaves there.
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """For each candidate ks[i], where, from the pose starts[i] and within lows[i] to
+    highs[i] (x, y px, turn in degrees; widened to take in the start), its light model
+    leaves least of the inner square; and what it leaves there: (C,) and (C, 3).
 
     Gauss-Newton on the pose with the light projected out (variable projection): each step
     cuts one square, takes its slope along x, y and the turn, and solves for the move that
-    leaves least once the light is fitted again; a step that leaves more is taken shorter."""
+    leaves least once the light is fitted again; a step that leaves more is taken shorter.
+    Every candidate takes its own steps; the squares of all that still move are cut at once."""
     step = model.tile_mm / model.config.tile_px * job.scale  # fine px per template px
     n = model.inner_px
-    design = _light_design(model, k)  # (3, M, 6)
-    inverse = model.normal_inv[k]  # (3, 6, 6)
+    designs = np.stack([_light_design(model, k) for k in ks])  # (C, 3, M, 6)
+    inverses = model.normal_inv[np.asarray(ks, np.intp)]  # (C, 3, 6, 6)
 
-    def misfit(at: NDArray[np.float64]) -> tuple[float, Float, Float]:
-        """What the light model leaves at pose `at`, its gradient and Gauss-Newton matrix
-        over the pose."""
-        stack = _square_and_slopes(job.fine, at, step, n)  # (3, 4, M)
-        coef = np.matmul(inverse, np.matmul(stack, design).transpose(0, 2, 1))  # (3, 6, 4)
-        left = stack - np.matmul(design, coef).transpose(0, 2, 1)  # the light projected out
+    def misfits(
+        which: NDArray[np.intp], poses: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """What the light models of candidates `which` leave at `poses`, the gradients and
+        Gauss-Newton matrices over the pose."""
+        stack = _squares_and_slopes(job.fine, poses, step, n)  # (B, 3, 4, M)
+        design = designs[which]
+        coef = np.matmul(inverses[which], np.matmul(stack, design).transpose(0, 1, 3, 2))
+        left = stack - np.matmul(design, coef).transpose(0, 1, 3, 2)  # the light projected out
         # Over the channels: the residual's sum of squares, its gradient, the normal matrix.
-        products = np.matmul(left, left.transpose(0, 2, 1)).sum(axis=0, dtype=np.float64)
-        return float(products[0, 0]), products[1:, 0], products[1:, 1:]
+        products = np.matmul(left, left.transpose(0, 1, 3, 2)).sum(axis=1, dtype=np.float64)
+        return products[:, 0, 0], products[:, 1:, 0], products[:, 1:, 1:]
 
-    at = start.astype(np.float64)
-    low, high = np.minimum(low, at), np.maximum(high, at)
-    rss, grad, normal = misfit(at)
-    damping = 1e-3
+    at = np.array(starts, np.float64).reshape(-1, 3)
+    low, high = np.minimum(lows, at), np.maximum(highs, at)
+    everyone = np.arange(len(at))
+    rss, grad, normal = misfits(everyone, at)
+    damping = np.full(len(at), 1e-3)
+    moving = np.ones(len(at), bool)
     for _ in range(model.config.place_refine_steps):
-        lhs = normal + damping * np.diag(np.diag(normal) + 1e-9)
-        move = -np.linalg.solve(lhs, grad)
-        to = np.clip(at + move, low, high)
-        if np.all(np.abs(to - at) < _SETTLED):
+        idx = everyone[moving]
+        if not len(idx):
             break
-        got = misfit(to)
-        if got[0] < rss:
-            at, (rss, grad, normal) = to, got
-            damping = max(damping / 4, 1e-6)
-        else:
-            damping *= 8
+        diagonal = np.diagonal(normal[idx], axis1=1, axis2=2) + 1e-9
+        lhs = normal[idx] + damping[idx, None, None] * (diagonal[:, :, None] * np.eye(3))
+        move = -np.linalg.solve(lhs, grad[idx][:, :, None])[:, :, 0]
+        to = np.clip(at[idx] + move, low[idx], high[idx])
+        settled = np.all(np.abs(to - at[idx]) < _SETTLED, axis=1)
+        moving[idx[settled]] = False
+        idx, to = idx[~settled], to[~settled]
+        if not len(idx):
+            break
+        got_rss, got_grad, got_normal = misfits(idx, to)
+        better = got_rss < rss[idx]
+        took = idx[better]
+        at[took], rss[took], grad[took], normal[took] = (
+            to[better],
+            got_rss[better],
+            got_grad[better],
+            got_normal[better],
+        )
+        damping[took] = np.maximum(damping[took] / 4, 1e-6)
+        damping[idx[~better]] *= 8
     return rss, at
 
 
@@ -1298,21 +1318,23 @@ def _light_design(model: TileModel, k: int) -> Float:
     return out
 
 
-def _square_and_slopes(picture: Float, at: NDArray[np.float64], step: float, n: int) -> Float:
-    """The n x n square cut at pose `at` (x, y, turn in degrees; as _cut_squares) and how it
-    changes with the pose's x, y and turn (per degree): (3 channels, 4, M)."""
-    big = _cut_squares(picture, at[None], step, n + 2)[0].reshape(3, n + 2, n + 2)
-    along = (big[:, 1:-1, 2:] - big[:, 1:-1, :-2]) / 2  # per square pixel across (u)
-    down = (big[:, 2:, 1:-1] - big[:, :-2, 1:-1]) / 2  # and down (v)
-    a = math.radians(at[2])
-    cos, sin = math.cos(a) / step, math.sin(a) / step
+def _squares_and_slopes(picture: Float, poses: NDArray[np.float64], step: float, n: int) -> Float:
+    """The n x n squares cut at `poses` (P, 3: x, y, turn in degrees; as _cut_squares) and
+    how each changes with its pose's x, y and turn (per degree): (P, 3 channels, 4, M)."""
+    count = len(poses)
+    big = _cut_squares(picture, poses, step, n + 2).reshape(count, 3, n + 2, n + 2)
+    along = (big[:, :, 1:-1, 2:] - big[:, :, 1:-1, :-2]) / 2  # per square pixel across (u)
+    down = (big[:, :, 2:, 1:-1] - big[:, :, :-2, 1:-1]) / 2  # and down (v)
+    a = np.radians(poses[:, 2])
+    cos = (np.cos(a) / step).astype(np.float32)[:, None, None, None]
+    sin = (np.sin(a) / step).astype(np.float32)[:, None, None, None]
     t = np.arange(n, dtype=np.float32) - (n - 1) / 2
-    out = np.empty((3, 4, n, n), np.float32)
-    out[:, 0] = big[:, 1:-1, 1:-1]
-    out[:, 1] = cos * along + sin * down
-    out[:, 2] = cos * down - sin * along
-    out[:, 3] = (along * t[None, :, None] - down * t[None, None, :]) * (math.pi / 180)
-    return out.reshape(3, 4, n * n)
+    out = np.empty((count, 3, 4, n, n), np.float32)
+    out[:, :, 0] = big[:, :, 1:-1, 1:-1]
+    out[:, :, 1] = cos * along + sin * down
+    out[:, :, 2] = cos * down - sin * along
+    out[:, :, 3] = (along * t[:, None] - down * t[None, :]) * (math.pi / 180)
+    return out.reshape(count, 3, 4, n * n)
 
 
 def _better_fits(
