@@ -194,8 +194,8 @@ class ReadConfig:
     cell_workers: int | None = None
     # With workers, this process reads the display's cells and enough of the seats' cells to
     # make this many times a worker's part (the workers share the rest alike). It also cuts
-    # the crops and looks for the ship, yet a worker's cells take longer a cell (each is
-    # sent to it and back). `companion bench vision --set read.cells_here_weight=W` times a
+    # the crops, a worker also looks for the ship, and a worker's cells take longer a cell
+    # (each is sent to it and back). `companion bench vision --set read.cells_here_weight=W` times a
     # read with another share.
     cells_here_weight: float = 1.1
 

@@ -49,6 +49,7 @@ from vision.reader.incremental import (
     _cell_reads,
     differences,
     marker_patches,
+    mean_look,
     shifted,
     table_looks,
     table_moved,
@@ -190,6 +191,7 @@ def run_gate(
     view = None
     patches: dict[int, Any] = {}
     looks: dict[Slot, Any] = {}
+    seen: dict[Slot, int] = {}  # how many reads' looks each kept look is the mean of
     held: dict[Slot, Any] = {}
     unknown: set[Slot] = set()  # cells covered when last read
     game = -1
@@ -208,6 +210,7 @@ def run_gate(
             places, _h = cell_places(frame.image.shape, view, pack, side, _vision())
             slots = [p.slot for p in places]
             looks = table_looks(frame.image, places, changes, share)
+            seen = {}
             held = {s: _content(r) for s, r in _cell_reads(truth, slots).items()}
             unknown = {s for s in slots if s in frame.covered}
             count.relocated += frame.game == game
@@ -223,7 +226,7 @@ def run_gate(
         forced = {s for s in slots if s not in looks or s in unknown}
         for slot in forced:
             count.unknown += slot in unknown
-            looks[slot], held[slot] = fresh[slot], now[slot]
+            looks[slot], held[slot], seen[slot] = fresh[slot], now[slot], 1
             unknown.discard(slot)
             if slot in frame.covered:
                 unknown.add(slot)
@@ -243,9 +246,12 @@ def run_gate(
                 assert count.misses is not None
                 count.misses.append(f"game {frame.game} turn {frame.turn} {slot}: {d:.2f}")
             if again or changed:  # a missed change is counted once
-                looks[slot], held[slot] = look, now[slot]
+                looks[slot], held[slot], seen[slot] = look, now[slot], 1
                 if slot in frame.covered:
                     unknown.add(slot)
+            else:  # as the reader keeps an unchanged cell's look
+                seen[slot] = min(seen.get(slot, 1) + 1, changes.look_frames)
+                looks[slot] = mean_look(looks[slot], look, seen[slot])
             if writer is not None:
                 writer.writerow(
                     [

@@ -10,9 +10,10 @@ lies, is not part of it. The next read then checks that the table has not moved 
 marker's patch found again where it was, `shift`), takes every cell's look with the same
 poses, and cuts and sends through the recogniser only the cells whose look changed
 (`difference` above ChangeConfig.threshold) or whose accepted reading is unknown; the others
-keep their accepted reading and confidence. The explorer ship is looked for on every read (it
-moves every turn). A marker moved, or too few of an area's markers found again, and the read
-is a whole one.
+keep their accepted reading and confidence, and their kept look becomes the mean of their
+looks over the last reads (`mean_look`: the frame's noise is drawn anew each time). The
+explorer ship is looked for on every read (it moves every turn). A marker moved, or too few
+of an area's markers found again, and the read is a whole one.
 
 The threshold is a measured figure: `companion bench changes --csv FILE` renders game turns
 with glare, hands and camera shake, counts changed cells taken as unchanged and writes every
@@ -74,6 +75,9 @@ class ChangeConfig:
     look_oversample: int = 4
     # The difference is the worst block of this many look pixels a side.
     block_px: int = 3
+    # An unchanged cell's look is compared as the mean of its looks in up to this many
+    # reads (`mean_look`): the noise of the look it is compared with falls by their number.
+    look_frames: int = 8
     # A cell whose look differs by more than this (grey levels, `difference`) is read
     # again: a third of the least difference of a changed cell over 2000 rendered turns
     # (`companion bench changes`, docs/live.md), for a missed change is far worse than a read.
@@ -118,6 +122,8 @@ class _Base:
     looks: dict[Slot, Look]
     hidden: dict[Any, list[str]]
     patches: dict[int, tuple[NDArray[np.float32], tuple[int, int]]]
+    # How many reads' looks each cell's look is the mean of (`mean_look`); 1 when absent.
+    frames: dict[Slot, int] = field(default_factory=dict)
 
 
 def tile_share(tile_mm: float, margin_mm: float, config: ChangeConfig) -> float:
@@ -198,6 +204,14 @@ def differences(a: Sequence[Look], b: Sequence[Look], config: ChangeConfig) -> l
 def difference(a: Look, b: Look, config: ChangeConfig) -> float:
     """How much two looks of one cell differ, light aside (`differences`)."""
     return differences([a], [b], config)[0]
+
+
+def mean_look(kept: Look, seen: Look, frames: int) -> Look:
+    """An unchanged cell's kept look moved 1/frames of the way to the look just seen: the
+    mean of its last `frames` looks (ChangeConfig.look_frames), so its noise, drawn anew in
+    every frame, falls by their number; a change is still measured against looks of before
+    it."""
+    return np.asarray(kept + (seen - kept) / frames, np.float32)
 
 
 def marker_patches(
@@ -532,7 +546,13 @@ class IncrementalReader:
         t0 = time.perf_counter()
         ship = ship_wait()[0] if ship_wait is not None else None
         timings["ship wait"] = time.perf_counter() - t0
-        kept_looks = {**base.looks, **{s: looks[s] for s in fresh}}
+        kept_looks, frames = dict(base.looks), dict(base.frames)
+        for i in alike:
+            slot = slots[i]
+            frames[slot] = min(frames.get(slot, 1) + 1, cfg.look_frames)
+            kept_looks[slot] = mean_look(kept_looks[slot], looks[slot], frames[slot])
+        for slot in fresh:
+            kept_looks[slot], frames[slot] = looks[slot], 1
         self._pending = _Base(
             base.view,
             base.shape,
@@ -541,6 +561,7 @@ class IncrementalReader:
             kept_looks,
             base.hidden,
             base.patches,
+            frames,
         )
         table = _table(view, reads, ship, base.hidden, pack, self.side)
         self.report = ReadReport(

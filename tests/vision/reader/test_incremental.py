@@ -27,6 +27,7 @@ from vision.reader.incremental import (
     difference,
     differences,
     look_of,
+    mean_look,
     shift,
 )
 from vision.reader.read import Slot
@@ -124,6 +125,33 @@ def test_looks_compared_at_once_as_one_by_one() -> None:
         assert d == pytest.approx(_lstsq_difference(x, y, cfg), rel=1e-4, abs=1e-3)
         assert d == pytest.approx(difference(x, y, cfg), rel=1e-6)
     assert differences([], [], cfg) == []
+
+
+def test_an_unchanged_cells_kept_look_is_the_mean_of_its_last_looks_and_less_noisy() -> None:
+    cfg = ChangeConfig()
+    rng = np.random.default_rng(4)
+    truth = rng.uniform(0, 255, (cfg.look_px, cfg.look_px, 3)).astype(np.float32)
+
+    def seen() -> np.ndarray:
+        return np.asarray(truth + rng.normal(0, 3, truth.shape), np.float32)
+
+    looks = [seen() for _ in range(cfg.look_frames + 4)]
+    kept, frames = looks[0], 1
+    for look in looks[1:]:
+        frames = min(frames + 1, cfg.look_frames)
+        kept = mean_look(kept, look, frames)
+        if frames < cfg.look_frames:
+            assert np.allclose(kept, np.mean(looks[:frames], axis=0), atol=1e-3)
+    assert frames == cfg.look_frames
+    assert np.std(kept - truth) < 0.5 * np.std(looks[0] - truth)
+    # A new look differs less from the kept mean than from one look alone; a changed cell
+    # differs as much from either.
+    new = [seen() for _ in range(20)]
+    assert np.mean(differences([kept] * 20, new, cfg)) < 0.85 * np.mean(
+        differences([looks[0]] * 20, new, cfg)
+    )
+    other = rng.uniform(0, 255, truth.shape).astype(np.float32)
+    assert difference(kept, other, cfg) > 10 * cfg.threshold
 
 
 @pytest.mark.parametrize("seed", [5, 6])
