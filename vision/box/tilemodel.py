@@ -399,6 +399,27 @@ def fit_light_many(
     return rss, coef
 
 
+def fit_light_shared(channels: Float, ninv: Float, light: Float, x: Float) -> NDArray[np.float64]:
+    """fit_light_many's rss when every picture has the same S candidates: channels
+    (3, S, M), ninv (S, 3, 6, 6), pictures x (N, 3, M); rss (N, S). Each candidate's
+    channel times each light term is made once, and its products with every picture are
+    one matrix product a channel (no picture times every light term)."""
+    count, size = len(x), len(ninv)
+    x = np.ascontiguousarray(x)
+    mean = np.add.reduce(x, axis=2, dtype=np.float64) / x.shape[2]  # (N, 3)
+    xt = x - mean.astype(np.float32)[:, :, None]
+    terms = channels[:, :, None, :] * light[None, None]  # (3, S, 3, M)
+    rhs = np.empty((count, size, 3, 6), np.float32)
+    for c in range(3):
+        rhs[:, :, c, :3] = (xt[:, c] @ terms[c].reshape(size * 3, -1).T).reshape(count, size, 3)
+        rhs[:, :, c, 3:] = (xt[:, c] @ light.T)[:, None]
+    coef = np.matmul(ninv[None], rhs[..., None])[..., 0].astype(np.float64)
+    explained = np.einsum("nsci,nsci->ns", rhs, coef)
+    flat = xt.reshape(count, -1)
+    total = np.einsum("ij,ij->i", flat, flat, dtype=np.float64)
+    return np.asarray(np.maximum(total[:, None] - explained, 0.0), np.float64)
+
+
 @lru_cache(maxsize=16)
 def block_members(n: int, blocks: int) -> NDArray[np.intp]:
     """The block (row-major, of blocks x blocks) each pixel of an n x n square lies in,

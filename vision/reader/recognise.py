@@ -59,6 +59,7 @@ from vision.box.tilemodel import (
     design_terms,
     fit_light,
     fit_light_many,
+    fit_light_shared,
     halve_features_many,
     invert_normal,
     light_basis,
@@ -1180,14 +1181,7 @@ def _cut_squares(picture: Float, poses: NDArray[np.float64], step: float, n: int
 def _misfits(model: TileModel, ks: NDArray[np.intp], xs: Float) -> NDArray[np.float64]:
     """What the light model with each candidate ks (S,) leaves of each square xs (P, 3, M),
     as a sum of squares (P, S)."""
-    count = len(xs)
-    rss, _coef = fit_light_many(
-        np.broadcast_to(model.channels[:, None, ks], (3, count, len(ks), xs.shape[2])),
-        np.broadcast_to(model.normal_inv[ks], (count, len(ks), 3, 6, 6)),
-        model.basis_t,
-        xs,
-    )
-    return rss
+    return fit_light_shared(model.channels[:, ks], model.normal_inv[ks], model.basis_t, xs)
 
 
 def _place_by_fit(job: _Pending, ks: NDArray[np.intp], model: TileModel) -> tuple[int, _Pose]:

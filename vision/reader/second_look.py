@@ -42,6 +42,7 @@ from vision.box.tilemodel import (
     block_members,
     design_terms,
     fit_light_many,
+    fit_light_shared,
     light_basis,
     normal_inverse,
 )
@@ -219,13 +220,7 @@ def look(
     xs = np.ascontiguousarray(windows.reshape(len(windows), -1, 3).transpose(0, 2, 1))
     kk = list(ks)
     # The place: where the proposal fits best (its siblings share its outline).
-    own = np.ascontiguousarray(
-        np.broadcast_to(sib.channels[:, None, kk[:1]], (3, len(xs), 1, n * n))
-    )
-    ninv = np.ascontiguousarray(
-        np.broadcast_to(sib.normal_inv[kk[:1]][None], (len(xs), 1, 3, 6, 6))
-    )
-    rss, _coef = fit_light_many(own, ninv, sib.light, xs)
+    rss = fit_light_shared(sib.channels[:, kk[:1]], sib.normal_inv[kk[:1]], sib.light, xs)
     x = xs[int(np.argmin(rss[:, 0]))]  # (3, M)
     _rss, coef = fit_light_many(
         np.ascontiguousarray(sib.channels[:, None, kk]),
