@@ -12,7 +12,7 @@ import dataclasses
 import math
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -1325,3 +1325,42 @@ def test_siblings_placed_apart_are_weighed_by_what_they_leave_of_the_same_blocks
     # Where the palm tile leaves more under the hand only, it still stands.
     covered = _verdict(model, k, sibling, [k, sibling], 0.9, miss(hand, 90.0), hand)
     assert contest(covered, lacking, alike=True) is covered
+
+
+def test_candidates_fitted_together_land_where_each_lands_alone(
+    models: dict[str, tuple[Pack, TileModel]],
+) -> None:
+    pack, model = models["ink"]
+    tile = list(pack.catalogue)[3]
+    crop = photograph(
+        lay_tile(pack.tiles[tile.id], tile_mm=pack.tile_mm, offset=(1.5, -1.0), turn=3.0),
+        np.random.default_rng(8),
+    )
+    crop_mm = crop.shape[0] / model.px_per_mm
+    side = round(crop_mm * model.config.tile_px / model.tile_mm)
+    job = recognise._Pending(
+        recognise._scaled(crop, side),
+        side / crop_mm,
+        np.zeros((1, 2)),
+        cast(Any, None),
+        crop,
+        None,
+    )
+    true = next(
+        k for k in range(len(model.ids)) if model.ids[k] == tile.id and model.rotations[k] == 0
+    )
+    ks = [true, (true + 17) % len(model.ids), (true + 42) % len(model.ids)]
+    middle = (side - 1) / 2
+    far = model.config.place_search_mm * job.scale
+    start = np.array([[middle, middle, 0.0]])
+    low = np.array([[middle - far, middle - far, -7.0]])
+    high = np.array([[middle + far, middle + far, 7.0]])
+    rss, at = recognise._fit_poses(
+        job, ks, np.repeat(start, 3, 0), np.repeat(low, 3, 0), np.repeat(high, 3, 0), model
+    )
+    for i, k in enumerate(ks):
+        alone_rss, alone_at = recognise._fit_poses(job, [k], start, low, high, model)
+        assert rss[i] == alone_rss[0] and np.array_equal(at[i], alone_at[0])
+    # The tile's own picture fits best, turned by the 3 degrees it was laid askew.
+    assert int(np.argmin(rss)) == 0
+    assert abs(at[0, 2]) == pytest.approx(3.0, abs=0.5)
