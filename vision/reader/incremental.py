@@ -26,6 +26,7 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -256,9 +257,16 @@ def shift(
     now = window.astype(np.float32)
     if now.shape != patch.shape:
         return 0.0, 0.0, 0.0
-    hanning = cv2.createHanningWindow((pw, ph), cv2.CV_32F)
-    (dx, dy), response = cv2.phaseCorrelate(patch, now, hanning)
+    (dx, dy), response = cv2.phaseCorrelate(patch, now, _hanning(pw, ph))
     return float(dx), float(dy), float(response)
+
+
+@lru_cache(maxsize=32)
+def _hanning(width: int, height: int) -> NDArray[np.float32]:
+    """The window phase correlation weighs a patch's pixels by (read-only)."""
+    out = np.asarray(cv2.createHanningWindow((width, height), cv2.CV_32F), np.float32)
+    out.flags.writeable = False
+    return out
 
 
 def table_moved(
