@@ -48,8 +48,8 @@ from vision.reader.incremental import (
     IncrementalReader,
     _cell_reads,
     differences,
+    kept_look,
     marker_patches,
-    mean_look,
     shifted,
     table_looks,
     table_moved,
@@ -250,8 +250,7 @@ def run_gate(
                 if slot in frame.covered:
                     unknown.add(slot)
             else:  # as the reader keeps an unchanged cell's look
-                seen[slot] = min(seen.get(slot, 1) + 1, changes.look_frames)
-                looks[slot] = mean_look(looks[slot], look, seen[slot])
+                looks[slot], seen[slot] = kept_look(looks[slot], seen.get(slot, 1), look, changes)
             if writer is not None:
                 writer.writerow(
                     [

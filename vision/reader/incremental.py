@@ -11,7 +11,7 @@ marker's patch found again where it was, `shift`), takes every cell's look with 
 poses, and cuts and sends through the recogniser only the cells whose look changed
 (`difference` above ChangeConfig.threshold) or whose accepted reading is unknown; the others
 keep their accepted reading and confidence, and their kept look becomes the mean of their
-looks over the last reads (`mean_look`: the frame's noise is drawn anew each time). The
+looks over the last reads (`kept_look`: the frame's noise is drawn anew each time). The
 explorer ship is looked for on every read (it moves every turn). A marker moved, or too few
 of an area's markers found again, and the read is a whole one.
 
@@ -77,7 +77,7 @@ class ChangeConfig:
     # The difference is the worst block of this many look pixels a side.
     block_px: int = 3
     # An unchanged cell's look is compared as the mean of its looks in up to this many
-    # reads (`mean_look`): the noise of the look it is compared with falls by their number.
+    # reads (`kept_look`): the noise of the look it is compared with falls by their number.
     look_frames: int = 8
     # A cell whose look differs by more than this (grey levels, `difference`) is read
     # again: a third of the least difference of a changed cell over 2000 rendered turns
@@ -123,7 +123,7 @@ class _Base:
     looks: dict[Slot, Look]
     hidden: dict[Any, list[str]]
     patches: dict[int, tuple[NDArray[np.float32], tuple[int, int]]]
-    # How many reads' looks each cell's look is the mean of (`mean_look`); 1 when absent.
+    # How many reads' looks each cell's look is the mean of (`kept_look`); 1 when absent.
     frames: dict[Slot, int] = field(default_factory=dict)
 
 
@@ -207,12 +207,13 @@ def difference(a: Look, b: Look, config: ChangeConfig) -> float:
     return differences([a], [b], config)[0]
 
 
-def mean_look(kept: Look, seen: Look, frames: int) -> Look:
-    """An unchanged cell's kept look moved 1/frames of the way to the look just seen: the
-    mean of its last `frames` looks (ChangeConfig.look_frames), so its noise, drawn anew in
-    every frame, falls by their number; a change is still measured against looks of before
-    it."""
-    return np.asarray(kept + (seen - kept) / frames, np.float32)
+def kept_look(kept: Look, frames: int, seen: Look, config: ChangeConfig) -> tuple[Look, int]:
+    """An unchanged cell's kept look (the mean of `frames` reads' looks) once `seen` again:
+    the mean of its last looks, up to ChangeConfig.look_frames of them, and their number.
+    The frame's noise is drawn anew in every frame, so the mean's falls by their number; a
+    change is still measured against looks of before it."""
+    frames = min(frames + 1, config.look_frames)
+    return np.asarray(kept + (seen - kept) / frames, np.float32), frames
 
 
 def marker_patches(
@@ -557,8 +558,9 @@ class IncrementalReader:
         kept_looks, frames = dict(base.looks), dict(base.frames)
         for i in alike:
             slot = slots[i]
-            frames[slot] = min(frames.get(slot, 1) + 1, cfg.look_frames)
-            kept_looks[slot] = mean_look(kept_looks[slot], looks[slot], frames[slot])
+            kept_looks[slot], frames[slot] = kept_look(
+                kept_looks[slot], frames.get(slot, 1), looks[slot], cfg
+            )
         for slot in fresh:
             kept_looks[slot], frames[slot] = looks[slot], 1
         self._pending = _Base(

@@ -26,8 +26,8 @@ from vision.reader.incremental import (
     _dft_side,
     difference,
     differences,
+    kept_look,
     look_of,
-    mean_look,
     shift,
 )
 from vision.reader.read import Slot
@@ -137,11 +137,11 @@ def test_an_unchanged_cells_kept_look_is_the_mean_of_its_last_looks_and_less_noi
 
     looks = [seen() for _ in range(cfg.look_frames + 4)]
     kept, frames = looks[0], 1
-    for look in looks[1:]:
-        frames = min(frames + 1, cfg.look_frames)
-        kept = mean_look(kept, look, frames)
-        if frames < cfg.look_frames:
-            assert np.allclose(kept, np.mean(looks[:frames], axis=0), atol=1e-3)
+    for n, look in enumerate(looks[1:], start=2):
+        kept, frames = kept_look(kept, frames, look, cfg)
+        assert frames == min(n, cfg.look_frames)
+        if n <= cfg.look_frames:
+            assert np.allclose(kept, np.mean(looks[:n], axis=0), atol=1e-3)
     assert frames == cfg.look_frames
     assert np.std(kept - truth) < 0.5 * np.std(looks[0] - truth)
     # A new look differs less from the kept mean than from one look alone; a changed cell
