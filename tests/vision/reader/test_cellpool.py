@@ -32,6 +32,16 @@ def _render(pack: Pack, seed: int) -> Rendered:
     return render_table(scene, pack, random_camera(rng, scene, pack), Effects.hard(), rng)
 
 
+def _kill(workers: CellWorkers) -> None:
+    """Kill every worker process outright, and give the pool time to notice."""
+    pool = workers._pool
+    assert pool is not None
+    for process in list(pool._processes.values()):
+        assert process.pid is not None
+        os.kill(process.pid, signal.SIGKILL)
+    time.sleep(0.2)
+
+
 def test_cells_are_dealt_out_in_turn_in_the_shares_asked() -> None:
     parts = deal_out(85, 2, 29.4)
     assert sorted(i for part in parts for i in part) == list(range(85))
@@ -84,12 +94,7 @@ def test_a_killed_worker_costs_time_not_the_read(pack_ink: Pack) -> None:
         workers = reader.workers
         assert workers is not None
         reader.read(rendered.image)
-        pool = workers._pool
-        assert pool is not None
-        for process in list(pool._processes.values()):
-            assert process.pid is not None
-            os.kill(process.pid, signal.SIGKILL)
-        time.sleep(0.2)
+        _kill(workers)
         assert reader.read(rendered.image) == alone
         assert not workers.alive
         assert reader.workers is None  # not restarted again and again
@@ -104,12 +109,7 @@ def test_work_sent_to_a_worker_is_done_there_or_here_once_the_workers_stopped(
         job = workers.submit(os.getpid)
         assert job is not None
         assert workers.result(job, os.getpid) != os.getpid()
-        pool = workers._pool
-        assert pool is not None
-        for process in list(pool._processes.values()):
-            assert process.pid is not None
-            os.kill(process.pid, signal.SIGKILL)
-        time.sleep(0.2)
+        _kill(workers)
         job = workers.submit(os.getpid)
         assert workers.result(job, os.getpid) == os.getpid()
         assert not workers.alive
