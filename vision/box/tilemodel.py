@@ -28,6 +28,7 @@ changes (modification time).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -156,6 +157,12 @@ class TileModel:
     distinctness: Float
     #: The explorer ship's picture as the pack gives it (BGRA or BGR on white).
     ship: Image
+
+    def channels_of(self, ks: Sequence[int] | NDArray[np.intp]) -> Float:
+        """`channels` of the candidates ks (any shape): (3, *shape, M). A copy, made by
+        np.take: in half the time an index array takes."""
+        out: Float = np.take(self.channels, ks, axis=1)
+        return out
 
     @property
     def candidates(self) -> int:

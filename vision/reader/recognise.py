@@ -356,7 +356,7 @@ def _predicted_many(model: TileModel, ks: NDArray[np.intp], coef: NDArray[np.flo
     """_predicted of candidates ks (N,) with their coefficients (N, 3, 6): (N, 3, M)."""
     c = coef.astype(np.float32)
     basis_t = _square(model.inner_px).basis_t
-    out: Float = model.channels[:, ks].transpose(1, 0, 2) * np.matmul(
+    out: Float = model.channels_of(ks).transpose(1, 0, 2) * np.matmul(
         c[:, :, :3], basis_t
     ) + np.matmul(c[:, :, 3:], basis_t)
     return out
@@ -1159,12 +1159,15 @@ def _cut_squares(picture: Float, poses: NDArray[np.float64], step: float, n: int
     """n x n squares cut from a picture (h, w, 3) at many poses (P, 3: centre x, y in its
     pixels and turn in degrees, as _Pose), `step` picture pixels a square pixel apart, in
     one resampling: (P, 3, n * n) (as _aligned cuts one, channel first)."""
-    a = np.radians(poses[:, 2])[:, None, None]
+    a = np.radians(poses[:, 2])
     t = np.arange(n, dtype=np.float64) - (n - 1) / 2
-    across, down = t[None, None, :], t[None, :, None]
-    cos, sin = np.cos(a) * step, np.sin(a) * step
-    map_x = (cos * across + sin * down + poses[:, 0, None, None]).astype(np.float32)
-    map_y = (cos * down - sin * across + poses[:, 1, None, None]).astype(np.float32)
+    cos, sin = (np.cos(a) * step)[:, None] * t, (np.sin(a) * step)[:, None] * t  # (P, n)
+    # A sample's place is what its column adds plus what its row adds: each (P, n), then
+    # summed over the square in single precision (to within a millionth of a pixel).
+    x_across = (cos + poses[:, 0, None]).astype(np.float32)
+    y_across = (poses[:, 1, None] - sin).astype(np.float32)
+    map_x = x_across[:, None, :] + sin.astype(np.float32)[:, :, None]
+    map_y = y_across[:, None, :] + cos.astype(np.float32)[:, :, None]
     cut = cv2.remap(
         picture,
         map_x.reshape(-1, n),
@@ -1181,7 +1184,7 @@ def _cut_squares(picture: Float, poses: NDArray[np.float64], step: float, n: int
 def _misfits(model: TileModel, ks: NDArray[np.intp], xs: Float) -> NDArray[np.float64]:
     """What the light model with each candidate ks (S,) leaves of each square xs (P, 3, M),
     as a sum of squares (P, S)."""
-    return fit_light_shared(model.channels[:, ks], model.normal_inv[ks], model.basis_t, xs)
+    return fit_light_shared(model.channels_of(ks), model.normal_inv[ks], model.basis_t, xs)
 
 
 def _place_by_fit(job: _Pending, ks: NDArray[np.intp], model: TileModel) -> tuple[int, _Pose]:
@@ -1254,7 +1257,7 @@ def _fit_poses(
     Every candidate takes its own steps; the squares of all that still move are cut at once."""
     step = model.tile_mm / model.config.tile_px * job.scale  # fine px per template px
     n = model.inner_px
-    designs = np.stack([_light_design(model, k) for k in ks])  # (C, 3, M, 6)
+    designs = _light_design(model, ks)  # (C, 3, 6, M)
     inverses = model.normal_inv[np.asarray(ks, np.intp)]  # (C, 3, 6, 6)
 
     def misfits(
@@ -1264,8 +1267,9 @@ def _fit_poses(
         Gauss-Newton matrices over the pose."""
         stack = _squares_and_slopes(job.fine, poses, step, n)  # (B, 3, 4, M)
         design = designs[which]
-        coef = np.matmul(inverses[which], np.matmul(stack, design).transpose(0, 1, 3, 2))
-        left = stack - np.matmul(design, coef).transpose(0, 1, 3, 2)  # the light projected out
+        products = np.matmul(stack, design.transpose(0, 1, 3, 2))  # (B, 3, 4, 6)
+        coef = np.matmul(inverses[which], products.transpose(0, 1, 3, 2))
+        left = stack - np.matmul(coef.transpose(0, 1, 3, 2), design)  # the light projected out
         # Over the channels: the residual's sum of squares, its gradient, the normal matrix.
         products = np.matmul(left, left.transpose(0, 1, 3, 2)).sum(axis=1, dtype=np.float64)
         return products[:, 0, 0], products[:, 1:, 0], products[:, 1:, 1:]
@@ -1303,12 +1307,14 @@ def _fit_poses(
     return rss, at
 
 
-def _light_design(model: TileModel, k: int) -> Float:
-    """Candidate k's light model per channel: its columns (3, M, 6), the template times each
-    light term, then the light terms alone (the order of TileModel.normal_inv)."""
-    basis = model.basis  # (M, 3)
-    template = model.channels[:, k, :, None] * basis[None]  # (3, M, 3)
-    out: Float = np.concatenate([template, np.broadcast_to(basis, template.shape)], axis=2)
+def _light_design(model: TileModel, ks: Sequence[int]) -> Float:
+    """Candidates ks's light models per channel, a row per column of the design: (C, 3, 6,
+    M), the template times each light term, then the light terms alone (the order of
+    TileModel.normal_inv). Rows, not columns: products with them run along memory."""
+    light = model.basis_t  # (3, M)
+    out = np.empty((len(ks), 3, 6, light.shape[1]), np.float32)
+    out[:, :, :3] = model.channels_of(ks).transpose(1, 0, 2)[:, :, None, :] * light
+    out[:, :, 3:] = light
     return out
 
 
@@ -1317,17 +1323,24 @@ def _squares_and_slopes(picture: Float, poses: NDArray[np.float64], step: float,
     how each changes with its pose's x, y and turn (per degree): (P, 3 channels, 4, M)."""
     count = len(poses)
     big = _cut_squares(picture, poses, step, n + 2).reshape(count, 3, n + 2, n + 2)
-    along = (big[:, :, 1:-1, 2:] - big[:, :, 1:-1, :-2]) / 2  # per square pixel across (u)
-    down = (big[:, :, 2:, 1:-1] - big[:, :, :-2, 1:-1]) / 2  # and down (v)
+    along = np.subtract(big[:, :, 1:-1, 2:], big[:, :, 1:-1, :-2])  # per square pixel across
+    along /= 2
+    down = np.subtract(big[:, :, 2:, 1:-1], big[:, :, :-2, 1:-1])  # and down
+    down /= 2
     a = np.radians(poses[:, 2])
     cos = (np.cos(a) / step).astype(np.float32)[:, None, None, None]
     sin = (np.sin(a) / step).astype(np.float32)[:, None, None, None]
     t = np.arange(n, dtype=np.float32) - (n - 1) / 2
     out = np.empty((count, 3, 4, n, n), np.float32)
     out[:, :, 0] = big[:, :, 1:-1, 1:-1]
-    out[:, :, 1] = cos * along + sin * down
-    out[:, :, 2] = cos * down - sin * along
-    out[:, :, 3] = (along * t[:, None] - down * t[None, :]) * (math.pi / 180)
+    # Each written in place: the slopes along x and y, and along the turn (per degree).
+    np.multiply(cos, along, out=out[:, :, 1])
+    out[:, :, 1] += sin * down
+    np.multiply(cos, down, out=out[:, :, 2])
+    out[:, :, 2] -= sin * along
+    turn = np.multiply(along, t[:, None], out=out[:, :, 3])
+    turn -= down * t[None, :]
+    turn *= math.pi / 180
     return out.reshape(count, 3, 4, n * n)
 
 
@@ -1505,7 +1518,7 @@ def _fits_many(
     else:
         keep = np.stack([_block_mask(h, n_i) for h in hidden])
         ninv = _masked_inverses(model, ks, hidden)
-    rss, coef = fit_light_many(model.channels[:, ks], ninv, model.basis_t, xs, keep)
+    rss, coef = fit_light_many(model.channels_of(ks), ninv, model.basis_t, xs, keep)
     base = _light_residuals_kept(xs, _square(n_i), keep)
     return [
         _Fits(ks[i], rss[i], coef[i], ninv[i], float(1.0 - rss[i].min() / max(base[i], 1e-6)))
@@ -1817,7 +1830,7 @@ def _rival_misses(
         )
         ks = np.stack([fits[n].ks[out[n][0]] for n in idx])
         rss, _coef = fit_light_many(
-            model.channels[:, ks],
+            model.channels_of(ks),
             np.stack([fits[n].ninv[out[n][0]] for n in idx]),
             model.basis_t,
             predicted[idx],
@@ -1958,7 +1971,7 @@ def _evidence_beside_cover(
     predicted = _predicted(model, best, fits.coef[0])
     keep = _block_mask(grown, model.inner_px)
     misses, _coef = fit_light_many(
-        model.channels[:, ks[1:]][:, None],
+        model.channels_of(ks[1:])[:, None],
         fits.ninv[1:][None],
         model.basis_t,
         predicted[None],

@@ -1327,6 +1327,28 @@ def test_siblings_placed_apart_are_weighed_by_what_they_leave_of_the_same_blocks
     assert contest(covered, lacking, alike=True) is covered
 
 
+def test_the_channels_of_candidates_are_theirs_in_the_shape_asked(
+    models: dict[str, tuple[Pack, TileModel]],
+) -> None:
+    _pack, model = models["ink"]
+    ks = np.array([[0, 5, 11], [7, 7, 2]])
+    got = model.channels_of(ks)
+    assert got.shape == (3, 2, 3, model.inner_px**2)
+    assert np.array_equal(got, model.channels[:, ks])
+
+
+def test_a_candidates_light_design_is_what_its_normal_matrix_was_made_from(
+    models: dict[str, tuple[Pack, TileModel]],
+) -> None:
+    _pack, model = models["ink"]
+    ks = [0, 5, 11]
+    designs = recognise._light_design(model, ks)
+    assert designs.shape == (3, 3, 6, model.inner_px**2)
+    for design, k in zip(designs, ks, strict=True):
+        normal = np.matmul(design.astype(np.float64), design.transpose(0, 2, 1))
+        assert np.allclose(np.linalg.inv(normal), model.normal_inv[k], rtol=1e-3, atol=1e-9)
+
+
 def test_candidates_fitted_together_land_where_each_lands_alone(
     models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
