@@ -181,11 +181,12 @@ def _cut(crop: Image, pose: tuple[float, float, float], n: int, scale: float) ->
 
 def _predictions(sib: SiblingModel, ks: Sequence[int], coef: NDArray[np.float64]) -> Float:
     """Each candidate's fitted picture (S, 3, M) from its light coefficients (S, 3, 6)."""
-    ch = sib.channels[:, list(ks)].transpose(1, 0, 2)  # (S, 3, M)
+    ch = np.take(sib.channels, list(ks), axis=1).transpose(1, 0, 2)  # (S, 3, M)
     light = sib.light.astype(np.float64)
-    gain = np.matmul(coef[..., :3], light)
-    offset = np.matmul(coef[..., 3:], light)
-    out: Float = (gain * ch + offset).astype(np.float32)
+    fitted = np.matmul(coef[..., :3], light)  # the gain, then times the picture (in place)
+    fitted *= ch
+    fitted += np.matmul(coef[..., 3:], light)
+    out: Float = fitted.astype(np.float32)
     return out
 
 
@@ -214,10 +215,9 @@ def look(
     n, r = sib.n, SEARCH_PX
     steps = 2 * r + 1
     wide = _cut(crop, pose, n, sib.scale)
-    windows = np.stack(
-        [wide[y : y + n, x : x + n] for y in range(steps) for x in range(steps)]
-    )  # (P, n, n, 3)
-    xs = np.ascontiguousarray(windows.reshape(len(windows), -1, 3).transpose(0, 2, 1))
+    # Every window, channel first (P, 3, M), in one copy: (y, x, channel, row, column).
+    windows = np.lib.stride_tricks.sliding_window_view(wide, (n, n), axis=(0, 1))
+    xs = np.ascontiguousarray(windows).reshape(steps * steps, 3, n * n)
     kk = list(ks)
     # The place: where the proposal fits best (its siblings share its outline).
     rss = fit_light_shared(sib.channels[:, kk[:1]], sib.normal_inv[kk[:1]], sib.light, xs)
@@ -231,9 +231,12 @@ def look(
     pred = _predictions(sib, kk, coef[0])
     resid = ((x[None] - pred) ** 2).sum(axis=1)  # (S, M)
     member = block_members(n, sib.blocks)
-    per_block = np.zeros((len(kk), sib.blocks * sib.blocks))
-    for s in range(len(kk)):
-        per_block[s] = np.bincount(member, resid[s], minlength=sib.blocks**2)
+    blocks = sib.blocks * sib.blocks
+    # One count for every candidate: candidate s's blocks numbered from s * blocks on.
+    members = (member + blocks * np.arange(len(kk))[:, None]).ravel()
+    per_block = np.bincount(members, resid.ravel(), minlength=len(kk) * blocks).reshape(
+        len(kk), blocks
+    )
     # As many blocks as the matcher took as covered: those none of the candidates explains.
     least = per_block.min(axis=0)
     kept = np.ones(len(least), bool)
