@@ -46,13 +46,12 @@ from vision.box.pack import Pack, load_pack
 from vision.reader.incremental import (
     ChangeConfig,
     IncrementalReader,
-    LookSampler,
     _cell_reads,
     differences,
     kept_look,
     marker_patches,
     shifted,
-    shifted_looks,
+    table_looks,
     table_moved,
     tile_share,
 )
@@ -190,7 +189,6 @@ def run_gate(
         )
     count = GateCount(misses=[])
     view = None
-    sampler = None
     patches: dict[int, Any] = {}
     looks: dict[Slot, Any] = {}
     seen: dict[Slot, int] = {}  # how many reads' looks each kept look is the mean of
@@ -211,19 +209,18 @@ def run_gate(
             patches = marker_patches(grey, view, changes)
             places, _h = cell_places(frame.image.shape, view, pack, side, _vision())
             slots = [p.slot for p in places]
-            sampler = LookSampler(places, changes, share)
-            looks = sampler.looks(frame.image)
+            looks = table_looks(frame.image, places, changes, share)
             seen = {}
             held = {s: _content(r) for s, r in _cell_reads(truth, slots).items()}
             unknown = {s for s in slots if s in frame.covered}
             count.relocated += frame.game == game
             game = frame.game
             continue
-        assert view is not None and sampler is not None
+        assert view is not None
         places, _h = cell_places(frame.image.shape, shifted(view, offsets), pack, side, _vision())
         slots = [p.slot for p in places]
         now = {s: _content(r) for s, r in _cell_reads(truth, slots).items()}
-        fresh = shifted_looks(frame.image, places, sampler, offsets)
+        fresh = table_looks(frame.image, places, changes, share)
         # A cell covered when it was last read was read unknown: it is read again whatever
         # its look, as the reader reads again a cell whose accepted answer is unknown.
         forced = {s for s in slots if s not in looks or s in unknown}

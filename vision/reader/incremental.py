@@ -38,7 +38,7 @@ from vision.box.lessons import Lessons
 from vision.box.pack import Pack
 from vision.box.tilemodel import TileModel
 from vision.config import VisionConfig
-from vision.reader.areas import DISPLAY, AreaPose, area_name, crop_matrix
+from vision.reader.areas import DISPLAY, AreaPose, area_name, cell_crop
 from vision.reader.cellpool import Part, deal_seats, one_blas_thread
 from vision.reader.read import (
     CellPlace,
@@ -123,7 +123,6 @@ class _Base:
     looks: dict[Slot, Look]
     hidden: dict[Any, list[str]]
     patches: dict[int, tuple[NDArray[np.float32], tuple[int, int]]]
-    sampler: LookSampler  # where the looks are taken, at the view's poses
     # How many reads' looks each cell's look is the mean of (`kept_look`); 1 when absent.
     frames: dict[Slot, int] = field(default_factory=dict)
 
@@ -143,85 +142,17 @@ def look_of(picture: Image, config: ChangeConfig) -> Look:
     return np.asarray(small, np.float32)
 
 
-class LookSampler:
-    """Where each place's look samples a frame: its square (the centred `share` of its crop,
-    `tile_share`) at look_oversample times look_px a side, each sample point found once
-    through its area's pose. A camera shaken a little moves an area's points alike (`shifted`),
-    so a later frame's looks are its points moved by each area's shift: one remap cuts every
-    look, and each is shrunk as `look_of` shrinks a picture (INTER_AREA). One thread at a
-    time takes a sampler's looks."""
-
-    # OpenCV's remap takes maps fewer than this many rows long.
-    _ROWS = 32_000
-
-    def __init__(self, places: Sequence[CellPlace], config: ChangeConfig, share: float) -> None:
-        self.config, self.share = config, share
-        self.slots = tuple(p.slot for p in places)
-        self.areas = [p.pose.area for p in places]
-        size = config.look_oversample * config.look_px
-        u, v = np.meshgrid(np.arange(size, dtype=np.float64), np.arange(size, dtype=np.float64))
-        grid = np.stack([u.ravel(), v.ravel(), np.ones(size * size)])  # (3, size * size)
-        sides = [share * p.crop_mm for p in places]
-        to_frame = np.array(
-            [
-                p.pose.homography @ crop_matrix(p.centre_mm, side, size / side)
-                for p, side in zip(places, sides, strict=True)
-            ]
-        ).reshape(-1, 3, 3)
-        points = to_frame @ grid  # (P, 3, size * size)
-        self._x = (points[:, 0] / points[:, 2]).astype(np.float32).reshape(-1, size, size)
-        self._y = (points[:, 1] / points[:, 2]).astype(np.float32).reshape(-1, size, size)
-        self._moved = np.empty((2, *self._x.shape), np.float32)
-
-    def looks(
-        self, colour: Image, offsets: Mapping[Any, tuple[float, float]] | None = None
-    ) -> dict[Slot, Look]:
-        """Every place's look in `colour`, each area's points moved by its offset (px)."""
-        if not self.slots:
-            return {}
-        x, y = self._x, self._y
-        if offsets:
-            moves = np.array([offsets.get(a, (0.0, 0.0)) for a in self.areas], np.float32)
-            # Into buffers kept for it: fresh arrays this large cost more in page faults.
-            x = np.add(x, moves[:, 0, None, None], out=self._moved[0])
-            y = np.add(y, moves[:, 1, None, None], out=self._moved[1])
-        cfg = self.config
-        size, n = cfg.look_oversample * cfg.look_px, cfg.look_px
-        per_call = max(1, self._ROWS // size)
-        parts = []
-        for start in range(0, len(x), per_call):
-            cut = cv2.remap(
-                colour,
-                x[start : start + per_call].reshape(-1, size),
-                y[start : start + per_call].reshape(-1, size),
-                cv2.INTER_LINEAR,
-                borderMode=cv2.BORDER_REPLICATE,
-            )
-            # The looks lie one under the other, each a whole number of blocks tall.
-            parts.append(cv2.resize(cut, (n, len(cut) // size * n), interpolation=cv2.INTER_AREA))
-        small = np.concatenate(parts).reshape(len(self.slots), n, n, -1)
-        return dict(zip(self.slots, np.asarray(small, np.float32), strict=True))
-
-
 def table_looks(
     colour: Image, places: Sequence[CellPlace], config: ChangeConfig, share: float
 ) -> dict[Slot, Look]:
-    """Every place's look (`LookSampler`)."""
-    return LookSampler(places, config, share).looks(colour)
-
-
-def shifted_looks(
-    colour: Image,
-    places: Sequence[CellPlace],
-    sampler: LookSampler,
-    offsets: Mapping[Any, tuple[float, float]],
-) -> dict[Slot, Look]:
-    """Every place's look, the places those of `sampler` moved by `offsets` (as `shifted`
-    moves a view): its points moved, unless the cells wholly in the frame are not the same
-    (then found afresh)."""
-    if sampler.slots == tuple(p.slot for p in places):
-        return sampler.looks(colour, offsets)
-    return table_looks(colour, places, sampler.config, sampler.share)
+    """Every place's look: the centred `share` of its crop (`tile_share`), warped from the
+    frame at look_oversample times look_px a side and shrunk (`look_of`)."""
+    size = config.look_oversample * config.look_px
+    out: dict[Slot, Look] = {}
+    for p in places:
+        side = share * p.crop_mm
+        out[p.slot] = look_of(cell_crop(colour, p.pose, p.centre_mm, side, size / side), config)
+    return out
 
 
 def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float32]:
@@ -491,16 +422,14 @@ class IncrementalReader:
         reads = _cell_reads(table, list(view.crops))
         grey = np.asarray(cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY), np.uint8)
         places, _hidden = cell_places(colour.shape, view, self.pack, self.side, self.config)
-        sampler = LookSampler(places, self.changes, self._share)
         self._pending = _Base(
             view,
             colour.shape,
             reads,
             dict(view.matches),
-            sampler.looks(colour),
+            table_looks(colour, places, self.changes, self._share),
             dict(view.hidden),
             marker_patches(grey, view, self.changes),
-            sampler,
         )
         return table
 
@@ -572,7 +501,7 @@ class IncrementalReader:
         t0 = time.perf_counter()
         places, _hidden = cell_places(colour.shape, view, pack, self.side, config)
         slots = [p.slot for p in places]
-        looks = shifted_looks(colour, places, base.sampler, self._offsets)
+        looks = table_looks(colour, places, cfg, self._share)
         compared = [
             i
             for i, slot in enumerate(slots)
@@ -642,7 +571,6 @@ class IncrementalReader:
             kept_looks,
             base.hidden,
             base.patches,
-            base.sampler,
             frames,
         )
         table = _table(view, reads, ship, base.hidden, pack, self.side)

@@ -1162,16 +1162,15 @@ def _cut_squares(picture: Float, poses: NDArray[np.float64], step: float, n: int
     a = np.radians(poses[:, 2])
     t = np.arange(n, dtype=np.float64) - (n - 1) / 2
     cos, sin = (np.cos(a) * step)[:, None] * t, (np.sin(a) * step)[:, None] * t  # (P, n)
-    # A sample's place is what its column adds plus what its row adds: each (P, n), then
-    # summed over the square in single precision (to within a millionth of a pixel).
-    x_across = (cos + poses[:, 0, None]).astype(np.float32)
-    y_across = (poses[:, 1, None] - sin).astype(np.float32)
-    map_x = x_across[:, None, :] + sin.astype(np.float32)[:, :, None]
-    map_y = y_across[:, None, :] + cos.astype(np.float32)[:, :, None]
+    # A sample's place: what its column adds, what its row adds, then the centre.
+    map_x = cos[:, None, :] + sin[:, :, None]
+    map_x += poses[:, 0, None, None]
+    map_y = cos[:, :, None] - sin[:, None, :]
+    map_y += poses[:, 1, None, None]
     cut = cv2.remap(
         picture,
-        map_x.reshape(-1, n),
-        map_y.reshape(-1, n),
+        map_x.astype(np.float32).reshape(-1, n),
+        map_y.astype(np.float32).reshape(-1, n),
         cv2.INTER_LINEAR,
         borderMode=cv2.BORDER_REPLICATE,
     )
@@ -1267,8 +1266,8 @@ def _fit_poses(
         Gauss-Newton matrices over the pose."""
         stack = _squares_and_slopes(job.fine, poses, step, n)  # (B, 3, 4, M)
         design = designs[which]
-        products = np.matmul(stack, design.transpose(0, 1, 3, 2))  # (B, 3, 4, 6)
-        coef = np.matmul(inverses[which], products.transpose(0, 1, 3, 2))
+        on_design = np.matmul(stack, design.transpose(0, 1, 3, 2))  # (B, 3, 4, 6)
+        coef = np.matmul(inverses[which], on_design.transpose(0, 1, 3, 2))
         left = stack - np.matmul(coef.transpose(0, 1, 3, 2), design)  # the light projected out
         # Over the channels: the residual's sum of squares, its gradient, the normal matrix.
         products = np.matmul(left, left.transpose(0, 1, 3, 2)).sum(axis=1, dtype=np.float64)

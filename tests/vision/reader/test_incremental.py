@@ -19,11 +19,9 @@ from companion.rules import rules_for
 from companion.state import GameState
 from vision.box.pack import Pack
 from vision.config import JudgeConfig, VisionConfig
-from vision.reader.areas import cell_crop
 from vision.reader.incremental import (
     ChangeConfig,
     IncrementalReader,
-    LookSampler,
     _cell_reads,
     _dft_side,
     difference,
@@ -31,11 +29,8 @@ from vision.reader.incremental import (
     kept_look,
     look_of,
     shift,
-    shifted,
-    shifted_looks,
-    tile_share,
 )
-from vision.reader.read import CellPlace, Slot, cell_places, locate_table
+from vision.reader.read import Slot
 from vision.synthetic import table_scene
 from vision.synthetic.render import CameraSpec, Effects, render_table
 from vision.synthetic.scene import scene_points
@@ -252,47 +247,6 @@ def test_only_changed_cells_are_read_again_and_a_moved_table_is_read_whole(
     reader.forget()
     reader(image)
     assert reader.report.kind == "whole" and reader.report.why == "no accepted read"
-
-
-def test_looks_sampled_at_once_are_the_looks_warped_one_by_one(pack_lagoon: Pack) -> None:
-    pack, cfg, vision = pack_lagoon, ChangeConfig(), VisionConfig()
-    world, spec = _game(pack)
-    image, _truth = _frame(pack, world, spec, 1)
-    layout = pack.catalogue.board("front")
-    view = locate_table(image, pack.tile_mm, layout, boards=pack.boards.get("front"))
-    share = tile_share(pack.tile_mm, vision.crops.crop_margin_mm, cfg)
-    size = cfg.look_oversample * cfg.look_px
-
-    def one_by_one(places: list[CellPlace]) -> dict[Slot, np.ndarray]:
-        return {
-            p.slot: look_of(
-                cell_crop(
-                    image, p.pose, p.centre_mm, share * p.crop_mm, size / (share * p.crop_mm)
-                ),
-                cfg,
-            )
-            for p in places
-        }
-
-    def alike(a: dict[Slot, np.ndarray], b: dict[Slot, np.ndarray]) -> None:
-        assert list(a) == list(b)
-        worst = max(float(np.abs(a[s] - b[s]).max()) for s in a)
-        mean = np.mean([np.abs(a[s] - b[s]).mean() for s in a])
-        # The same sample points: a pixel may round the other way (float maps).
-        assert worst <= 1.0 and mean < 0.01, (worst, mean)
-
-    places, _hidden = cell_places(image.shape, view, pack, "front", vision)
-    assert len(places) > 40
-    sampler = LookSampler(places, cfg, share)
-    alike(sampler.looks(image), one_by_one(places))
-    # A camera shaken a little: each area's points moved by its shift.
-    offsets = {area: (2.4 + i, -1.7 * i) for i, area in enumerate(view.poses)}
-    moved, _hidden = cell_places(image.shape, shifted(view, offsets), pack, "front", vision)
-    assert [p.slot for p in moved] == [p.slot for p in places]
-    alike(shifted_looks(image, moved, sampler, offsets), one_by_one(moved))
-    # Other cells wholly in the picture: their looks taken afresh.
-    fewer = moved[1:]
-    alike(shifted_looks(image, fewer, sampler, offsets), one_by_one(fewer))
 
 
 def _every_slot(read: TableRead) -> list[Slot]:

@@ -1171,6 +1171,27 @@ def test_squares_cut_at_many_poses_at_once_are_those_cut_one_by_one(
         assert np.allclose(square, one.reshape(-1, 3).T, atol=0.02)
 
 
+def test_squares_are_sampled_where_double_precision_puts_them() -> None:
+    # The learnt judge is fed figures of these squares: its places are found in double
+    # precision and rounded once, so that a box learns the same judge on every machine.
+    rng = np.random.default_rng(3)
+    picture = rng.uniform(0, 255, (90, 90, 3)).astype(np.float32)
+    poses = np.c_[rng.uniform(35, 55, (40, 2)), rng.uniform(-7, 7, 40)]
+    n, step = 42, 1.137
+    t = np.arange(n) - (n - 1) / 2
+    places = []
+    for x, y, turn in poses:
+        cos, sin = math.cos(math.radians(turn)) * step, math.sin(math.radians(turn)) * step
+        places.append(
+            (cos * t[None, :] + sin * t[:, None] + x, cos * t[:, None] - sin * t[None, :] + y)
+        )
+    map_x = np.concatenate([p[0] for p in places]).astype(np.float32)
+    map_y = np.concatenate([p[1] for p in places]).astype(np.float32)
+    cut = cv2.remap(picture, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    expected = cut.reshape(len(poses), n * n, 3).transpose(0, 2, 1)
+    assert np.array_equal(recognise._cut_squares(picture, poses, step, n), expected)
+
+
 def test_what_tells_two_tiles_apart_hidden_under_a_cover_is_measured(
     models: dict[str, tuple[Pack, TileModel]],
 ) -> None:
