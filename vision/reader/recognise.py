@@ -1307,9 +1307,9 @@ def _fit_poses(
 
 
 def _light_design(model: TileModel, ks: Sequence[int]) -> Float:
-    """Candidates ks's light models per channel, a row per column of the design: (C, 3, 6,
-    M), the template times each light term, then the light terms alone (the order of
-    TileModel.normal_inv). Rows, not columns: products with them run along memory."""
+    """The light model of each candidate of ks per channel, a row per column of its design
+    (C, 3, 6, M): the template times each light term, then the light terms alone (the order
+    of TileModel.normal_inv). Rows, not columns: products with them run along memory."""
     light = model.basis_t  # (3, M)
     out = np.empty((len(ks), 3, 6, light.shape[1]), np.float32)
     out[:, :, :3] = model.channels_of(ks).transpose(1, 0, 2)[:, :, None, :] * light
