@@ -1179,14 +1179,12 @@ def test_squares_are_sampled_where_double_precision_puts_them() -> None:
     poses = np.c_[rng.uniform(35, 55, (40, 2)), rng.uniform(-7, 7, 40)]
     n, step = 42, 1.137
     t = np.arange(n) - (n - 1) / 2
-    places = []
-    for x, y, turn in poses:
-        cos, sin = math.cos(math.radians(turn)) * step, math.sin(math.radians(turn)) * step
-        places.append(
-            (cos * t[None, :] + sin * t[:, None] + x, cos * t[:, None] - sin * t[None, :] + y)
-        )
-    map_x = np.concatenate([p[0] for p in places]).astype(np.float32)
-    map_y = np.concatenate([p[1] for p in places]).astype(np.float32)
+    turn = np.radians(poses[:, 2])[:, None, None]
+    cos, sin = np.cos(turn) * step, np.sin(turn) * step
+    across, down = t[None, None, :], t[None, :, None]
+    map_x = (cos * across + sin * down + poses[:, 0, None, None]).astype(np.float32)
+    map_y = (cos * down - sin * across + poses[:, 1, None, None]).astype(np.float32)
+    map_x, map_y = map_x.reshape(-1, n), map_y.reshape(-1, n)
     cut = cv2.remap(picture, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     expected = cut.reshape(len(poses), n * n, 3).transpose(0, 2, 1)
     assert np.array_equal(recognise._cut_squares(picture, poses, step, n), expected)
