@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
 from functools import lru_cache
@@ -155,34 +156,64 @@ def table_looks(
     return out
 
 
-def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float32]:
-    """Each b's squared residual (mean over channels, per pixel) after the best light that
-    maps its a onto it, per channel: a gain and an offset that each vary linearly across the
-    cell (a lamp's light falls off smoothly; a tile's picture does not). `a` and `b` are
-    stacks of looks (N, n, m, channels); out (N, n, m). Every least-squares fit at once,
-    through the normal matrices (built from sums over the look's plane terms)."""
-    count, n, m, channels = a.shape
+_PAIRS_AT_ONCE = 24
+
+
+@lru_cache(maxsize=4)
+def _light_terms(n: int, m: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The terms a lamp's light varies by across a look of n x m pixels (1, across, down),
+    as rows (3, M), and their products two by two as columns (M, 9); read-only."""
     v, u = np.mgrid[0:n, 0:m].astype(np.float64)
-    plane = np.stack(
-        [np.ones(n * m), (u - (m - 1) / 2).ravel() / m, (v - (n - 1) / 2).ravel() / n], axis=1
-    )  # (M, 3): the terms a light varies by across the cell
-    pairs = (plane[:, :, None] * plane[:, None, :]).reshape(-1, 9)
-    x = a.reshape(count, n * m, channels).transpose(0, 2, 1).astype(np.float64)  # (N, C, M)
-    y = b.reshape(count, n * m, channels).transpose(0, 2, 1).astype(np.float64)
-    # The design's columns are x times each plane term, then the plane terms alone.
-    gram = np.empty((count, channels, 6, 6))
-    gram[..., :3, :3] = ((x * x) @ pairs).reshape(count, channels, 3, 3)
-    cross = (x @ pairs).reshape(count, channels, 3, 3)
-    gram[..., :3, 3:] = cross
-    gram[..., 3:, :3] = cross
-    gram[..., 3:, 3:] = plane.T @ plane
-    rhs = np.concatenate([(x * y) @ plane, y @ plane], axis=-1)  # (N, C, 6)
-    # A whisker of ridge keeps a singular system (a look of one colour) solvable: it picks
-    # the least coefficients, as a least-squares solver would, and leaves the residual.
-    ridge = 1e-12 * np.trace(gram, axis1=-2, axis2=-1)[..., None, None] * np.eye(6)
-    coef = np.linalg.solve(gram + ridge, rhs[..., None])[..., 0]  # (N, C, 6)
-    res = (y - x * (coef[..., :3] @ plane.T) - coef[..., 3:] @ plane.T).astype(np.float32)
-    return np.asarray((res * res).mean(axis=1).reshape(count, n, m), np.float32)
+    rows = np.stack([np.ones(n * m), (u - (m - 1) / 2).ravel() / m, (v - (n - 1) / 2).ravel() / n])
+    pairs = np.ascontiguousarray((rows[:, None, :] * rows[None, :, :]).reshape(9, -1).T)
+    for out in (rows, pairs):
+        out.flags.writeable = False
+    return rows, pairs
+
+
+def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float64]:
+    """Each pair's squared residual per pixel, summed over the channels, after the best
+    light that maps one look onto the other, per channel: a gain and an offset that each
+    vary linearly across the cell (a lamp's light falls off smoothly; a tile's picture does
+    not). Both ways round: out (2, N, n, m), [0] b fitted from a, [1] a from b. `a` and `b`
+    are stacks of looks (N, n, m, channels). Every least-squares fit at once, through the
+    normal matrices (built from sums over the look's light terms)."""
+    count, n, m, channels = a.shape
+    rows, pairs = _light_terms(n, m)
+    size = n * m
+
+    def by_channel(looks: Looks) -> NDArray[np.float64]:
+        flat = looks.reshape(count, size, channels).transpose(0, 2, 1)
+        return np.ascontiguousarray(flat, np.float64).reshape(-1, size)  # (N * C, M)
+
+    x, y = by_channel(a), by_channel(b)
+    scratch = np.multiply(x, y)
+    both = scratch @ pairs[:, :3]
+    sums = []  # each look's sums of its squares and of itself by the light terms' pairs
+    for look in (x, y):
+        np.multiply(look, look, out=scratch)
+        sums.append((scratch @ pairs, look @ pairs))
+    out = np.empty((2, count * channels, size))
+    for k, (src, dst) in enumerate(((x, y), (y, x))):
+        (squares, own), (_, other) = sums[k], sums[1 - k]
+        # The design's columns are the look times each light term, then the terms alone.
+        gram = np.empty((count * channels, 6, 6))
+        gram[:, :3, :3] = squares.reshape(-1, 3, 3)
+        gram[:, :3, 3:] = gram[:, 3:, :3] = own.reshape(-1, 3, 3)
+        gram[:, 3:, 3:] = rows @ rows.T
+        rhs = np.concatenate([both, other[:, :3]], axis=1)
+        # A whisker of ridge keeps a singular system (a look of one colour) solvable: it
+        # picks the least coefficients, as a least-squares solver would, and leaves the
+        # residual.
+        gram += 1e-12 * np.trace(gram, axis1=1, axis2=2)[:, None, None] * np.eye(6)
+        coef = np.linalg.solve(gram, rhs[..., None])[..., 0]  # (N * C, 6)
+        res = np.matmul(coef[:, :3], rows, out=out[k])
+        res *= src
+        res += coef[:, 3:] @ rows
+        np.subtract(dst, res, out=res)
+        np.square(res, out=res)
+    summed = out.reshape(2, count, channels, size).sum(axis=2)
+    return np.asarray(summed.reshape(2, count, n, m), np.float64)
 
 
 def differences(a: Sequence[Look], b: Sequence[Look], config: ChangeConfig) -> list[float]:
@@ -193,13 +224,19 @@ def differences(a: Sequence[Look], b: Sequence[Look], config: ChangeConfig) -> l
     if not len(a):
         return []
     first, second = np.stack(a), np.stack(b)
+    count, side, _, channels = first.shape
     k = config.block_px
-    worst = np.zeros(len(first), np.float32)
-    for r in (_fitted_residuals(first, second), _fitted_residuals(second, first)):
-        n = (r.shape[1] // k) * k
-        blocks = r[:, :n, :n].reshape(len(r), n // k, k, n // k, k).mean(axis=(2, 4))
-        worst = np.maximum(worst, blocks.reshape(len(r), -1).max(axis=1))
-    return [float(np.sqrt(w)) for w in worst]
+    n = (side // k) * k
+    worst = np.empty(count)
+    # A few pairs at a time: their working arrays stay in the processor's cache.
+    for i in range(0, count, _PAIRS_AT_ONCE):
+        part = slice(i, i + _PAIRS_AT_ONCE)
+        r = _fitted_residuals(first[part], second[part])
+        # Blocks summed down, then across (quicker than one sum over two axes).
+        down = r[:, :, :n, :n].reshape(2, len(r[0]), n // k, k, n).sum(axis=3)
+        blocks = down.reshape(2, len(r[0]), -1, k).sum(axis=3)
+        worst[part] = blocks.max(axis=(0, 2))
+    return [float(np.sqrt(w / (channels * k * k))) for w in worst]
 
 
 def difference(a: Look, b: Look, config: ChangeConfig) -> float:
@@ -258,7 +295,12 @@ def shift(
     now = window.astype(np.float32)
     if now.shape != patch.shape:
         return 0.0, 0.0, 0.0
-    (dx, dy), response = cv2.phaseCorrelate(patch, now, _hanning(pw, ph))
+    # Both windowed here: given the window, OpenCV multiplies its inputs by it in place
+    # when their size needs no padding (as `_dft_side` makes it), and would wear the kept
+    # patch away read after read.
+    hanning = _hanning(pw, ph)
+    now *= hanning
+    (dx, dy), response = cv2.phaseCorrelate(patch * hanning, now)
     return float(dx), float(dy), float(response)
 
 
@@ -275,13 +317,22 @@ def table_moved(
     image: Image,
     view: TableView,
     config: ChangeConfig,
+    threads: Executor | None = None,
 ) -> tuple[str | None, dict[Any, tuple[float, float]]]:
     """Why the poses of `view` no longer hold for `image` (grey or colour; a sentence, or
     None), and each area's shift (px): the camera shaken a little moves all of an area's
-    markers alike."""
+    markers alike. With `threads`, half the markers are looked for in one of them."""
+    items = list(base.items())
+    half = len(items) // 2 if threads is not None else 0
+
+    def shifts(part: Sequence[tuple[int, Any]]) -> list[tuple[float, float, float]]:
+        return [shift(patch, corner, image) for _, (patch, corner) in part]
+
+    theirs = threads.submit(shifts, items[:half]) if threads is not None else None
+    mine = shifts(items[half:])
     found: dict[Any, list[tuple[float, float]]] = {}
-    for marker_id, (patch, corner) in base.items():
-        dx, dy, response = shift(patch, corner, image)
+    got = (theirs.result() if theirs is not None else []) + mine
+    for (marker_id, _), (dx, dy, response) in zip(items, got, strict=True):
         if response < config.marker_least_response:
             continue
         if np.hypot(dx, dy) > config.marker_shift_px:
@@ -413,7 +464,9 @@ class IncrementalReader:
         missing = [s for s in seats if s not in base.view.seats]
         if missing:
             return f"seat {missing[0]} was not placed at the accepted read"
-        why, self._offsets = table_moved(base.patches, colour, base.view, self.changes)
+        why, self._offsets = table_moved(
+            base.patches, colour, base.view, self.changes, self.tables.threads
+        )
         return why
 
     def _whole(self, colour: Image) -> TableRead:

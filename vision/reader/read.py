@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -860,16 +860,22 @@ def look_for_ship_beside(
     """Start looking for the explorer ship beside this thread and give what waits for it
     (`_timed_ship`'s answer). In a cell worker when there are workers, after the parts
     already sent: a thread here would share this process's Python lock with the cells'
-    reads, and slow them by about what it gains."""
+    reads, and slow them by about what it gains. Its area is cut in a thread (a warp,
+    which leaves the lock free)."""
     if workers is None:
         return threads.submit(_timed_ship, image, display, pack, config, model).result
-    start = time.perf_counter()
-    area = ship_area(image, display, config.ships)
-    cutting = time.perf_counter() - start
-    sent = (area, pack.ship, display_geometry(display), config.ships, model)
-    job = workers.submit(_timed_search, *sent)
+
+    def send() -> tuple[Future[tuple[int | None, float]] | None, tuple[Any, ...], float]:
+        start = time.perf_counter()
+        area = ship_area(image, display, config.ships)
+        cutting = time.perf_counter() - start
+        sent = (area, pack.ship, display_geometry(display), config.ships, model)
+        return workers.submit(_timed_search, *sent), sent, cutting
+
+    sending = threads.submit(send)
 
     def wait() -> tuple[int | None, float]:
+        job, sent, cutting = sending.result()
         position, seconds = workers.result(job, _timed_search, *sent)
         return position, cutting + seconds
 

@@ -344,6 +344,7 @@ def _digest(ship: Image) -> str:
             if len(_SHIPS) > 8:
                 _SHIPS.clear()
                 _templates.cache_clear()
+                _projected.cache_clear()
                 _colour_axis.cache_clear()
             _SHIPS[key] = np.array(ship, copy=True)
     return key
@@ -426,43 +427,46 @@ def _sight(area: Image, ship: Image, geometry: kit.DisplayGeometry, cfg: ShipCon
     lane0, lane1 = round((outer - half) * ppm), round((outer - inner - 5.0) * ppm)
     best = np.full(kit.SHIP_POSITIONS, -1.0)
     where: list[tuple[int, int, int]] = [(0, 0, 0)] * kit.SHIP_POSITIONS
-    for t, tpl in enumerate(templates):
+    pictures = _projected(key, round(ppm, 4), cfg)
+    for t, (tpl, picture) in enumerate(zip(templates, pictures, strict=True)):
         th, tw = tpl.mask.shape
         if th > band or tw > n:
             continue
-        result = cv2.matchTemplate(
-            stack, np.ascontiguousarray(tpl.colour @ axis), cv2.TM_CCOEFF_NORMED
-        )
+        result = cv2.matchTemplate(stack, picture, cv2.TM_CCOEFF_NORMED)
         # Top rows (in the band) of the picture centred within the slack, wholly in the band.
         i0 = max(0, round(cy - slack - (th - 1) / 2) - r0)
         i1 = min(band - th + 1, round(cy + slack - (th - 1) / 2) + 1 - r0)
         if i1 <= i0:
             continue
-        for p in range(kit.SHIP_POSITIONS):
-            side, k = divmod(p, 4)
+        # Those rows of every side's band at once: (side, row, column).
+        sides = np.stack([result[side * band + i0 : side * band + i1] for side in range(4)])
+        for k in range(4):
             cx = (outer + (k - 1.5) * pitch) * ppm - 0.5
             j0 = max(0, round(cx - slack - (tw - 1) / 2))
             j1 = min(result.shape[1], round(cx + slack - (tw - 1) / 2) + 1)
             if j1 <= j0:
                 continue
-            window = result[side * band + i0 : side * band + i1, j0:j1]
-            at = int(np.argmax(window))
-            score = float(window.flat[at])
-            if np.isfinite(score) and score > best[p]:
-                best[p] = score
-                where[p] = (t, r0 + i0 + at // window.shape[1], j0 + at % window.shape[1])
+            windows = sides[:, :, j0:j1].reshape(4, -1)
+            ats = windows.argmax(axis=1)
+            scores = windows[np.arange(4), ats]
+            for side in range(4):
+                p, at, score = side * 4 + k, int(ats[side]), float(scores[side])
+                if np.isfinite(score) and score > best[p]:
+                    best[p] = score
+                    where[p] = (t, r0 + i0 + at // (j1 - j0), j0 + at % (j1 - j0))
     features = np.zeros((kit.SHIP_POSITIONS, len(FEATURES)))
     near_kernel = _disc(RING_MM[1] * ppm)
     touch_kernel = _disc(RING_MM[0] * ppm)
+    reach = near_kernel.shape[0] // 2
+    first, second = np.sort(best)[::-1][:2]
     for p in range(kit.SHIP_POSITIONS):
         side, k = divmod(p, 4)
         s_norm, s_ink = strips[side]
         cx = (outer + (k - 1.5) * pitch) * ppm
         x0, x1 = max(0, round(cx - pitch / 2 * ppm)), min(n, round(cx + pitch / 2 * ppm))
         lane_ink = s_ink[lane0:lane1, x0:x1]
-        others = np.delete(best, p)
         features[p, 0] = best[p]
-        features[p, 1] = best[p] - others.max()
+        features[p, 1] = best[p] - (second if best[p] == first else first)  # the others' best
         features[p, 2] = float(lane_ink.mean())
         features[p, 3] = float(np.mean(lane_ink > 0.5))
         t, i, j = where[p]
@@ -483,12 +487,19 @@ def _sight(area: Image, ship: Image, geometry: kit.DisplayGeometry, cfg: ShipCon
         # white and the light scales: neither changes the correlation).
         features[p, 5] = _correlation(patch[solid], tpl.colour[a - i : b - i, : d - c][solid])
         features[p, 6] = abs(math.log(max(seen.mean(), 0.05) / max(want.mean(), 0.05)))
-        # A ship stands apart; a finger or a thumb runs on into its hand.
-        near = cv2.dilate(foot.view(np.uint8), near_kernel) > 0
-        near &= ~(cv2.dilate(foot.view(np.uint8), touch_kernel) > 0)
-        near[:lane0] = False
-        near[lane1:] = False
-        features[p, 7] = float(np.mean(s_ink[near] > 0.5)) if near.any() else 0.0
+        # A ship stands apart; a finger or a thumb runs on into its hand. (Worked out in
+        # the lane's rows within the ring's reach of the picture: nothing beyond is near.)
+        y0, y1 = max(lane0, a - reach), min(lane1, b + reach)
+        u0, u1 = max(0, c - reach), min(n, d + reach)
+        features[p, 7] = 0.0
+        if y1 > y0 and u1 > u0:
+            box = foot[max(0, y0 - reach) : y1 + reach, u0:u1].view(np.uint8)
+            top = y0 - max(0, y0 - reach)
+            near = cv2.dilate(box, near_kernel) > 0
+            near &= ~(cv2.dilate(box, touch_kernel) > 0)
+            ink_near = s_ink[y0:y1, u0:u1][near[top : top + y1 - y0]]
+            if ink_near.size:
+                features[p, 7] = float(np.mean(ink_near > 0.5))
     return features
 
 
@@ -507,6 +518,16 @@ def _correlation(seen: Float, want: Float) -> float:
 def _disc(radius_px: float) -> NDArray[np.uint8]:
     side = 2 * max(1, round(radius_px)) + 1
     return np.asarray(cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)), np.uint8)
+
+
+@lru_cache(maxsize=16)
+def _projected(key: str, ppm: float, cfg: ShipConfig) -> tuple[Float, ...]:
+    """`_templates`' pictures projected onto `_colour_axis` (what is matched; read-only)."""
+    axis = _colour_axis(key)
+    out = tuple(np.ascontiguousarray(tpl.colour @ axis) for tpl in _templates(key, ppm, cfg))
+    for picture in out:
+        picture.flags.writeable = False
+    return out
 
 
 @lru_cache(maxsize=16)

@@ -5,6 +5,8 @@ read of what changed has the form of a whole read."""
 from __future__ import annotations
 
 import random
+import re
+from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
 
 import cv2
@@ -28,7 +30,9 @@ from vision.reader.incremental import (
     differences,
     kept_look,
     look_of,
+    marker_patches,
     shift,
+    table_moved,
 )
 from vision.reader.read import Slot
 from vision.synthetic import table_scene
@@ -85,6 +89,21 @@ def test_a_marker_patch_that_did_not_move_shows_no_shift() -> None:
         assert abs(dx) < 1e-3 and abs(dy) < 1e-3 and response > 0.5
 
 
+def test_a_kept_marker_patch_is_the_same_after_every_read() -> None:
+    rng = np.random.default_rng(5)
+    side = _dft_side(60)
+    picture = cv2.GaussianBlur(rng.uniform(0, 255, (side + 40, side + 40)), (0, 0), 2)
+    frame = np.round(picture).astype(np.uint8)
+    patch = frame[20 : 20 + side, 20 : 20 + side].astype(np.float32)
+    kept = patch.copy()
+    moved = np.roll(frame, (1, 2), axis=(0, 1))  # 2 px right, 1 px down
+    first = shift(patch, (20, 20), moved)
+    for _ in range(5):
+        assert shift(patch, (20, 20), moved) == first
+    np.testing.assert_array_equal(patch, kept)
+    assert first[0] == pytest.approx(2.0, abs=0.5) and first[1] == pytest.approx(1.0, abs=0.5)
+
+
 def _lstsq_difference(a: np.ndarray, b: np.ndarray, cfg: ChangeConfig) -> float:
     """`difference` worked out one channel at a time with numpy.linalg.lstsq (float64)."""
     n, m, channels = a.shape
@@ -125,6 +144,18 @@ def test_looks_compared_at_once_as_one_by_one() -> None:
         assert d == pytest.approx(_lstsq_difference(x, y, cfg), rel=1e-4, abs=1e-3)
         assert d == pytest.approx(difference(x, y, cfg), rel=1e-6)
     assert differences([], [], cfg) == []
+
+
+def test_more_looks_than_are_fitted_at_once_compare_as_one_by_one() -> None:
+    cfg = ChangeConfig()
+    rng = np.random.default_rng(8)
+    shape = (cfg.look_px, cfg.look_px, 3)
+    a = [rng.uniform(0, 255, shape).astype(np.float32) for _ in range(61)]
+    b = [np.asarray(x * rng.uniform(0.7, 1.2) + rng.normal(0, 3, shape), np.float32) for x in a]
+    b[40] = rng.uniform(0, 255, shape).astype(np.float32)  # a changed cell past the first fits
+    got = differences(a, b, cfg)
+    assert got == pytest.approx([difference(x, y, cfg) for x, y in zip(a, b, strict=True)])
+    assert got[40] > 10 * max(got[:40] + got[41:])
 
 
 def test_an_unchanged_cells_kept_look_is_the_mean_of_its_last_looks_and_less_noisy() -> None:
@@ -260,3 +291,33 @@ def _every_slot(read: TableRead) -> list[Slot]:
         ]
         out.append((seat, -1, 0))
     return out
+
+
+def test_the_markers_looked_for_in_threads_tell_what_they_tell_one_by_one(
+    pack_lagoon: Pack,
+) -> None:
+    world, spec = _game(pack_lagoon)
+    image, _ = _frame(pack_lagoon, world, spec, 1)
+    with IncrementalReader(pack_lagoon) as reader:
+        reader(image)
+        view = reader.view
+    assert view is not None
+    cfg = ChangeConfig()
+    grey = np.asarray(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), np.uint8)
+    patches = marker_patches(grey, view, cfg)
+    shaken = np.roll(image, (1, 2), axis=(0, 1))  # the camera shaken 2 px right, 1 px down
+    covered = image.copy()
+    first = next(iter(patches))  # a hand over a marker, and another marker moved far
+    (x0, y0), side = patches[first][1], patches[first][0].shape[0]
+    covered[y0 : y0 + side, x0 : x0 + side] = 0
+    with ThreadPoolExecutor(2) as threads:
+        for frame in (image, shaken, covered, np.roll(image, 9, axis=1)):
+            alone = table_moved(patches, frame, view, cfg)
+            assert table_moved(patches, frame, view, cfg, threads) == alone
+    why, offsets = table_moved(patches, shaken, view, cfg)
+    assert why is None and set(offsets) == set(view.poses)
+    for dx, dy in offsets.values():
+        assert dx == pytest.approx(2.0, abs=0.1) and dy == pytest.approx(1.0, abs=0.1)
+    why = str(table_moved(patches, np.roll(image, 9, axis=1), view, cfg)[0])
+    moved = re.fullmatch(r"marker \d+ moved ([\d.]+) px", why)
+    assert moved is not None and float(moved[1]) == pytest.approx(9.0, abs=0.2)
