@@ -22,6 +22,7 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import threading
 import time
 import weakref
 from collections.abc import Callable, Hashable, Sequence
@@ -194,6 +195,7 @@ class CellWorkers:
         #: Seconds the last `read` waited for the workers once its own part was read.
         self.waited = 0.0
         self._pool: ProcessPoolExecutor | None = None
+        self._stopping = threading.Lock()  # work is sent from more than one thread
         try:
             # Spawned, not forked: the reader may have threads (the web server's), and a
             # spawned worker is the reader's own child, which Linux can end with it.
@@ -231,10 +233,11 @@ class CellWorkers:
     def submit(self, work: Callable[..., T], *args: Any) -> Future[T] | None:
         """`work(*args)` started in a worker (`work` a module's function, `args` such as
         pickle), or None when the workers stopped; `result` waits for it."""
-        if self._pool is None:
+        pool = self._pool
+        if pool is None:
             return None
         try:
-            return self._pool.submit(work, *args)
+            return pool.submit(work, *args)
         except Exception as error:  # a broken pool refuses new work
             self._give_up(error)
             return None
@@ -262,10 +265,11 @@ class CellWorkers:
 
     def _give_up(self, error: BaseException) -> None:
         """Read everything here from now on (said once in the log)."""
-        if self._pool is not None:
+        with self._stopping:
+            pool, self._pool = self._pool, None
+        if pool is not None:
             log.warning("cell workers stopped (%s); reading cells in one process", error)
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
 
     @property
     def alive(self) -> bool:
@@ -274,6 +278,7 @@ class CellWorkers:
 
     def close(self) -> None:
         """Stop the workers."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        with self._stopping:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)

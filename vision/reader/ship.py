@@ -491,7 +491,6 @@ def _sight(area: Image, ship: Image, geometry: kit.DisplayGeometry, cfg: ShipCon
         # the lane's rows within the ring's reach of the picture: nothing beyond is near.)
         y0, y1 = max(lane0, a - reach), min(lane1, b + reach)
         u0, u1 = max(0, c - reach), min(n, d + reach)
-        features[p, 7] = 0.0
         if y1 > y0 and u1 > u0:
             box = foot[max(0, y0 - reach) : y1 + reach, u0:u1].view(np.uint8)
             top = y0 - max(0, y0 - reach)

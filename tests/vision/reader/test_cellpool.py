@@ -8,6 +8,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -117,6 +118,39 @@ def test_work_sent_to_a_worker_is_done_there_or_here_once_the_workers_stopped(
         assert workers.result(None, os.getpid) == os.getpid()
     finally:
         workers.close()
+
+
+class _StoppingPool:
+    """A pool whose shutdown waits until let go (two threads giving up at once)."""
+
+    def __init__(self) -> None:
+        self.shutdowns = 0
+        self.entered = threading.Event()
+        self.go = threading.Event()
+
+    def shutdown(self, wait: bool, cancel_futures: bool) -> None:
+        self.shutdowns += 1
+        self.entered.set()
+        self.go.wait(5)
+
+
+def test_workers_given_up_from_two_threads_at_once_stop_once(
+    pack_ink: Pack, caplog: pytest.LogCaptureFixture
+) -> None:
+    workers = CellWorkers(pack_ink, TWO, 1)
+    workers.close()
+    pool = _StoppingPool()
+    workers._pool = pool  # type: ignore[assignment]
+    first = threading.Thread(target=workers._give_up, args=(RuntimeError("broken"),))
+    with caplog.at_level("WARNING", logger=cellpool.log.name):
+        first.start()
+        assert pool.entered.wait(5)
+        workers._give_up(RuntimeError("broken too"))  # while the first is stopping the pool
+        assert workers.submit(os.getpid) is None
+        pool.go.set()
+        first.join(5)
+    assert pool.shutdowns == 1 and not workers.alive
+    assert sum("cell workers stopped" in r.getMessage() for r in caplog.records) == 1
 
 
 @pytest.mark.slow

@@ -307,7 +307,7 @@ def test_the_markers_looked_for_in_threads_tell_what_they_tell_one_by_one(
     patches = marker_patches(grey, view, cfg)
     shaken = np.roll(image, (1, 2), axis=(0, 1))  # the camera shaken 2 px right, 1 px down
     covered = image.copy()
-    first = next(iter(patches))  # a hand over a marker, and another marker moved far
+    first = next(iter(patches))  # a hand over a marker
     (x0, y0), side = patches[first][1], patches[first][0].shape[0]
     covered[y0 : y0 + side, x0 : x0 + side] = 0
     with ThreadPoolExecutor(2) as threads:
