@@ -360,18 +360,23 @@ def _lengths(cfg: ShipConfig) -> list[float]:
 @lru_cache(maxsize=16)
 def _templates(key: str, ppm: float, cfg: ShipConfig) -> tuple[_Template, ...]:
     """The ship's pictures to match in a lane running across: every length, either way
-    along, turned a little; also across the lane when the ship is about as wide as long."""
+    along, turned a little; also across the lane when the ship is about as wide as long
+    (read-only: every search shares them)."""
     colour, alpha = _ship_layers(_SHIPS[key])
     headings = [0.0, 180.0]
     if _aspect(alpha) < 1.3:
         headings += [90.0, 270.0]
     around = max(1, round(2.0 * ppm))
-    return tuple(
+    out = tuple(
         _turned(colour, alpha, length * ppm, heading + turn, around)
         for length in _lengths(cfg)
         for heading in headings
         for turn in cfg.turns_deg
     )
+    for template in out:
+        for picture in (template.colour, template.mask, template.means):
+            picture.flags.writeable = False
+    return out
 
 
 def _normalised(area: Image, ppm: float, cfg: ShipConfig) -> tuple[Float, Float]:
@@ -532,7 +537,7 @@ def _projected(key: str, ppm: float, cfg: ShipConfig) -> tuple[Float, ...]:
 @lru_cache(maxsize=16)
 def _colour_axis(key: str) -> Float:
     """The colour direction (3,) along which the ship's picture on paper varies most: the
-    search is made on the pictures projected onto it."""
+    search is made on the pictures projected onto it (read-only)."""
     colour, alpha = _ship_layers(_SHIPS[key])
     pixels = colour.reshape(-1, 3).astype(np.float64)
     weights = np.ones(len(pixels))
@@ -549,6 +554,7 @@ def _colour_axis(key: str) -> Float:
         axis = -axis
     axis = axis + 0.15 * np.ones(3) / math.sqrt(3)  # a little of the brightness, always
     out: Float = (axis / np.linalg.norm(axis)).astype(np.float32)
+    out.flags.writeable = False
     return out
 
 

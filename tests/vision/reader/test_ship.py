@@ -295,3 +295,14 @@ def test_a_hand_alone_in_the_lane_is_not_the_ship(fresh_pack: Pack, fresh_model:
         camera(area, np.random.default_rng(4)), fresh_pack.ship, geo, model=fresh_model
     )
     assert sighting.position is None
+
+
+def test_the_pictures_every_search_shares_are_read_only(pack_ink: Pack) -> None:
+    key = ship_module._digest(pack_ink.ship)
+    cfg = ShipConfig()
+    templates = ship_module._templates(key, 0.8, cfg)
+    shared = [ship_module._colour_axis(key), *ship_module._projected(key, 0.8, cfg)]
+    shared += [p for t in templates for p in (t.colour, t.mask, t.means)]
+    assert templates and all(not picture.flags.writeable for picture in shared)
+    with pytest.raises(ValueError):
+        templates[0].colour[0, 0, 0] = 0.0
