@@ -212,8 +212,8 @@ def _fitted_residuals(a: Looks, b: Looks) -> NDArray[np.float64]:
         res += coef[:, 3:] @ rows
         np.subtract(dst, res, out=res)
         np.square(res, out=res)
-    summed = out.reshape(2, count, channels, size).sum(axis=2)
-    return np.asarray(summed.reshape(2, count, n, m), np.float64)
+    summed: NDArray[np.float64] = out.reshape(2, count, channels, size).sum(axis=2)
+    return summed.reshape(2, count, n, m)
 
 
 def differences(a: Sequence[Look], b: Sequence[Look], config: ChangeConfig) -> list[float]:
@@ -233,8 +233,8 @@ def differences(a: Sequence[Look], b: Sequence[Look], config: ChangeConfig) -> l
         part = slice(i, i + _PAIRS_AT_ONCE)
         r = _fitted_residuals(first[part], second[part])
         # Blocks summed down, then across (quicker than one sum over two axes).
-        down = r[:, :, :n, :n].reshape(2, len(r[0]), n // k, k, n).sum(axis=3)
-        blocks = down.reshape(2, len(r[0]), -1, k).sum(axis=3)
+        down = r[:, :, :n, :n].reshape(2, r.shape[1], n // k, k, n).sum(axis=3)
+        blocks = down.reshape(2, r.shape[1], -1, k).sum(axis=3)
         worst[part] = blocks.max(axis=(0, 2))
     return [float(np.sqrt(w / (channels * k * k))) for w in worst]
 
