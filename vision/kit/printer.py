@@ -784,12 +784,32 @@ def _raster_text(image: np.ndarray, item: Text, s: float) -> None:
     org = (round(item.at[0] * s - shift), round(item.at[1] * s))
     cv2.putText(image, text, org, font, scale, int(item.grey), thickness, cv2.LINE_AA)
     for i in marked:  # Hershey fonts have no long vowels: a bar over the letter
-        left = org[0] + cv2.getTextSize(text[:i], font, scale, thickness)[0][0] if i else org[0]
-        right = org[0] + cv2.getTextSize(text[: i + 1], font, scale, thickness)[0][0]
-        inset = round((right - left) * 0.15)
+        left, right = _letter_ink(text, i, font, scale, thickness)
+        inset = max(thickness, round((right - left) * 0.15))
         y = round(org[1] - _macron_height(text[i], cap_px))
-        ends = (left + inset, y), (right - inset, y)
+        ends = (org[0] + left + inset, y), (org[0] + right - inset, y)
         cv2.line(image, ends[0], ends[1], int(item.grey), thickness, cv2.LINE_AA)
+
+
+def _letter_ink(text: str, i: int, font: int, scale: float, thickness: int) -> tuple[int, int]:
+    """The first and last pixel column, from the text's origin, that letter `i` of `text` inks.
+
+    Measured on the drawn letters, not from `getTextSize`'s advances: OpenCV releases place a
+    Hershey letter differently within its advance."""
+    (width, height), base = cv2.getTextSize(text, font, scale, thickness)
+    pad = 2 * thickness + 2
+    shape = (height + base + 2 * pad, width + 2 * pad + round(scale * 40))
+
+    def ink(prefix: str) -> np.ndarray:
+        scratch = np.zeros(shape, np.uint8)
+        cv2.putText(scratch, prefix, (pad, pad + height), font, scale, 255, thickness, cv2.LINE_8)
+        return scratch > 0
+
+    columns = np.nonzero((ink(text[: i + 1]) & ~ink(text[:i])).any(axis=0))[0]
+    if columns.size == 0:  # a letter with no ink of its own: its advance
+        left = cv2.getTextSize(text[:i], font, scale, thickness)[0][0] if i else 0
+        return left, cv2.getTextSize(text[: i + 1], font, scale, thickness)[0][0]
+    return int(columns[0]) - pad, int(columns[-1]) - pad
 
 
 def png_bytes(image: np.ndarray, dpi: float = PRINT_DPI) -> bytes:
