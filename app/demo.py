@@ -378,8 +378,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--pack", metavar="DIR", help="a tile pack (default: a drawn one)")
     parser.add_argument("--style", default="lagoon", help="art style of the drawn pack (lagoon)")
-    parser.add_argument("--side", choices=("front", "atoll"), default="front")
-    parser.add_argument("--variant", choices=[v.value for v in Variant], default="base")
+    parser.add_argument(
+        "--side",
+        choices=("front", "atoll"),
+        default="front",
+        help="the players' boards' side in play (front; the atoll: 2-4 players)",
+    )
+    parser.add_argument(
+        "--variant",
+        choices=[v.value for v in Variant],
+        default="base",
+        help="the rules: base, advanced (Fortgeschrittenenspiel) or pro (Profispiel) (base)",
+    )
     parser.add_argument("--port", type=int, default=8080, help="web port (8080)")
     parser.add_argument("--cache", metavar="DIR", help=argparse.SUPPRESS)
 

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         with TableReader(pack, side=args.side, config=config) as reader:
             table = reader.read(image)
     except TableNotFound:
-        raise FrameError(args.image, f"no markers of the table kit in {args.image}") from None
+        raise FrameError(args.image, "no markers of the table kit in the photo") from None
     if args.json:
         print(json.dumps(table.to_json()))
     else:

@@ -365,7 +365,7 @@ def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--turns", type=int, default=2000, help="rendered turns (2000)")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="seed of the rendered turns (1)")
     parser.add_argument("--style", default="lagoon", help="the drawn pack's style (lagoon)")
     parser.add_argument("--csv", metavar="FILE", help="write every cell's difference here")
     parser.add_argument(
@@ -381,7 +381,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="then time N demo turns through the incremental reader (0)",
     )
-    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "maori-companion"))
+    parser.add_argument(
+        "--cache",
+        default=str(Path.home() / ".cache" / "maori-companion"),
+        metavar="DIR",
+        help="where the drawn pack is kept (~/.cache/maori-companion)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

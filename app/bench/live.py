@@ -230,9 +230,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="every N-th press shows a turn the tracker refuses (4; 0: none)",
     )
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "maori-companion"))
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the drawn tables (1)")
+    parser.add_argument(
+        "--cache",
+        default=str(Path.home() / ".cache" / "maori-companion"),
+        metavar="DIR",
+        help="where the drawn pack is kept (~/.cache/maori-companion)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
 
 
 def run(args: argparse.Namespace) -> int:

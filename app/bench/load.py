@@ -452,10 +452,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--no-fetch", action="store_true", help="phones only count events, never fetch the state"
     )
     parser.add_argument("--soak-turns", type=int, default=0, help="demo turns (soak run)")
-    parser.add_argument("--players", type=int, default=4, choices=range(2, 6), metavar="2-5")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--cache", default=str(Path.home() / ".cache" / "maori-companion"))
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--players",
+        type=int,
+        default=4,
+        choices=range(2, 6),
+        metavar="2-5",
+        help="players of the soak run's game (4)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seed of the soak run's game (1)")
+    parser.add_argument(
+        "--cache",
+        default=str(Path.home() / ".cache" / "maori-companion"),
+        metavar="DIR",
+        help="where the drawn pack is kept (~/.cache/maori-companion)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument(
         "--untuned",
         action="store_true",

@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenes", type=int, default=6, help="tables per pack and light")
     parser.add_argument("--styles", default="lagoon,random", help="art packs, comma-separated")
     parser.add_argument("--effects", default="easy,hard", help="lights, comma-separated")
-    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--seed", type=int, default=11, help="seed of the drawn tables (11)")
 
 
 def run(args: argparse.Namespace) -> int:

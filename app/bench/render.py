@@ -19,11 +19,16 @@ from vision.synthetic.scene import random_scene
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--frames", type=int, default=10)
-    parser.add_argument("--seats", type=int, default=5)
-    parser.add_argument("--difficulty", choices=("easy", "hard"), default="hard")
-    parser.add_argument("--style", default="lagoon")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--frames", type=int, default=10, help="frames to render (10)")
+    parser.add_argument("--seats", type=int, default=5, help="seats on the table (5)")
+    parser.add_argument(
+        "--difficulty",
+        choices=("easy", "hard"),
+        default="hard",
+        help="the light and the camera's faults (hard)",
+    )
+    parser.add_argument("--style", default="lagoon", help="the drawn pack's style (lagoon)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the drawn tables (1)")
     parser.add_argument("--out", help="also save one frame here")
 
 

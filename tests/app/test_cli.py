@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.cli import COMMANDS, main
+from app.cli import COMMANDS, build_parser, main
 from companion import __version__
 from companion.catalogue import default_catalogue
 from companion.tiles import ROTATIONS, Meaning
@@ -198,6 +199,32 @@ def test_score_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert "GAME.json" in out and "--json" in out
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"companion {__version__}"
+
+
+def _undescribed(parser: argparse.ArgumentParser, path: str) -> list[str]:
+    """The options of `parser` and of its subcommands that --help shows without a word."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _undescribed(sub, f"{path} {name}")
+        elif not action.help and action.dest != "help":
+            found.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+    return found
+
+
+def test_every_option_of_every_command_is_described() -> None:
+    assert [o for name, _, _ in COMMANDS for o in _undescribed(build_parser(name), "")] == []
+
+
+def test_demo_help_says_what_side_and_variant_choose(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--help"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for option in ("--side", "--variant"):
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(option))
+        # The description follows on the option's line or on the next, indented further.
+        described = lines[at].split("}", 1)[-1].strip() or lines[at + 1].startswith(" " * 8)
+        assert described, lines[at : at + 2]
 
 
 @pytest.mark.parametrize("argv", [[], ["score"], ["frobnicate"], ["score", "a.json", "--xml"]])
