@@ -69,10 +69,12 @@ class Choose:
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """Phase 3: a worker, the sorcerer or the chief onto a hex, with 0-2 logs (not the chief).
+    """Phase 3: a worker, the sorcerer or the chief onto a hex, with 0-2 logs.
 
     power: the sorcerer's action of that hex (for the chief: breaking a Rongo tablet);
-    ahu: which Ahu a power on a coast hex reserves.
+    ahu: which Ahu a power on a coast hex reserves; tablets: how many complete Rongo tablets
+    the chief breaks, one action of the hex each (a second reservation takes the hex's other
+    Ahu).
     """
 
     player: str
@@ -81,6 +83,7 @@ class Place:
     logs: int = 0
     power: bool = False
     ahu: str | None = None
+    tablets: int = 1
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -95,6 +98,8 @@ class Place:
             out["power"] = True
         if self.ahu is not None:
             out["ahu"] = self.ahu
+        if self.tablets != 1:
+            out["tablets"] = self.tablets
         return out
 
 
@@ -253,6 +258,9 @@ def action_from_json(data: Any) -> Action:
         piece = data.get("piece")
         if piece not in PIECES:
             raise MalformedMove("The piece placed is a worker, the sorcerer or the chief.")
+        tablets = data.get("tablets", 1)
+        if type(tablets) is not int or tablets < 1:
+            raise MalformedMove("tablets must be a whole number, 1 or more.")
         return Place(
             player,
             piece,
@@ -260,6 +268,7 @@ def action_from_json(data: Any) -> Action:
             _count(data, "logs"),
             _flag(data, "power"),
             _opt_str(data, "ahu"),
+            tablets,
         )
     if kind == "rongo":
         return TakeRongo(player)

@@ -51,6 +51,9 @@ def choose_action(game: GiantsGame, rng: random.Random) -> Action:
         return _place(game, legal, rng)
     if phase == "transport":
         return _transport(game, legal, rng)
+    if phase == "marking":
+        marks = [a for a in legal if isinstance(a, Mark)]
+        return marks[0] if marks and rng.random() < 0.8 else legal[-1]
     reclaim = [a for a in legal if isinstance(a, Reclaim)]
     return rng.choice(reclaim) if reclaim and rng.random() < 0.1 else legal[-1]
 

@@ -154,6 +154,7 @@ class GiantsGame:
             "choose": "choose a Moai from the quarry or pass",
             "place": "place a piece, take a Rongo half-tablet or pass",
             "transport": "move or mark a Moai or headdress, or pass",
+            "marking": "mark a Moai or headdress that did not move this turn, or pass",
             "reclaim": "take tribe markers back from Moai or pass",
         }[self.state.phase]
         return f"{name}: {what}"
@@ -263,7 +264,8 @@ class GiantsGame:
                 "rongo_halves": clan.rongo,
                 "erected": clan.erected if revealed or clan.name == player else None,
                 "bases": BASES[len(s.clans)],
-                "passed": clan.done and s.phase in ("place", "transport", "reclaim"),
+                "passed": (clan.done or clan.waiting)
+                and s.phase in ("place", "transport", "marking", "reclaim"),
                 "bid_in": clan.bid is not None,
                 "bid": clan.bid.to_json() if clan.bid and bids_shown else None,
                 "before_screen": front_items,

@@ -46,10 +46,12 @@ def quarry_size(face: int, round_number: int) -> int:
 
 
 def help_options(state: State, hex_id: str, mover: str, size: int) -> list[Way] | None:
-    """The cheapest ways for `mover` to carry a load of `size` into `hex_id`.
+    """The ways for `mover` to carry a load of `size` into `hex_id`, cheapest first.
 
     Each way is ((name, points), ...) for the other clans whose pieces are used; None: the
-    pieces there cannot carry it. Own pieces and logs give no one points; each other clan's
+    pieces there cannot carry it. Own pieces and logs are used first and give no one points;
+    the mover then chooses whose pieces help ("darà i punti prestigio al giocatore di sua
+    scelta"): any set of them that carries the load with no piece to spare. Each other clan's
     worker (or unpowered sorcerer) used gives its owner 1 point, a chief gives the load's size
     ("Quando un Capo trasporta un Moai di taglia 2, guadagna 2 PP").
     """
@@ -76,23 +78,17 @@ def help_options(state: State, hex_id: str, mover: str, size: int) -> list[Way] 
     need = max(size - own_workers - logs, 1 - own_workers, 0)
     if need == 0:
         return [()]
-    costs = []
-    if sum(workers.values()) >= need:
-        costs.append(need)
-    if chiefs:
-        costs.append(size)
-    if not costs:
-        return None
-    cheapest = min(costs)
     turn = _left_of(state, mover)
     ways: list[Way] = []
-    if sum(workers.values()) >= need == cheapest:
+    if sum(workers.values()) >= need:
         names = [n for n in turn if n in workers]
         for split in _splits(need, [workers[n] for n in names]):
             ways.append(tuple(sorted((n, k) for n, k in zip(names, split, strict=True) if k)))
-    if chiefs and size == cheapest:
-        ways += [((n, size),) for n in turn if n in chiefs]
-    return ways
+    ways += [((n, size),) for n in turn if n in chiefs]
+    if not ways:
+        return None
+    # One entry per distinct gift of points (a chief may give what a worker gives).
+    return sorted(dict.fromkeys(ways), key=help_cost)
 
 
 def _left_of(state: State, name: str) -> list[str]:
@@ -133,7 +129,8 @@ def advance(state: State, island: Island, after: int | None) -> None:
     start = ring.index(after) + 1 if after is not None and after in ring else 0
     for k in range(len(ring)):
         i = ring[(start + k) % len(ring)]
-        if not state.clans[i].done and _can_act(state, island, i):
+        clan = state.clans[i]
+        if not clan.done and not clan.waiting and _can_act(state, island, i):
             state.turn = i
             return
     _end_phase(state, island)
@@ -152,6 +149,10 @@ def _can_act(state: State, island: Island, i: int) -> bool:
         )
     if state.phase == "transport":
         return any(not isinstance(a, Pass) for a in transport_actions(state, island, clan.name))
+    if state.phase == "marking":
+        return clan.free_markers > 0 and any(
+            state.items[k].owner == clan.name for k in state.unmoved
+        )
     if state.phase == "reclaim":
         return any(it.marked and it.owner == clan.name for it in state.items.values())
     return False
@@ -160,7 +161,7 @@ def _can_act(state: State, island: Island, i: int) -> bool:
 def _start_phase(state: State, island: Island, phase: str) -> None:
     state.phase = phase
     for clan in state.clans:
-        clan.done = False
+        clan.done = clan.waiting = False
     advance(state, island, None)
 
 
@@ -172,29 +173,41 @@ def _end_phase(state: State, island: Island) -> None:
         _start_phase(state, island, "transport")
     elif state.phase == "transport":
         _end_transport(state, island)
+    elif state.phase == "marking":
+        _abandon(state)
+        _start_phase(state, island, "reclaim")
     elif state.phase == "reclaim":
         _new_turn(state, island)
 
 
 def _end_transport(state: State, island: Island) -> None:
+    """Unmoved loads go to their quarry; the game ends, or their owners may mark them
+    ("Il Giocatore può immediatamente marchiarlo"), then the unmarked ones are abandoned."""
+    state.unmoved = []
     for item in state.items.values():
-        if item.ahu is not None:
-            continue
-        if item.hex is None:  # won or carved this turn and never moved
+        if item.ahu is None and item.hex is None:  # won or carved this turn and never moved
             kind = "moai_quarry" if item.kind == "moai" else "headdress_quarry"
             item.hex = island.only(kind)
-        if not item.marked:
-            item.owner = None
+            state.unmoved.append(item.id)
     bases = bases_per_clan(state)
     full = any(c.erected == bases for c in state.clans)
     unerected = any(it.kind == "moai" and it.ahu is None for it in state.items.values())
     stalled = sum(state.stock) == 0 and (not unerected or (state.dry and not state.moved))
     if full or stalled:
+        _abandon(state)
         state.over = True
         state.phase = "over"
         state.turn = None
         return
-    _start_phase(state, island, "reclaim")
+    _start_phase(state, island, "marking")
+
+
+def _abandon(state: State) -> None:
+    """Every unmarked Moai and headdress off the Ahus becomes anyone's to take."""
+    state.unmoved = []
+    for item in state.items.values():
+        if item.ahu is None and not item.marked:
+            item.owner = None
 
 
 def bases_per_clan(state: State) -> int:
@@ -336,10 +349,21 @@ def _choose(state: State, island: Island, clan: Clan, action: Choose) -> None:
 
 
 def _pass(state: State, island: Island, clan: Clan) -> None:
-    if state.phase not in ("choose", "place", "transport", "reclaim"):
+    if state.phase not in ("choose", "place", "transport", "marking", "reclaim"):
         raise IllegalMove(f"There is nothing to pass in the {state.phase} phase.")
-    clan.done = True
+    if state.phase == "place" and (clan.free_workers > 0 or clan.sorcerer or clan.chief):
+        # Not final while pieces are still available ("a meno che non siano ancora
+        # disponibili delle pedine"): the player is asked again after the next placement.
+        clan.waiting = True
+    else:
+        clan.done = True
     advance(state, island, state.turn)
+
+
+def _placed(state: State) -> None:
+    """Someone placed: every player who passed with pieces still available may place again."""
+    for clan in state.clans:
+        clan.waiting = False
 
 
 def _place(state: State, island: Island, clan: Clan, action: Place) -> None:  # noqa: C901
@@ -355,21 +379,31 @@ def _place(state: State, island: Island, clan: Clan, action: Place) -> None:  # 
     if action.piece == "chief" and not clan.chief:
         raise IllegalMove(f"{clan.name}'s chief is not behind the screen.")
     if action.logs:
-        if action.piece == "chief":
-            raise IllegalMove("Logs go with a worker or the sorcerer; the chief carries 3 alone.")
+        # Logs beside the chief are pointless ("non ha senso"), not forbidden.
         if action.logs > 2:
             raise IllegalMove("At most 2 logs go with a piece.")
         if action.logs > clan.logs:
             raise IllegalMove(f"{clan.name} has only {clan.logs} logs.")
     if action.ahu is not None and not action.power:
         raise IllegalMove("An Ahu is named only to reserve it with a power.")
+    if action.tablets != 1 and not (action.piece == "chief" and action.power):
+        raise IllegalMove(
+            "Only the chief, breaking one Rongo tablet each time, acts more than once."
+        )
     if action.power:
         if action.piece == "worker":
             raise IllegalMove(
                 "Only the sorcerer, or the chief breaking a Rongo tablet, has powers."
             )
-        if action.piece == "chief" and clan.rongo < 2:
-            raise IllegalMove("The chief needs a whole Rongo tablet (two halves) to use a power.")
+        if action.piece == "chief" and clan.rongo < 2 * action.tablets:
+            if action.tablets == 1:
+                raise IllegalMove(
+                    "The chief needs a whole Rongo tablet (two halves) to use a power."
+                )
+            raise IllegalMove(
+                f"Breaking {action.tablets} Rongo tablets takes {2 * action.tablets} halves; "
+                f"{clan.name} has {clan.rongo}."
+            )
         _power(state, island, clan, action, check_only=True)
     # Everything is checked: change the state.
     if action.piece == "worker":
@@ -386,35 +420,49 @@ def _place(state: State, island: Island, clan: Clan, action: Place) -> None:  # 
         state.board_logs[action.hex] = state.board_logs.get(action.hex, 0) + action.logs
     if action.power:
         if action.piece == "chief":
-            clan.rongo -= 2
-            state.rongo += 2  # broken tablets go back into the box
+            clan.rongo -= 2 * action.tablets
+            state.rongo += 2 * action.tablets  # broken tablets go back into the box
         _power(state, island, clan, action, check_only=False)
+    _placed(state)
     advance(state, island, state.turn)
 
 
+def _short(have: int, times: int, what: str) -> str:
+    """The refusal when the container or supply holds `have` of `what`, fewer than `times`."""
+    if have < 1:
+        return f"No {what} is left in the container."
+    return f"Only {have} {what}s are left in the container, not {times}."
+
+
 def _power(state: State, island: Island, clan: Clan, action: Place, *, check_only: bool) -> None:  # noqa: C901
+    """The hex's power, once per Rongo tablet the chief breaks (`action.tablets`)."""
     kind = island.hex_by_id[action.hex].kind
     who = state.index(clan.name)
     ahus = island.ahus_at[action.hex]
+    times = action.tablets
     if action.ahu is not None and not ahus:
         raise IllegalMove(f"Hex {action.hex} touches no Ahu.")
     if kind == "village":
-        if state.container_workers[who] < 1:
-            raise IllegalMove(f"No {clan.name} worker is left in the container.")
+        if state.container_workers[who] < times:
+            raise IllegalMove(_short(state.container_workers[who], times, f"{clan.name} worker"))
         if not check_only:
-            state.container_workers[who] -= 1
-            clan.workers += 1
-            clan.free_workers += 1
+            state.container_workers[who] -= times
+            clan.workers += times
+            clan.free_workers += times
     elif kind == "hut":
-        if state.container_markers[who] < 1:
-            raise IllegalMove(f"No {clan.name} tribe marker is left in the container.")
+        if state.container_markers[who] < times:
+            raise IllegalMove(
+                _short(state.container_markers[who], times, f"{clan.name} tribe marker")
+            )
         if not check_only:
-            state.container_markers[who] -= 1
-            clan.markers += 1
-            clan.free_markers += 1
+            state.container_markers[who] -= times
+            clan.markers += times
+            clan.free_markers += times
     elif kind == "forest":
         if action.hex in state.cleared:
             raise IllegalMove("This forest has already been cut.")
+        if times > 1:
+            raise IllegalMove("A forest is cut once: a second tablet there would bring nothing.")
         if not check_only:
             got = min(island.hex_by_id[action.hex].logs, state.logs)
             state.logs -= got
@@ -423,25 +471,34 @@ def _power(state: State, island: Island, clan: Clan, action: Place, *, check_onl
     elif kind == "headdress_quarry":
         if state.headdresses < 1:
             raise IllegalMove("No headdress is left to carve.")
+        if state.headdresses < times:
+            raise IllegalMove(f"Only {state.headdresses} headdresses are left, not {times}.")
         if not check_only:
-            state.headdresses -= 1
-            state.made += 1
-            item_id = f"headdress{state.made}"
-            state.items[item_id] = Item(item_id, "headdress", 1, clan.name)
+            state.headdresses -= times
+            for _ in range(times):
+                state.made += 1
+                item_id = f"headdress{state.made}"
+                state.items[item_id] = Item(item_id, "headdress", 1, clan.name)
     elif ahus:
         if action.ahu is None:
             raise IllegalMove(f"Name the Ahu to reserve: {', '.join(ahus)}.")
         if action.ahu not in ahus:
             raise IllegalMove(f"Ahu {action.ahu} does not touch hex {action.hex}.")
-        spot = state.ahus[action.ahu]
-        if spot.base is not None:
+        if state.ahus[action.ahu].base is not None:
             raise IllegalMove(f"Ahu {action.ahu} already holds a base.")
+        others = [a for a in ahus if a != action.ahu and state.ahus[a].base is None]
+        targets = [action.ahu, *others][:times]
+        if len(targets) < times:
+            raise IllegalMove(f"Hex {action.hex} has no other free Ahu to reserve.")
         if clan.bases < 1:
             raise IllegalMove(f"{clan.name} has no base left behind the screen.")
+        if clan.bases < times:
+            raise IllegalMove(f"{clan.name} has only {clan.bases} base behind the screen.")
         if not check_only:
-            clan.bases -= 1
-            spot.base = clan.name
-            spot.reserved = True
+            for ahu_id in targets:
+                clan.bases -= 1
+                state.ahus[ahu_id].base = clan.name
+                state.ahus[ahu_id].reserved = True
     else:
         raise IllegalMove(f"Hex {action.hex} has no power to use.")
 
@@ -456,6 +513,7 @@ def _take_rongo(state: State, island: Island, clan: Clan) -> None:
     clan.free_markers -= 1
     clan.rongo += 1
     state.rongo -= 1
+    _placed(state)
     advance(state, island, state.turn)
 
 
@@ -474,8 +532,15 @@ def _movable(state: State, clan: Clan, item_id: str) -> Item:
 
 
 def _presence(state: State, hex_id: str, name: str) -> bool:
-    """An unpowered piece of this clan stands on the hex (needed to erect or cover)."""
+    """An unpowered piece of this clan stands on the hex, acting as a worker: erecting needs
+    one ("almeno un lavoratore del suo colore")."""
     return any(p.owner == name and not p.powered for p in state.pieces.get(hex_id, []))
+
+
+def _any_piece(state: State, hex_id: str, name: str) -> bool:
+    """A piece of this clan stands on the hex, powered or not: covering a Moai needs one
+    ("almeno una pedina sull'esagono adiacente all'Ahu")."""
+    return any(p.owner == name for p in state.pieces.get(hex_id, []))
 
 
 def start_of(island: Island, item: Item) -> str:
@@ -631,12 +696,18 @@ def _check_cap(
         raise IllegalMove(f"No Moai stands on Ahu {ahu_id} yet.")
     if spot.headdress is not None:
         raise IllegalMove(f"The Moai on Ahu {ahu_id} already wears a headdress.")
-    if not _presence(state, here, clan.name):
+    if not _any_piece(state, here, clan.name):
         raise IllegalMove(f"Covering a Moai needs a piece of {clan.name}'s on hex {here}.")
 
 
 def _mark(state: State, island: Island, clan: Clan, action: Mark) -> None:
-    if state.phase != "transport":
+    if state.phase == "marking":
+        if action.item not in state.unmoved or state.items[action.item].owner != clan.name:
+            raise IllegalMove(
+                f"At the end of transport {clan.name} may mark only a Moai or headdress of "
+                "theirs that did not move this turn."
+            )
+    elif state.phase != "transport":
         raise IllegalMove("Moai and headdresses are marked in the transport phase.")
     item = _movable(state, clan, action.item)
     if item.marked:
@@ -647,6 +718,8 @@ def _mark(state: State, island: Island, clan: Clan, action: Mark) -> None:
     item.owner = clan.name
     item.marked = True
     clan.free_markers -= 1
+    if action.item in state.unmoved:
+        state.unmoved.remove(action.item)
     advance(state, island, state.turn)
 
 
@@ -686,6 +759,9 @@ def legal_actions(state: State, island: Island) -> list[Action]:
         return [*place_actions(state, island, clan), Pass(name)]
     if state.phase == "transport":
         return transport_actions(state, island, name)
+    if state.phase == "marking":
+        mine = [k for k in state.unmoved if state.items[k].owner == name]
+        return [*(Mark(name, k) for k in mine), Pass(name)]
     marked = [i.id for i in state.items.values() if i.marked and i.owner == name]
     return [*(Reclaim(name, i) for i in marked), Pass(name)]
 
@@ -710,20 +786,22 @@ def place_actions(state: State, island: Island, clan: Clan) -> list[Action]:
     ]
     for piece in pieces:
         for h in island.hexes:
-            logs = range(min(2, clan.logs) + 1) if piece != "chief" else range(1)
+            logs = range(min(2, clan.logs) + 1)
             for n in logs:
                 out.append(Place(clan.name, piece, h.id, n))
             if piece == "worker" or (piece == "chief" and clan.rongo < 2):
                 continue
             targets: list[str | None] = list(island.ahus_at[h.id]) or [None]
+            most = clan.rongo // 2 if piece == "chief" else 1
             for n in logs:
                 for ahu in targets:
-                    action = Place(clan.name, piece, h.id, n, True, ahu)
-                    try:
-                        _power(state, island, clan, action, check_only=True)
-                    except IllegalMove:
-                        continue
-                    out.append(action)
+                    for tablets in range(1, most + 1):
+                        action = Place(clan.name, piece, h.id, n, True, ahu, tablets)
+                        try:
+                            _power(state, island, clan, action, check_only=True)
+                        except IllegalMove:
+                            break
+                        out.append(action)
     if clan.free_markers > 0 and state.rongo > 0:
         out.append(TakeRongo(clan.name))
     return out
@@ -763,13 +841,14 @@ def transport_actions(state: State, island: Island, name: str) -> list[Action]:
         if item.ahu is not None or item.owner not in (None, name):
             continue
         for dest, path in reach(state, island, name, item).items():
-            present = _presence(state, dest, name)
-            for ahu_id in island.ahus_at[dest] if present else ():
+            erects = item.kind == "moai" and _presence(state, dest, name)
+            caps = item.kind == "headdress" and _any_piece(state, dest, name)
+            for ahu_id in island.ahus_at[dest] if erects or caps else ():
                 spot = state.ahus[ahu_id]
                 free = spot.base == name or (spot.base is None and clan.bases > 0)
-                if item.kind == "moai" and spot.moai is None and free:
+                if erects and spot.moai is None and free:
                     out.append(Move(name, item.id, path, erect=ahu_id))
-                if item.kind == "headdress" and spot.moai is not None and spot.headdress is None:
+                if caps and spot.moai is not None and spot.headdress is None:
                     out.append(Move(name, item.id, path, cap=ahu_id))
             if not path:
                 continue

@@ -28,7 +28,8 @@ class Clan:
     prestige: int = 0  # the points track
     bid: Bid | None = None
     sculptors: int = 0  # what is left of the bid's sculptors while choosing
-    done: bool = False  # passed in this phase (or declined a Moai)
+    done: bool = False  # passed in this phase for good (or declined a Moai)
+    waiting: bool = False  # passed while placing with pieces left: asked again after a placement
     erected: int = 0  # Moai of this clan standing on an Ahu
 
 
@@ -96,6 +97,7 @@ class State:
     made: int = 0  # Moai and headdresses taken from the box so far (for ids)
     moved: bool = False  # some Moai or headdress moved this turn
     dry: bool = False  # the box held no Moai when this turn's dice were rolled
+    unmoved: list[str] = field(default_factory=list)  # left before a screen this transport
     over: bool = False
 
     def copy(self) -> State:
@@ -113,6 +115,7 @@ class State:
             board_logs=dict(self.board_logs),
             cleared=set(self.cleared),
             items={k: replace(v, trail=list(v.trail)) for k, v in self.items.items()},
+            unmoved=list(self.unmoved),
         )
 
     def clan(self, name: str) -> Clan:

@@ -67,7 +67,7 @@ def test_replay_rebuilds_the_same_state_from_json() -> None:
 
 def test_every_action_round_trips_through_json() -> None:
     kinds = set()
-    for players, seed in ((3, 1), (4, 3), (5, 1)):
+    for players, seed in ((3, 1), (4, 2), (5, 3)):
         game = play_random_game(NAMES[players], seed)
         for event in game.events[1:]:
             action = GiantsGame.action_from_json(event["action"])

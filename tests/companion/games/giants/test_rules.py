@@ -20,6 +20,7 @@ from companion.games.giants import (
     default_island,
 )
 from companion.games.giants.rules import help_options
+from companion.games.giants.state import Piece
 from tests.companion.games.giants.test_examples import (
     island,
     item,
@@ -172,8 +173,6 @@ def test_placing_refusals() -> None:
     coast = land.ahus[0].hex
     with pytest.raises(IllegalMove, match="no hex h99"):
         game.push(Place("A", "worker", "h99"))
-    with pytest.raises(IllegalMove, match="Logs go with a worker or the sorcerer"):
-        game.push(Place("A", "chief", "h06", logs=1))
     with pytest.raises(IllegalMove, match="has only 0 logs"):
         game.push(Place("A", "worker", "h06", logs=1))
     with pytest.raises(IllegalMove, match="Only the sorcerer"):
@@ -234,12 +233,100 @@ def test_rongo_half_for_a_tribe_marker() -> None:
 
 def test_the_last_player_in_keeps_placing() -> None:
     game = placing(["A", "B", "C"])
+    for name in ("A", "B"):  # only tribe markers left: their pass is final
+        clan = game.state.clan(name)
+        clan.free_workers, clan.sorcerer, clan.chief = 0, False, False
     game.push(Pass("A"))
     game.push(Pass("B"))
     game.push(Place("C", "worker", "h06"))
     assert game.to_move() == "C"
     game.push(Place("C", "sorcerer", "h06"))
     assert game.to_move() == "C"
+
+
+def test_a_pass_with_pieces_left_is_not_final() -> None:
+    """259: "non può fare nient'altro durante questa fase, a meno che non siano ancora
+    disponibili delle pedine"."""
+    game = placing(["A", "B", "C"])
+    game.push(Pass("A"))
+    assert game.view()["players"][0]["passed"]
+    game.push(Place("B", "worker", "h06"))
+    game.push(Place("C", "worker", "h06"))
+    assert game.to_move() == "A"  # asked again: pieces are still available
+    game.push(Place("A", "worker", "h07"))
+    assert game.state.clan("A").free_workers == 0
+
+
+def test_placing_ends_when_everyone_passes_in_a_row() -> None:
+    game = placing(["A", "B", "C"])
+    game.push(Place("A", "worker", "h06"))
+    for name in ("B", "C"):
+        game.push(Pass(name))
+    assert game.to_move() == "A"
+    game.push(Pass("A"))
+    assert game.state.phase != "place"
+
+
+def test_a_pass_with_no_piece_left_is_final() -> None:
+    """The placing example's Red, with only a log, passes and is asked no more."""
+    game = placing(["A", "B", "C"])
+    game.state.clan("A").free_workers = 0
+    game.state.clan("A").sorcerer = game.state.clan("A").chief = False
+    game.state.clan("A").free_markers = 2
+    game.push(TakeRongo("A"))
+    game.push(Place("B", "worker", "h06"))
+    game.push(Place("C", "worker", "h06"))
+    game.push(Pass("A"))
+    game.push(Place("B", "sorcerer", "h06"))
+    game.push(Place("C", "sorcerer", "h06"))
+    assert game.to_move() == "B"
+
+
+def test_the_chief_may_carry_logs_though_it_needs_none() -> None:
+    """157: a log with the chief "non ha senso", but nothing forbids it."""
+    game = placing(["A", "B", "C"])
+    game.state.clan("A").logs = 2
+    assert Place("A", "chief", "h06", logs=2) in game.legal_actions()
+    game.push(Place("A", "chief", "h06", logs=2))
+    assert game.state.board_logs["h06"] == 2 and game.state.clan("A").logs == 0
+
+
+def test_the_chief_breaks_more_tablets_for_more_actions() -> None:
+    """251: one action a turn "a meno che non siano disponibili altre tavolette Rongo
+    complete"."""
+    game = placing(["A", "B", "C"])
+    a = game.state.clan("A")
+    a.rongo = 5
+    village = game.island.only("village")
+    assert Place("A", "chief", village, power=True, tablets=2) in game.legal_actions()
+    assert Place("A", "chief", village, power=True, tablets=3) not in game.legal_actions()
+    with pytest.raises(IllegalMove, match="Breaking 3 Rongo tablets takes 6 halves; A has 5"):
+        game.push(Place("A", "chief", village, power=True, tablets=3))
+    game.push(Place("A", "chief", village, power=True, tablets=2))
+    a = game.state.clan("A")
+    assert (a.rongo, a.workers, a.free_workers) == (1, 3, 3)
+    assert game.state.rongo == game.island.rongo_halves + 4
+
+
+def test_a_second_tablet_needs_a_second_use() -> None:
+    game = placing(["A", "B", "C"])
+    game.state.clan("A").rongo = 4
+    forest = next(h.id for h in game.island.hexes if h.kind == "forest")
+    with pytest.raises(IllegalMove, match="A forest is cut once"):
+        game.push(Place("A", "chief", forest, power=True, tablets=2))
+    with pytest.raises(IllegalMove, match="Only the chief"):
+        game.push(Place("A", "sorcerer", forest, power=True, tablets=2))
+    game.state.container_markers[0] = 1
+    with pytest.raises(IllegalMove, match="Only 1 A tribe markers are left in the container"):
+        game.push(Place("A", "chief", game.island.only("hut"), power=True, tablets=2))
+    single = next(a for a in game.island.ahus if len(game.island.ahus_at[a.hex]) == 1)
+    with pytest.raises(IllegalMove, match="no other free Ahu"):
+        game.push(Place("A", "chief", single.hex, power=True, ahu=single.id, tablets=2))
+    pair = next(h for h, ahus in game.island.ahus_at.items() if len(ahus) == 2)
+    first, second = game.island.ahus_at[pair]
+    game.push(Place("A", "chief", pair, power=True, ahu=second, tablets=2))
+    assert {game.state.ahus[x].base for x in (first, second)} == {"A"}
+    assert game.state.clan("A").bases == 5
 
 
 # --- phase 4: transport ---------------------------------------------------------------------------
@@ -282,13 +369,34 @@ def test_the_mover_names_who_helps_at_the_same_cost() -> None:
     assert prestige(game) == {"A": 0, "B": 0, "C": 1}
 
 
-def test_a_chief_is_used_only_when_it_costs_no_more_than_workers() -> None:
+def test_the_mover_gives_the_points_to_whom_they_choose() -> None:
+    """326: "il giocatore darà i punti prestigio (PP) al giocatore di sua scelta", though
+    another's chief costs more than another's worker."""
     game = transport_game(["A", "B", "C"], line(), "A")
+    moai = item(game, "A", 2)
     put(game, "A", "B")
     put(game, "A", "C", "chief")
     logs(game, "A", 1)
-    assert help_options(game.state, "A", "A", 2) == [(("B", 1),)]  # B's worker and the log
+    # B's worker and the log, or C's chief: the cheapest first.
+    assert help_options(game.state, "A", "A", 2) == [(("B", 1),), (("C", 2),)]
     assert help_options(game.state, "A", "A", 1) == [(("B", 1),), (("C", 1),)]
+    game.push(Move("A", moai, ("A",), mark=True, help=((("C", 2),),)))
+    assert prestige(game) == {"A": 0, "B": 0, "C": 2}
+
+
+def test_no_help_is_paid_for_nothing() -> None:
+    game = transport_game(["A", "B", "C"], line(), "A")
+    moai = item(game, "A", 1)
+    put(game, "A", "A")
+    put(game, "A", "B")
+    put(game, "A", "C", "chief")
+    assert help_options(game.state, "A", "A", 1) == [()]  # A's own worker is enough
+    with pytest.raises(IllegalMove, match="the help must be one of nobody"):
+        game.push(Move("A", moai, ("A",), mark=True, help=((("B", 1),),)))
+    put(game, "B", "B", n=2)
+    put(game, "B", "C")
+    # A size 1 needs one helper, not two.
+    assert help_options(game.state, "B", "A", 1) == [(("B", 1),), (("C", 1),)]
 
 
 def test_powered_sorcerer_and_chief_carry_nothing() -> None:
@@ -365,9 +473,40 @@ def test_unmoved_moai_goes_to_the_quarry_and_unmarked_ones_are_abandoned() -> No
     game.push(Move("B", moved, ("A",)))
     game.push(Pass("B"))
     s = game.state
+    assert s.phase == "marking" and game.to_move() == "A"
+    assert game.legal_actions() == [Mark("A", fresh), Pass("A")]
+    game.push(Pass("A"))
+    s = game.state
     assert s.phase == "roll"
     assert (s.items[fresh].hex, s.items[fresh].owner) == ("M", None)
     assert (s.items[moved].hex, s.items[moved].owner) == ("A", None)
+
+
+def test_an_unmoved_moai_is_marked_at_the_end_of_transport_after_its_owner_passed() -> None:
+    """366: "Il Giocatore può immediatamente marchiarlo se ha a disposizione un segnalino
+    Tribù", whether or not they passed in the transport phase."""
+    game = transport_game(["A", "B", "C"], line(), "A")
+    fresh = item(game, "A", 2)
+    headdress = item(game, "A", kind="headdress")
+    put(game, "A", "B")
+    game.push(Pass("A"))  # A has passed; B and C have nothing to move: the phase ends
+    assert game.state.phase == "marking" and game.to_move() == "A"
+    assert game.legal_actions() == [Mark("A", fresh), Mark("A", headdress), Pass("A")]
+    game.push(Mark("A", fresh))
+    assert game.to_move() == "A"  # a marker left for the headdress too
+    game.push(Mark("A", headdress))
+    s = game.state
+    assert (s.items[fresh].hex, s.items[fresh].owner, s.items[fresh].marked) == ("M", "A", True)
+    assert (s.items[headdress].hex, s.items[headdress].marked) == ("HQ", True)
+    assert s.phase == "reclaim"
+
+
+def test_no_marker_no_question_at_the_end_of_transport() -> None:
+    game = transport_game(["A", "B", "C"], line(), "A")
+    fresh = item(game, "A", 2)
+    game.state.clan("A").free_markers = 0
+    game.push(Pass("A"))
+    assert game.state.phase == "roll" and game.state.items[fresh].owner is None
 
 
 def test_marking_a_moai_before_the_screen_puts_it_in_the_quarry() -> None:
@@ -376,6 +515,28 @@ def test_marking_a_moai_before_the_screen_puts_it_in_the_quarry() -> None:
     game.push(Mark("A", fresh))
     s = game.state
     assert (s.items[fresh].hex, s.items[fresh].marked, s.clan("A").free_markers) == ("M", True, 1)
+
+
+def test_covering_needs_a_piece_of_the_mover_powered_or_not() -> None:
+    """352: "se un giocatore ha almeno una pedina sull'esagono adiacente all'Ahu"; erecting
+    (342) needs a worker, which a powered sorcerer is not."""
+    game = transport_game(["A", "B", "C"], line(), "A")
+    standing = item(game, "B", 1)
+    game.state.items[standing].ahu = "b1"
+    game.state.ahus["b1"].base, game.state.ahus["b1"].moai = "B", standing
+    headdress = item(game, "A", kind="headdress", at="M")
+    moai = item(game, "A", 1, at="M")
+    put(game, "A", "B")
+    put(game, "B", "B")
+    game.state.pieces["B"].append(Piece("A", "sorcerer", powered=True))
+    game.state.ahus["b1"].moai = None  # first: no erecting with a powered sorcerer alone
+    game.state.ahus["b1"].base = None
+    with pytest.raises(IllegalMove, match="Erecting needs a piece of A's on hex B"):
+        game.push(Move("A", moai, ("A", "B"), erect="b1"))
+    game.state.ahus["b1"].base, game.state.ahus["b1"].moai = "B", standing
+    assert Move("A", headdress, ("A", "B"), cap="b1") in game.legal_actions()
+    game.push(Move("A", headdress, ("A", "B"), cap="b1"))
+    assert game.state.ahus["b1"].headdress == headdress
 
 
 def test_headdress_needs_a_standing_moai() -> None:
