@@ -11,7 +11,7 @@ import time
 
 from companion.errors import CompanionError, DataError
 from companion.games import game_class
-from companion.games.base import BoardGame, ScoreTable
+from companion.games.base import BoardGame, PlayerScore, ScoreTable
 from companion.games.session import BoardSession
 
 #: The most moves a demo game may take before the bots are said to be stuck.
@@ -22,19 +22,45 @@ NAMES = ("Aroha", "Tama", "Mere", "Wiremu", "Hine", "Manu")
 
 
 def render_score(table: ScoreTable) -> str:
-    """The score as an aligned table: one row per breakdown line and the total, one column per
-    player, then the winners."""
-    keys = [k for k in table.players[0].breakdown] if table.players else []
-    labels = [k.replace("_", " ") for k in keys] + ["total"]
-    columns = [[p.name, *(str(p.breakdown[k]) for k in keys), str(p.total)] for p in table.players]
-    widths = [max(len(text) for text in col) for col in columns]
+    """The score as an aligned table, one column per player: the points rows, the total, then
+    (apart, named so) the counts that break ties; then the winners, or that the game is not
+    over."""
+    if table.points or table.tiebreaks:
+        points, tiebreaks = list(table.points), list(table.tiebreaks)
+    else:
+        points = [k for k in table.players[0].breakdown] if table.players else []
+        tiebreaks = []
+    sections: list[tuple[str, list[str]]] = [("", points), ("", ["total"])]
+    if tiebreaks:
+        sections.append(("tie-breaks (counts, not points):", tiebreaks))
+
+    def cell(p: PlayerScore, key: str) -> str:
+        return str(p.total if key == "total" else p.breakdown.get(key, ""))
+
+    labels = [k.replace("_", " ") for _, keys in sections for k in keys]
     label_width = max(len(label) for label in labels)
-    lines = []
-    for i, label in enumerate(["", *labels]):
-        cells = "  ".join(col[i].rjust(w) for col, w in zip(columns, widths, strict=True))
-        lines.append(f"{label.ljust(label_width)}  {cells}".rstrip())
-    word = "winner" if len(table.winners) == 1 else "winners (shared)"
-    lines.append(f"{word}: {', '.join(table.winners)}")
+    widths = [
+        max([len(p.name)] + [len(cell(p, k)) for _, keys in sections for k in keys])
+        for p in table.players
+    ]
+
+    def line(label: str, cells: list[str]) -> str:
+        text = "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True))
+        return f"{label.ljust(label_width)}  {text}".rstrip()
+
+    lines = [line("", [p.name for p in table.players])]
+    for heading, keys in sections:
+        if keys == ["total"]:
+            lines.append("-" * (label_width + 2 + sum(widths) + 2 * max(len(widths) - 1, 0)))
+        elif heading:
+            lines.append(heading)
+        for key in keys:
+            lines.append(line(key.replace("_", " "), [cell(p, key) for p in table.players]))
+    if not table.over:
+        lines.append("The game is not over: this is the score so far, and nobody has won yet.")
+    else:
+        word = "winner" if len(table.winners) == 1 else "winners (shared)"
+        lines.append(f"{word}: {', '.join(table.winners)}")
     return "\n".join(lines)
 
 

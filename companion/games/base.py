@@ -9,7 +9,7 @@ same game, and a final score. It imports neither OpenCV, Flask nor gpiozero.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol, Self
 
 
@@ -33,18 +33,35 @@ class PlayerScore:
 
 @dataclass(frozen=True)
 class ScoreTable:
-    """Every player's score and the winners (every player tied for first after tie-breaks)."""
+    """Every player's score and the winners (every player tied for first after tie-breaks).
+
+    `over` is False for a game that has not ended: its winners are those of a game ending
+    now, and none at all in the score of a file whose log stops mid-game (`unfinished`).
+    `points` lists the breakdown keys that add up to the total, `tiebreaks` the counts that
+    break a tie on points, in the rulebook's order; a game that names neither shows its
+    breakdown as it comes."""
 
     game: str
     players: tuple[PlayerScore, ...]
     winners: tuple[str, ...]
+    over: bool = True
+    points: tuple[str, ...] = ()
+    tiebreaks: tuple[str, ...] = ()
+
+    def unfinished(self) -> ScoreTable:
+        """This table as the score of a game that has not ended: no winners."""
+        return replace(self, over=False, winners=())
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "game": self.game,
+            "over": self.over,
             "players": [p.to_json() for p in self.players],
             "winners": list(self.winners),
         }
+        if self.points or self.tiebreaks:
+            data["rows"] = {"points": list(self.points), "tiebreaks": list(self.tiebreaks)}
+        return data
 
 
 class BoardGame(Protocol):

@@ -47,7 +47,9 @@ def score_game_file(key: str, path: str | Path) -> ScoreTable:
     events = data.get("events")
     if not isinstance(events, list):
         raise DataError(source, "the game file needs an `events` list")
-    return cls.replay(events, source).score()
+    game = cls.replay(events, source)
+    table = game.score()
+    return table if game.over else table.unfinished()
 
 
 def game_file(game: BoardGame) -> dict[str, Any]:

@@ -33,13 +33,20 @@ def test_score_json_prints_game_players_with_breakdown_and_winners(
     assert main(["score", "--game", "tongiaki", str(tally), "--json"]) == 0
     out, err = capsys.readouterr()
     assert err == ""
+    ana = {"island_points": 5, "royal_island_points": 4, "islands": 2, "boats": 2}
+    bo = {"island_points": 5, "royal_island_points": 0, "islands": 2, "boats": 3}
     assert json.loads(out) == {
         "game": "tongiaki",
+        "over": True,
         "players": [
-            {"name": "Ana", "islands": 2, "boats": 2, "royal_islands": 1, "total": 9},
-            {"name": "Bo", "islands": 2, "boats": 3, "royal_islands": 0, "total": 5},
+            {"name": "Ana", **ana, "royal_islands": 1, "total": 9},
+            {"name": "Bo", **bo, "royal_islands": 0, "total": 5},
         ],
         "winners": ["Ana"],
+        "rows": {
+            "points": ["island_points", "royal_island_points"],
+            "tiebreaks": ["islands", "boats"],
+        },
     }
 
 
@@ -49,9 +56,34 @@ def test_score_table_has_a_row_per_line_and_the_winner(
     assert main(["score", str(tally), "--game", "tongiaki"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["Ana", "Bo"]
-    rows = {line[:14].strip(): line[14:].split() for line in lines[1:]}
-    assert rows["total"] == ["9", "5"] and rows["royal islands"] == ["1", "0"]
+    labels = [line[:19].strip() for line in lines]
+    rows = {line[:19].strip(): line[19:].split() for line in lines[1:]}
+    assert rows["island points"] == ["5", "5"] and rows["royal island points"] == ["4", "0"]
+    assert rows["total"] == ["9", "5"]
+    # Points above the total; the counts that break ties below it, named so.
+    assert labels.index("royal island points") < labels.index("total")
+    tiebreaks = next(i for i, line in enumerate(lines) if line.startswith("tie-breaks"))
+    assert labels.index("total") < tiebreaks < labels.index("islands") < labels.index("boats")
+    assert rows["islands"] == ["2", "2"] and rows["boats"] == ["2", "3"]
     assert lines[-1] == "winner: Ana"
+
+
+def test_a_log_that_stops_mid_game_is_said_to_be_unfinished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from companion.games.bots import play_game
+    from companion.games.tongiaki import Tongiaki
+
+    game = play_game(Tongiaki, ["Ana", "Bo"], 3)
+    path = tmp_path / "half.json"
+    path.write_text(json.dumps({"events": game.events[: len(game.events) // 2]}), "utf-8")
+    assert main(["score", "--game", "tongiaki", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["over"] is False and data["winners"] == []
+    assert main(["score", "--game", "tongiaki", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "The game is not over" in out and "nobody has won yet" in out
+    assert "winner" not in out
 
 
 @pytest.mark.parametrize(

@@ -51,12 +51,20 @@ class Arrive:
 
 @dataclass(frozen=True)
 class Royal:
-    """Found a royal island where only the player's boats are."""
+    """Found a royal island on the island where a fleet of only the player's boats has landed."""
 
     island: str
 
     def to_json(self) -> dict[str, Any]:
         return {"type": "royal", "island": self.island}
+
+
+@dataclass(frozen=True)
+class Decline:
+    """Do not found a royal island where the player's own fleet has landed: the turn goes on."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "decline"}
 
 
 @dataclass(frozen=True)
@@ -102,7 +110,7 @@ class Lay:
         return {"type": "lay", "q": self.q, "r": self.r, "rotation": self.rotation}
 
 
-Action = Place | Expand | Arrive | Royal | Resettle | Migrate | Land | Lay
+Action = Place | Expand | Arrive | Royal | Decline | Resettle | Migrate | Land | Lay
 
 
 def _field(data: dict[str, Any], key: str, kind: type) -> Any:
@@ -143,6 +151,8 @@ def action_from_json(data: Any) -> Action:
         return Arrive(_field(data, "island", str), _ints(data, "beaches"))
     if kind == "royal":
         return Royal(_field(data, "island", str))
+    if kind == "decline":
+        return Decline()
     if kind == "resettle":
         return Resettle()
     if kind == "migrate":

@@ -22,6 +22,7 @@ from companion.games.base import PlayerScore, ScoreTable
 from companion.games.tongiaki.actions import (
     Action,
     Arrive,
+    Decline,
     Expand,
     Land,
     Lay,
@@ -45,7 +46,7 @@ from companion.games.tongiaki.tiles import (
 #: The boats' colours, given to the players in seat order.
 COLOURS: tuple[str, ...] = ("red", "blue", "yellow", "orange", "green", "purple")
 #: Every kind of Tongiaki move (push refuses any other game's).
-TONGIAKI_ACTIONS = (Place, Expand, Arrive, Royal, Resettle, Migrate, Land, Lay)
+TONGIAKI_ACTIONS = (Place, Expand, Arrive, Royal, Decline, Resettle, Migrate, Land, Lay)
 #: Royal islands one player may found in a game.
 MAX_ROYAL = 2
 
@@ -72,16 +73,18 @@ class State:
     stack: list[str]
     removed: list[str] = field(default_factory=list)
     current: int = 0
-    # setup | turn | migrate | land | lay | settle | over
+    # setup | turn | migrate | land | royal | lay | settle | over
     step: str = "setup"
     setup_left: int = 0
     turn_counts: dict[str, int] = field(default_factory=dict)  # own boats per island, turn start
     fleet: list[str] = field(default_factory=list)  # boats landing (step "land")
     target: str | None = None  # the island landed on ("land") or settled ("settle")
     received: list[int] = field(default_factory=list)  # beaches given a boat in this landing
+    own_fleet: bool = False  # the landing fleet is the active player's boats alone
     lay_for: str = ""  # "resettle" | "cycle"
     ending: bool = False  # the last island or water tile is on the map
-    seen: set[tuple[Any, ...]] = field(default_factory=set)  # positions met this turn
+    # The positions met this turn, each with the migrations chosen there.
+    tried: dict[tuple[Any, ...], set[Migrate]] = field(default_factory=dict)
     news: list[str] = field(default_factory=list)  # what the last action made happen
 
     def clone(self) -> State:
@@ -101,7 +104,7 @@ class State:
             turn_counts=dict(self.turn_counts),
             fleet=list(self.fleet),
             received=list(self.received),
-            seen=set(self.seen),  # its keys are immutable tuples
+            tried={key: set(moves) for key, moves in self.tried.items()},
             news=list(self.news),
         )
 
@@ -204,8 +207,17 @@ class Tongiaki:
             start = tiles.start
             state.hexes[(0, 0)] = Hex(start.id, 0, [[] for _ in start.beaches])
             state.setup_left = 2 * len(names)
-            return state
-        _lay_out(state, tiles, position)
+        else:
+            _lay_out(state, tiles, position)
+        # The whole stack: a shorter one would end the game early (the last tile of a kind).
+        on_map = {h.tile for h in state.hexes.values()}
+        missing = [t for t in tiles.stack_ids if t not in on_map and t not in stack]
+        if missing:
+            shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+            raise IllegalMove(
+                f"The stack must hold every tile not on the map: {len(missing)} are missing "
+                f"({shown})."
+            )
         return state
 
     # ------------------------------------------------------------------ the protocol
@@ -255,11 +267,13 @@ class Tongiaki:
         if s.step == "setup":
             return f"{name}: place a boat on Tonga"
         if s.step == "turn":
-            return f"{name}: expand on an island (or found a royal island, or resettle)"
+            return f"{name}: expand on an island (or resettle)"
         if s.step == "migrate":
             return f"{name}: choose a full beach and the pier its boats sail from"
         if s.step == "land":
             return f"{name}: land the fleet's {len(s.fleet)} boats on {s.target}"
+        if s.step == "royal":
+            return f"{name}: found a royal island on {s.target}, or decline"
         if s.step == "lay":
             kind = "island" if self._spec(s.stack[0]).is_island else "water"
             return f"{name}: lay the revealed {kind} tile next to the map"
@@ -283,9 +297,12 @@ class Tongiaki:
         if s.step == "turn":
             return self._turn_actions()
         if s.step == "migrate":
-            return self._migrations()
+            return list[Action](self._migrations())
         if s.step == "land":
             return [Land(b, c) for b in self._landing_beaches() for c in sorted(set(s.fleet))]
+        if s.step == "royal":
+            assert s.target is not None
+            return [Royal(s.target), Decline()]
         if s.step == "lay":
             return [Lay(q, r, k) for q, r in self._frontier() for k in range(6)]
         if s.step == "settle":
@@ -329,7 +346,7 @@ class Tongiaki:
             owners = {n: boats[c] for n, c in zip(s.names, s.colours, strict=True) if boats[c]}
             royal = s.names[s.colours.index(h.royal)] if h.royal else None
             islands.append(Island(spec.value, owners, royal))
-        return score_islands(s.names, islands, self.key)
+        return score_islands(s.names, islands, self.key, over=self.over)
 
     @classmethod
     def score_file(cls, data: Any, source: str) -> ScoreTable:
@@ -337,11 +354,16 @@ class Tongiaki:
         log replayed, or the islands counted at the end of a game played on the table."""
         if not isinstance(data, dict):
             raise DataError(source, "a Tongiaki game file is a JSON object")
+        if "events" in data and "islands" in data:
+            raise DataError(source, "a Tongiaki game file holds `events` or `islands`, not both")
         if "events" in data:
+            _known(data, EVENT_FILE_KEYS, "an event log", source)
             events = data["events"]
             if not isinstance(events, list):
                 raise DataError(source, "`events` must be a list")
-            return cls.replay(events, source).score()
+            game = cls.replay(events, source)
+            table = game.score()
+            return table if game.over else table.unfinished()
         if "islands" in data:
             return _tally(data, source)
         raise DataError(source, "a Tongiaki game file needs `events` or `islands`")
@@ -425,6 +447,10 @@ class Tongiaki:
     def _beach_boats(self, colour: str) -> int:
         return sum(sum(b.count(colour) for b in h.boats) for h in self.state.hexes.values())
 
+    def _on_map(self, colour: str) -> int:
+        """The player's boats on the map: on the beaches and in the centre of royal islands."""
+        return self._beach_boats(colour) + self.state.royals[colour]
+
     def _own_counts(self, colour: str) -> dict[str, int]:
         """The player's boats on each island that is not royal."""
         counts = {}
@@ -475,16 +501,19 @@ class Tongiaki:
         stop = self._trace(at, edge, colours)
         return stop.kind == "royal" or (stop.kind == "island" and stop.at == at)
 
-    def _migrations(self) -> list[Action]:
-        """The migrations open now: every pier of every full beach, but while some pier leads
-        elsewhere, none that only leads back to its own island."""
-        away: list[Action] = []
-        back: list[Action] = []
+    def _every_migration(self) -> list[Migrate]:
+        """Every pier of every full beach."""
+        found = []
         for at, b in self._full():
             h = self.state.hexes[at]
-            for edge in self._piers(h, b):
-                (back if self._closed(at, b, edge) else away).append(Migrate(h.tile, b, edge))
-        return away or back
+            found += [Migrate(h.tile, b, edge) for edge in self._piers(h, b)]
+        return found
+
+    def _migrations(self) -> list[Migrate]:
+        """The migrations open now: any pier of any full beach, in any order, except one chosen
+        before in this same position this turn (it came back here: an endless cycle)."""
+        tried = self.state.tried.get(self._position_key(), set())
+        return [m for m in self._every_migration() if m not in tried]
 
     def _landing_beaches(self) -> list[int]:
         """Where the next boat of the fleet may moor: first one on every beach with room."""
@@ -498,7 +527,7 @@ class Tongiaki:
         s = self.state
         me = s.colours[s.current]
         found: list[Action] = []
-        if self._beach_boats(me) == 0:
+        if self._on_map(me) == 0:
             for _, h in sorted(s.hexes.items()):
                 spec = self._spec(h.tile)
                 if not spec.is_island or h.royal:
@@ -512,7 +541,7 @@ class Tongiaki:
         else:
             takes: list[tuple[str, int] | None] = [None]
             if s.supply[me] == 0:
-                takes = [
+                takes += [
                     (h.tile, b)
                     for _, h in sorted(s.hexes.items())
                     if not h.royal
@@ -524,15 +553,11 @@ class Tongiaki:
                 if where is None or s.hexes[where].royal:
                     continue
                 free = self._free_beaches(island)
-                k = min(count, len(free), max(s.supply[me], 1))
-                for beaches in itertools.combinations(free, k):
-                    found += [Expand(island, beaches, take) for take in takes]
-            if s.royals[me] < MAX_ROYAL:
-                for _, h in sorted(s.hexes.items()):
-                    spec = self._spec(h.tile)
-                    boats = [c for b in h.boats for c in b]
-                    if spec.kind == "island" and not h.royal and boats and set(boats) == {me}:
-                        found.append(Royal(h.tile))
+                for take in takes:
+                    k = min(count, len(free), s.supply[me] + (take is not None))
+                    if take is not None and k == 0:
+                        continue
+                    found += [Expand(island, b, take) for b in itertools.combinations(free, k)]
         found.append(Resettle())
         return found
 
@@ -548,9 +573,10 @@ class Tongiaki:
         s = self.state
         wants = {
             "setup": (Place,),
-            "turn": (Expand, Arrive, Royal, Resettle),
+            "turn": (Expand, Arrive, Resettle),
             "migrate": (Migrate,),
             "land": (Land,),
+            "royal": (Royal, Decline),
             "lay": (Lay,),
             "settle": (Place,),
         }[s.step]
@@ -581,27 +607,20 @@ class Tongiaki:
             raise IllegalMove(f"The new settlement's boat goes on {s.target}.")
         if isinstance(action, Expand):
             self._refuse_expand(action, me)
-        if isinstance(action, Arrive) and self._beach_boats(me) > 0:
+        if isinstance(action, Arrive) and self._on_map(me) > 0:
             raise IllegalMove("Only a player with no boat on the map brings new boats in.")
-        if isinstance(action, Royal):
-            if s.royals[me] >= MAX_ROYAL:
-                raise IllegalMove(f"A player founds at most {MAX_ROYAL} royal islands.")
-            if action.island == self.tiles.start.id:
-                raise IllegalMove("Tonga cannot become a royal island.")
-            boats = {c for b in self._island_hex(action.island).boats for c in b}
-            if boats != {me}:
-                raise IllegalMove("A royal island is founded where only your own boats are.")
+        if isinstance(action, Royal) and action.island != s.target:
+            raise IllegalMove(f"Your own fleet has landed on {s.target}: only it may be royal.")
         if isinstance(action, Migrate):
             h = self._island_hex(action.island)
             if len(h.boats[action.beach]) < self._berths(h, action.beach):
                 raise IllegalMove(f"Beach {action.beach} of {action.island} is not full.")
             if action.edge not in self._piers(h, action.beach):
                 raise IllegalMove(f"Beach {action.beach} of {action.island} has no pier that way.")
-            at = self._find(action.island)
-            assert at is not None
-            if self._closed(at, action.beach, action.edge) and action not in self._migrations():
+            if action not in self._migrations():
                 raise IllegalMove(
-                    f"That route only leads back to {action.island}: choose another migration."
+                    "That migration came back to this same position: it would sail for ever, "
+                    "choose another."
                 )
         if isinstance(action, Land):
             assert s.target is not None
@@ -631,18 +650,22 @@ class Tongiaki:
             raise IllegalMove("An expansion puts at most one boat on each beach.")
         if s.supply[me] > 0 and action.take is not None:
             raise IllegalMove("You take a boat from the map only when your supply is empty.")
-        if s.supply[me] == 0 and action.take is None:
-            raise IllegalMove("Your supply is empty: name the boat you take from the map.")
         if action.take is not None:
             source = self._island_hex(action.take[0])
             beach = action.take[1]
             if source.royal or not 0 <= beach < len(source.boats) or me not in source.boats[beach]:
                 raise IllegalMove(f"You have no boat to take on beach {beach} of {action.take[0]}.")
+        if s.supply[me] == 0 and action.take is None and action.beaches:
+            raise IllegalMove(
+                "Your supply is empty: name the boat you take from the map, or add none."
+            )
         free = self._free_beaches(action.island)
         full = [b for b in action.beaches if b not in free]
         if full:
             raise IllegalMove(f"Beach {full[0]} of {action.island} has no free berth.")
-        k = min(count, len(free), max(s.supply[me], 1))
+        k = min(count, len(free), s.supply[me] + (action.take is not None))
+        if action.take is not None and k == 0:
+            raise IllegalMove(f"{action.island} has no free berth for the boat you take.")
         if len(action.beaches) != k:
             raise IllegalMove(f"This expansion adds exactly {k} boat(s) to {action.island}.")
 
@@ -680,6 +703,7 @@ class Tongiaki:
             s.supply[me] -= len(action.beaches)
             self._advance()
         elif isinstance(action, Royal):
+            # One of the player's boats goes to the centre; every boat left there goes home.
             h = self._island_hex(action.island)
             for c in (c for b in h.boats for c in b):
                 s.supply[c] += 1
@@ -687,8 +711,12 @@ class Tongiaki:
             h.royal = me
             s.supply[me] -= 1
             s.royals[me] += 1
+            s.target = None
             s.news.append(f"{s.names[s.current]} founds a royal island on {action.island}.")
             self._end_turn()
+        elif isinstance(action, Decline):
+            s.target = None
+            self._advance()
         elif isinstance(action, Resettle):
             for h in s.hexes.values():
                 for boats in h.boats:
@@ -697,6 +725,7 @@ class Tongiaki:
             s.news.append(f"{s.names[s.current]} takes every boat off the map to resettle.")
             s.step, s.lay_for = "lay", "resettle"
         elif isinstance(action, Migrate):
+            s.tried.setdefault(self._position_key(), set()).add(action)
             at = self._find(action.island)
             assert at is not None
             fleet = s.hexes[at].boats[action.beach]
@@ -711,16 +740,20 @@ class Tongiaki:
         elif isinstance(action, Lay):
             self._lay(action)
 
-    def _draw(self, at: Coord, rotation: int) -> TileSpec:
-        """Reveal the top tile and lay it on `at`; the game ends after the last of a kind."""
+    def _draw(self, at: Coord, rotation: int) -> tuple[TileSpec, bool]:
+        """Reveal the top tile and lay it on `at`; whether it was the last of its kind (the game
+        ends: after this turn for an island, at once for water)."""
         s = self.state
         spec = self._spec(s.stack.pop(0))
         s.hexes[at] = Hex(spec.id, rotation, [[] for _ in spec.beaches])
-        if not any(self._spec(t).is_island == spec.is_island for t in s.stack):
+        last = not any(self._spec(t).is_island == spec.is_island for t in s.stack)
+        if last:
             s.ending = True
-            kind = "island" if spec.is_island else "water"
-            s.news.append(f"The last {kind} tile is on the map: the game ends.")
-        return spec
+            if spec.is_island:
+                s.news.append("The last island tile is on the map: the game ends with this turn.")
+            else:
+                s.news.append("The last water tile is on the map: the game ends.")
+        return spec, last
 
     def _sail(self, origin: Coord, edge: int, fleet: list[str]) -> None:
         """A fleet sails from `origin` by map edge `edge` until it lands, sinks or stays at sea."""
@@ -752,11 +785,11 @@ class Tongiaki:
                     s.supply[c] += 1
                 self._advance()
                 return
-            spec = self._draw(stop.at, opposite(stop.heading))
+            spec, last = self._draw(stop.at, opposite(stop.heading))
             if spec.is_island:
                 self._begin_landing(spec.id, fleet)
                 return
-            if s.ending:  # the last water tile: the fleet stays at sea and the game ends
+            if last:  # the last water tile: the fleet stays at sea and the game ends
                 s.step = "over"
                 return
             at, heading = stop.came_from, stop.heading
@@ -764,10 +797,12 @@ class Tongiaki:
     def _begin_landing(self, island: str, fleet: list[str]) -> None:
         s = self.state
         s.step, s.target, s.fleet, s.received = "land", island, sorted(fleet), []
+        s.own_fleet = set(fleet) == {s.colours[s.current]}
         self._after_landing()
 
     def _after_landing(self) -> None:
-        """Finish the landing once the fleet is moored or no berth is left."""
+        """Finish the landing once the fleet is moored or no berth is left; a fleet of the
+        active player's boats alone that landed may found a royal island there."""
         s = self.state
         assert s.target is not None
         if s.fleet and self._free_beaches(s.target):
@@ -776,62 +811,99 @@ class Tongiaki:
             s.supply[c] += 1
         if s.fleet:
             s.news.append(f"{len(s.fleet)} boat(s) found no berth and go back to their owners.")
-        s.fleet, s.target, s.received = [], None, []
+        s.fleet, s.received = [], []
+        if self._may_found(s.target):
+            s.step = "royal"
+            return
+        s.target = None
         self._advance()
+
+    def _may_found(self, island: str) -> bool:
+        """Whether the active player's own fleet, just landed on `island`, may make it royal."""
+        s = self.state
+        me = s.colours[s.current]
+        h = self._island_hex(island)
+        landed = any(me in b for b in h.boats)
+        kind_ok = self._spec(island).kind == "island" and not h.royal
+        return s.own_fleet and landed and kind_ok and s.royals[me] < MAX_ROYAL
 
     def _lay(self, action: Lay) -> None:
         s = self.state
-        spec = self._draw((action.q, action.r), action.rotation)
+        spec, last = self._draw((action.q, action.r), action.rotation)
         if spec.is_island:
             if s.lay_for == "resettle":
                 s.step, s.target = "settle", spec.id
             else:
                 self._end_turn()
-        elif s.ending or not s.stack:
+        elif last or not s.stack:
             s.step = "over"
 
     def _advance(self) -> None:
-        """After a move has resolved: the next migration, the chain's end, or the turn's end."""
+        """After a move has resolved: the next migration, the chain's end, or the turn's end.
+
+        A chain that comes back to a position it has passed through this turn (the same boats
+        on the same beaches, no tile revealed since) would go round for ever: the player
+        chooses another migration there. Only when every one has been tried is it the
+        rulebook's infinite cycle."""
         s = self.state
         while True:
-            if s.ending:
-                s.step = "over"
-                return
             full = self._full()
             if not full:
                 self._end_turn()
                 return
             key = self._position_key()
-            if key not in s.seen:
-                s.seen.add(key)
+            if key not in s.tried:
+                s.tried[key] = set()
                 s.step = "migrate"
                 return
-            # The chain came back to a position it has passed through this turn: a cycle.
-            closed = [self._closed(at, b, e) for at, b in full for e in self._piers(s.hexes[at], b)]
-            if not all(closed):
-                for at, b in full:
-                    for c in s.hexes[at].boats[b]:
-                        s.supply[c] += 1
-                    s.hexes[at].boats[b] = []
+            if self._migrations():
                 s.news.append(
-                    "The migrations came round to the same beaches again: "
-                    "their boats go back to their owners."
+                    "The migrations came back to the same beaches: choose another migration."
                 )
-                continue
-            # Ciclo infinito: the islands can only send their boats back to themselves.
-            for at in sorted({at for at, _ in full}):
-                h = s.hexes.pop(at)
-                for c in (c for b in h.boats for c in b):
-                    s.supply[c] += 1
-                s.removed.append(h.tile)
-                s.news.append(
-                    f"{h.tile} is cut off: its boats go home and the tile leaves the map."
-                )
+                s.step = "migrate"
+                return
+            self._infinite_cycle(full)
             me = s.colours[s.current]
             no_island = not any(self._spec(h.tile).is_island for h in s.hexes.values())
-            if (no_island or self._beach_boats(me) == 0) and s.stack:
-                s.step, s.lay_for = "lay", "cycle"
+            if s.lay_for == "cycle" and (no_island or self._on_map(me) == 0) and s.stack:
+                s.step = "lay"
                 return
+
+    def _infinite_cycle(self, full: list[tuple[Coord, int]]) -> None:
+        """Every migration left comes back here. The islands whose full beaches can only send
+        their boats back to themselves give every boat back and leave the map (ciclo infinito);
+        if none is such an island, the full beaches' boats go back to their owners."""
+        s = self.state
+        s.lay_for = ""
+        cut = sorted(
+            {
+                at
+                for at, _ in full
+                if all(
+                    self._closed(at, b, e)
+                    for a, b in full
+                    if a == at
+                    for e in self._piers(s.hexes[at], b)
+                )
+            }
+        )
+        if not cut:
+            for at, b in full:
+                for c in s.hexes[at].boats[b]:
+                    s.supply[c] += 1
+                s.hexes[at].boats[b] = []
+            s.news.append(
+                "Every migration left comes back to the same beaches: their boats go back to "
+                "their owners."
+            )
+            return
+        for at in cut:
+            h = s.hexes.pop(at)
+            for c in (c for b in h.boats for c in b):
+                s.supply[c] += 1
+            s.removed.append(h.tile)
+            s.news.append(f"{h.tile} is cut off: its boats go home and the tile leaves the map.")
+        s.lay_for = "cycle"
 
     def _end_turn(self) -> None:
         s = self.state
@@ -840,7 +912,7 @@ class Tongiaki:
             return
         s.current = (s.current + 1) % len(s.names)
         s.step = "turn"
-        s.seen = set()
+        s.tried = {}
         s.turn_counts = self._own_counts(s.colours[s.current])
 
     def _position_key(self) -> tuple[Any, ...]:
@@ -884,19 +956,33 @@ class Island:
     royal: str | None = None
 
 
-def score_islands(names: Sequence[str], islands: Sequence[Island], game: str) -> ScoreTable:
+#: The score's rows: the points that add up to the total, then the counts that break ties.
+POINTS: tuple[str, ...] = ("island_points", "royal_island_points")
+TIEBREAKS: tuple[str, ...] = ("islands", "boats")
+
+
+def score_islands(
+    names: Sequence[str], islands: Sequence[Island], game: str, *, over: bool = True
+) -> ScoreTable:
     """Each player scores every island where they have a boat (a royal island: only its owner);
-    ties go to more islands, then to fewer boats on the map."""
+    ties go to more islands, then to fewer boats on the map (a royal island's boat counts)."""
     rows = []
     for name in names:
-        present = [i for i in islands if (i.royal == name if i.royal else i.boats.get(name, 0))]
-        boats = sum(i.boats.get(name, 0) for i in islands)
-        royal = sum(1 for i in islands if i.royal == name)
-        breakdown = {"islands": len(present), "boats": boats + royal, "royal_islands": royal}
-        rows.append(PlayerScore(name, sum(i.value for i in present), breakdown))
+        shared = [i for i in islands if not i.royal and i.boats.get(name, 0)]
+        royal = [i for i in islands if i.royal == name]
+        boats = sum(i.boats.get(name, 0) for i in islands) + len(royal)
+        breakdown = {
+            "island_points": sum(i.value for i in shared),
+            "royal_island_points": sum(i.value for i in royal),
+            "islands": len(shared) + len(royal),
+            "boats": boats,
+            "royal_islands": len(royal),
+        }
+        total = breakdown["island_points"] + breakdown["royal_island_points"]
+        rows.append(PlayerScore(name, total, breakdown))
     best = max(_rank(p) for p in rows)
     winners = tuple(p.name for p in rows if _rank(p) == best)
-    return ScoreTable(game, tuple(rows), winners)
+    return ScoreTable(game, tuple(rows), winners, over, POINTS, TIEBREAKS)
 
 
 def _rank(p: PlayerScore) -> tuple[int, int, int]:
@@ -904,14 +990,32 @@ def _rank(p: PlayerScore) -> tuple[int, int, int]:
     return (p.total, p.breakdown["islands"], -p.breakdown["boats"])
 
 
-def _count(value: Any, where: str, source: str) -> int:
-    if type(value) is not int or value < 0:
-        raise DataError(source, f"{where} must be a whole number, 0 or more")
+#: The keys of a Tongiaki game file's two forms and of an island in its count.
+EVENT_FILE_KEYS = frozenset({"game", "events"})
+TALLY_KEYS = frozenset({"game", "players", "islands"})
+ISLAND_KEYS = frozenset({"value", "boats", "royal"})
+
+
+def _known(data: dict[str, Any], keys: frozenset[str], what: str, source: str) -> None:
+    """DataError naming the first key of `data` that `what` does not have."""
+    for key in data:
+        if key not in keys:
+            allowed = ", ".join(sorted(keys))
+            raise DataError(source, f"{what} has no key {key!r} (its keys: {allowed})")
+
+
+def _count(value: Any, where: str, source: str, high: int) -> int:
+    if type(value) is not int or not 0 <= value <= high:
+        raise DataError(source, f"{where} must be a whole number from 0 to {high}")
     return value
 
 
-def _tally(data: dict[str, Any], source: str) -> ScoreTable:
-    """Score the `players` + `islands` form of a Tongiaki game file."""
+def _tally(data: dict[str, Any], source: str) -> ScoreTable:  # noqa: C901
+    """Score the `players` + `islands` form of a Tongiaki game file, every number checked
+    against the box: islands worth 2-5 (Tonga 0, once), no more of a value than the box holds,
+    at most 15 boats and 2 royal islands a player."""
+    _known(data, TALLY_KEYS, "an island count", source)
+    tiles = default_tiles()
     names = data.get("players")
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
         raise DataError(source, "`players` must be a list of names")
@@ -922,11 +1026,21 @@ def _tally(data: dict[str, Any], source: str) -> ScoreTable:
     raw = data["islands"]
     if not isinstance(raw, list):
         raise DataError(source, "`islands` must be a list")
+    in_box = Counter(t.value for t in tiles.tiles.values() if t.is_island)
+    start = tiles.start.value
+    values = sorted(v for v in in_box if v != start)
     islands = []
     for i, entry in enumerate(raw, start=1):
         if not isinstance(entry, dict):
             raise DataError(source, f"island {i} must be an object")
-        value = _count(entry.get("value"), f"island {i}'s value", source)
+        _known(entry, ISLAND_KEYS, f"island {i}", source)
+        value = entry.get("value")
+        if type(value) is not int or value not in in_box:
+            raise DataError(
+                source,
+                f"island {i}'s value must be {values[0]} to {values[-1]} points "
+                f"(or {start} for Tonga), not {value!r}",
+            )
         boats_raw = entry.get("boats", {})
         if not isinstance(boats_raw, dict):
             raise DataError(source, f"island {i}'s boats must map names to counts")
@@ -934,13 +1048,34 @@ def _tally(data: dict[str, Any], source: str) -> ScoreTable:
         for name, n in boats_raw.items():
             if name not in names:
                 raise DataError(source, f"island {i} names {name!r}, who is not a player")
-            boats[name] = _count(n, f"island {i}'s boats of {name}", source)
+            where = f"island {i}'s boats of {name}"
+            boats[name] = _count(n, where, source, tiles.boats_per_player)
         royal = entry.get("royal")
         if royal is not None and royal not in names:
             raise DataError(source, f"island {i}'s royal owner {royal!r} is not a player")
+        if royal is not None and value == start:
+            raise DataError(source, f"island {i} is Tonga (worth {start}): it cannot be royal")
         if royal is not None and any(boats.values()):
             raise DataError(source, f"island {i} is royal, so no boat stands on its beaches")
         islands.append(Island(value, boats, royal))
+    counted = Counter(i.value for i in islands)
+    for value, n in sorted(counted.items()):
+        if n > in_box[value]:
+            what = "Tonga" if value == start else f"islands worth {value}"
+            raise DataError(source, f"the box holds {in_box[value]} {what}, the count names {n}")
+    for name in names:
+        royal_count = sum(1 for i in islands if i.royal == name)
+        if royal_count > MAX_ROYAL:
+            raise DataError(
+                source,
+                f"{name} has {royal_count} royal islands; a player founds at most {MAX_ROYAL}",
+            )
+        on_map = sum(i.boats.get(name, 0) for i in islands) + royal_count
+        if on_map > tiles.boats_per_player:
+            raise DataError(
+                source,
+                f"{name} has {on_map} boats on the map; a player has {tiles.boats_per_player}",
+            )
     return score_islands(names, islands, Tongiaki.key)
 
 

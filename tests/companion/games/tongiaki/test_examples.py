@@ -8,6 +8,7 @@ from companion.errors import IllegalMove
 from companion.games.tongiaki import Tongiaki
 from companion.games.tongiaki.actions import (
     Arrive,
+    Decline,
     Expand,
     Land,
     Lay,
@@ -103,6 +104,7 @@ def test_with_every_boat_on_the_map_one_is_taken_from_any_island() -> None:
     tonga = tile("tonga", 0, 0, boats=[["red", "red"]] * 6)
     game = laid([tonga, tile("i13", 3, 0, boats=[["red", "red", "red"], []])])
     assert game.state.supply["red"] == 0
+    assert Expand("i13", (1,), take=("tonga", 5)) in game.legal_actions()
     with pytest.raises(IllegalMove, match="name the boat you take"):
         game.push(Expand("i13", (1,)))
     with pytest.raises(IllegalMove, match="no boat to take on beach 1 of i13"):
@@ -111,6 +113,16 @@ def test_with_every_boat_on_the_map_one_is_taken_from_any_island() -> None:
     assert boats(game, "tonga")[5] == ["red"]
     assert boats(game, "i13")[1] == ["red"]
     assert game.state.supply["red"] == 0
+
+
+def test_with_every_boat_on_the_map_taking_one_back_is_a_choice() -> None:
+    # Line 192: the player "potrà" (may) take one of their boats; without it they add none.
+    tonga = tile("tonga", 0, 0, boats=[["red", "red"]] * 6)
+    game = laid([tonga, tile("i13", 3, 0, boats=[["red", "red", "red"], []])])
+    assert Expand("i13", ()) in game.legal_actions()
+    game.push(Expand("i13", ()))
+    assert boats(game, "i13") == [["red", "red", "red"], []]
+    assert game.state.supply["red"] == 0 and game.to_move() == "Blu"
 
 
 def test_a_boat_is_taken_from_the_map_only_when_the_supply_is_empty() -> None:
@@ -259,40 +271,95 @@ def test_chain_reaction_the_full_beaches_of_the_new_island_migrate_in_the_player
 # --------------------------------------------------------------------------- Isole reali
 
 
+def red_fleet_lands_on_i13(i13: list[list[str]], **more: object) -> Tongiaki:
+    """Red fills i07's 4-berth beach with red boats alone; they sail south-east and land on
+    i13, which holds `i13`'s boats."""
+    game = laid(
+        [tile("i07", 0, 0, boats=[["red", "red", "red"], []]), tile("i13", 0, 1, boats=i13)],
+        **more,  # type: ignore[arg-type]
+    )
+    game.push(Expand("i07", (0, 1)))
+    game.push(Migrate("i07", 0, 1))
+    assert game.state.target == "i13"
+    for _ in range(4):
+        game.push(game.legal_actions()[0])
+    return game
+
+
 def test_founding_a_royal_island_puts_one_boat_in_the_centre_and_ends_the_turn() -> None:
-    game = laid([empty_tonga(), tile("i13", 1, 0, boats=[["red", "red"], ["red"]])])
-    assert Royal("i13") in game.legal_actions()
+    # Lines 141-143: only red's boats arrived and landed on i13, which held one blue boat: red
+    # may found a royal island; one red boat goes to the centre, every boat left there goes
+    # home, and the turn ends.
+    game = red_fleet_lands_on_i13([["blue"], []])
+    assert game.state.step == "royal" and game.to_move() == "Rosso"
+    assert set(game.legal_actions()) == {Royal("i13"), Decline()}
     game.push(Royal("i13"))
-    h = game.state.hexes[(1, 0)]
+    h = game.state.hexes[(0, 1)]
     assert h.royal == "red" and h.boats == [[], []]
-    assert game.state.supply["red"] == 14
+    assert game.state.supply["red"] == 13 and game.state.supply["blue"] == 15
     assert game.to_move() == "Blu"
     score = {p.name: p.total for p in game.score().players}
-    assert score["Rosso"] == 5
+    assert score["Rosso"] == 8 and score["Blu"] == 0
 
 
-def test_a_royal_island_only_where_every_boat_is_the_players() -> None:
-    game = laid([empty_tonga(), tile("i13", 1, 0, boats=[["red"], ["blue"]])])
-    with pytest.raises(IllegalMove, match="only your own boats"):
+def test_founding_a_royal_island_may_be_declined() -> None:
+    game = red_fleet_lands_on_i13([["blue"], []])
+    game.push(Decline())
+    assert sorted(c for b in boats(game, "i13") for c in b) == ["blue", "red", "red", "red", "red"]
+    assert game.state.hexes[(0, 1)].royal is None and game.to_move() == "Blu"
+
+
+def test_a_royal_island_is_founded_only_by_a_fleet_just_landed() -> None:
+    # Boats that have sat on an island for turns found nothing: no turn-start royal island.
+    game = laid([empty_tonga(), tile("i13", 1, 0, boats=[["red", "red"], ["red"]])])
+    assert not any(isinstance(a, Royal) for a in game.legal_actions())
+    with pytest.raises(IllegalMove, match="not the move the game waits for"):
         game.push(Royal("i13"))
 
 
+def test_a_royal_island_only_where_the_fleet_is_the_players_alone() -> None:
+    # The rulebook's example fleet (yellow, orange, red) lands on i13: no royal island.
+    game = red_fleet_lands_on_i13([[], []], names=("Rosso", "Blu"))
+    assert game.state.step == "royal"
+    game = laid(
+        [
+            tile("i07", 0, 0, boats=[["red", "blue", "red"], []]),
+            tile("i13", 0, 1, boats=[["red"], []]),
+        ]
+    )
+    game.push(Expand("i07", (0, 1)))
+    game.push(Migrate("i07", 0, 1))
+    for _ in range(4):
+        game.push(game.legal_actions()[0])
+    assert game.state.step == "turn" and game.to_move() == "Blu"
+    assert not any(isinstance(a, Royal) for a in game.legal_actions())
+
+
 def test_tonga_cannot_become_a_royal_island() -> None:
-    game = laid([tile("tonga", 0, 0, boats=[["red"], [], [], [], [], []])])
-    with pytest.raises(IllegalMove, match="Tonga cannot"):
-        game.push(Royal("tonga"))
+    # Red's boats alone sail from i07 and land on Tonga: nothing to found there (line 149).
+    game = laid([tile("i07", 0, 0, boats=[["red", "red", "red"], []]), tile("tonga", 0, 1)])
+    game.push(Expand("i07", (0, 1)))
+    game.push(Migrate("i07", 0, 1))
+    assert game.state.target == "tonga"
+    for _ in range(4):
+        game.push(game.legal_actions()[0])
+    assert game.state.step == "turn" and game.to_move() == "Blu"
 
 
 def test_no_more_than_two_royal_islands_per_player() -> None:
     game = laid(
         [
-            tile("i01", 0, 0, royal="red"),
-            tile("i02", 2, 0, royal="red"),
-            tile("i13", 4, 0, boats=[["red"], []]),
+            tile("i07", 0, 0, boats=[["red", "red", "red"], []]),
+            tile("i13", 0, 1),
+            tile("i01", 5, 5, royal="red"),
+            tile("i02", 7, 5, royal="red"),
         ]
     )
-    with pytest.raises(IllegalMove, match="at most 2 royal islands"):
-        game.push(Royal("i13"))
+    game.push(Expand("i07", (0, 1)))
+    game.push(Migrate("i07", 0, 1))
+    for _ in range(4):
+        game.push(game.legal_actions()[0])
+    assert game.state.step == "turn" and game.to_move() == "Blu"
 
 
 def test_a_fleet_that_reaches_a_royal_island_lands_back_where_it_left() -> None:
@@ -311,14 +378,24 @@ def test_a_fleet_that_reaches_a_royal_island_lands_back_where_it_left() -> None:
     assert any("royal island turns the fleet back" in line for line in game.state.news)
 
 
-def test_a_route_back_to_the_same_island_is_refused_while_another_leads_away() -> None:
+def test_piers_and_order_are_the_players_choice_even_a_route_back_home() -> None:
+    # Lines 85 and 216: Tonga's beaches 0 (east, facing a royal island) and 3 (west) are
+    # full. Sailing east only brings the boats back to Tonga, one a beach: no endless cycle,
+    # so it may be chosen first.
     game = laid(
-        [tile("i08", 0, 0, boats=[[], ["red", "blue", "orange"]]), tile("i01", -1, 0, royal="blue")]
+        [
+            tile("tonga", 0, 0, boats=[["red", "blue"], [], [], ["red", "yellow"], [], []]),
+            tile("i13", 1, 0, royal="blue"),
+        ]
     )
-    game.push(Expand("i08", (1,)))
-    assert game.legal_actions() == [Migrate("i08", 1, 4)]
-    with pytest.raises(IllegalMove, match="only leads back"):
-        game.push(Migrate("i08", 1, 3))
+    game.push(Expand("tonga", (0, 3)))
+    assert set(game.legal_actions()) == {Migrate("tonga", 0, 0), Migrate("tonga", 3, 3)}
+    game.push(Migrate("tonga", 0, 0))
+    assert game.state.target == "tonga"
+    for beach in (1, 2, 4):
+        game.push(next(a for a in game.legal_actions() if isinstance(a, Land) and a.beach == beach))
+    assert [len(b) for b in boats(game, "tonga")] == [0, 1, 1, 3, 1, 0]
+    assert game.legal_actions() == [Migrate("tonga", 3, 3)]
 
 
 # --------------------------------------------------------------------------- Nuovi insediamenti
@@ -380,9 +457,9 @@ def test_new_boats_only_for_a_player_with_none_on_the_map() -> None:
         game.push(Arrive("tonga", (1, 2)))
 
 
-def test_infinite_cycle_the_cut_off_island_leaves_the_map_and_its_boats_go_home() -> None:
-    # i01's two piers face royal islands: its boats can only come back to i01. Red fills both
-    # beaches; the boats of beach 0 sail, come back, and can only fill beach 0 again.
+def cut_off_i01() -> Tongiaki:
+    """i01's two piers face royal islands: its boats can only come back to i01. Red fills both
+    beaches; the boats of beach 0 sail, come back, and can only fill beach 0 again."""
     game = laid(
         [
             tile("i01", 0, 0, boats=[["red"], ["red", "blue"]]),
@@ -397,6 +474,27 @@ def test_infinite_cycle_the_cut_off_island_leaves_the_map_and_its_boats_go_home(
     assert game.state.target == "i01"
     game.push(Land(0, "red"))
     game.push(Land(0, "red"))
+    game.push(Decline())  # red's own boats landed on i01: red could found a royal island
+    return game
+
+
+def test_a_choice_that_comes_back_to_the_same_position_is_asked_again() -> None:
+    # Line 216: the player has another choice, so they must make one that is not a cycle;
+    # no boat goes home.
+    game = cut_off_i01()
+    assert boats(game, "i01") == [["red", "red"], ["red", "blue", "red"]]
+    assert game.state.step == "migrate" and game.to_move() == "Rosso"
+    assert game.legal_actions() == [Migrate("i01", 1, 4)]
+    with pytest.raises(IllegalMove, match="came back to this same position"):
+        game.push(Migrate("i01", 0, 1))
+    assert any("choose another migration" in line for line in game.state.news)
+
+
+def test_infinite_cycle_the_cut_off_island_leaves_the_map_and_its_boats_go_home() -> None:
+    game = cut_off_i01()
+    game.push(Migrate("i01", 1, 4))  # the last choice also comes back: lines 202-205
+    for colour in ("blue", "red", "red"):
+        game.push(Land(1, colour))
     assert "i01" not in hexes(game) and game.state.removed == ["i01"]
     assert game.state.supply["red"] == 15 and game.state.supply["blue"] == 14
     # Red has no boat left on the map: red reveals tiles until a new island is laid.
@@ -464,14 +562,55 @@ def test_final_score_islands_with_a_boat_ties_by_islands_then_fewer_boats() -> N
     assert table.winners == ("Rosso",)
 
 
-def test_a_chain_back_at_a_position_it_passed_sends_the_full_beaches_boats_home() -> None:
-    # The rulebook is silent on boats sent to and fro between islands: when the chain meets a
-    # position it has already passed this turn, the boats of the full beaches go home.
+def test_a_chain_with_every_choice_tried_sends_the_full_beaches_boats_home() -> None:
+    # The rulebook is silent on boats sent to and fro between islands: when every migration
+    # of a position has come back to it, the boats of the full beaches go home.
     game = laid([tile("i07", 0, 0, boats=[["blue", "orange", "red"], ["yellow"]])], to_move=2)
     game.push(Expand("i07", (0,)))
-    assert game.state.step == "migrate" and len(game.state.seen) == 1
-    game._advance()  # the same position once more, as a chain coming round would meet it
+    assert game.state.step == "migrate"
+    key = game._position_key()
+    game.state.tried[key] = set(game._every_migration())  # as a chain coming round leaves it
+    game._advance()
     assert boats(game, "i07") == [[], ["yellow"]]
     assert game.state.supply == {"red": 15, "blue": 15, "yellow": 14, "orange": 15}
     assert game.to_move() == "Arancio"
-    assert any("came round" in line for line in game.state.news)
+    assert any("go back to their owners" in line for line in game.state.news)
+
+
+def test_the_last_island_laid_the_turn_goes_on_to_its_end() -> None:
+    # Line 171: the active player completes their turn, then the game ends. The fleet fills
+    # beach 0 of i01, the last island: that beach still migrates.
+    islands = [
+        t
+        for t, s in default_tiles().tiles.items()
+        if s.kind == "island" and t not in ("i01", "i07")
+    ]
+    game = laid(
+        [tile("i07", 0, 0, boats=[["blue", "orange", "red"], ["yellow"]]), *far_away(islands)],
+        first=["i01"],
+        to_move=2,
+    )
+    game.push(Expand("i07", (0,)))
+    game.push(Migrate("i07", 0, 1))
+    for beach in (0, 1, 0, 1):
+        game.push(next(a for a in game.legal_actions() if isinstance(a, Land) and a.beach == beach))
+    assert boats(game, "i01")[0] and len(boats(game, "i01")[0]) == 2
+    assert game.state.step == "migrate" and not game.over and game.to_move() == "Giallo"
+    for _ in range(50):
+        if game.over:
+            break
+        assert game.to_move() == "Giallo"
+        game.push(game.legal_actions()[0])
+    assert game.over
+
+
+def test_on_the_map_counts_a_royal_islands_boat_for_every_rule() -> None:
+    # Lines 177 and 183 say "sulla mappa" alike: red's one boat, in a royal island's centre,
+    # counts for the tie-break and means red does not bring new boats in.
+    game = laid(
+        [tile("tonga", 0, 0, boats=[["blue"], [], [], [], [], []]), tile("i13", 1, 0, royal="red")]
+    )
+    assert game.legal_actions() == [Resettle()]
+    with pytest.raises(IllegalMove, match="no boat on the map"):
+        game.push(Arrive("tonga", (1, 2)))
+    assert {p.name: p.breakdown["boats"] for p in game.score().players}["Rosso"] == 1
