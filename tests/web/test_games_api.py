@@ -112,7 +112,7 @@ def test_undo_takes_back_the_last_action(host: Host) -> None:
     assert game_of(host)["view"]["phase"] == "bid"
     response = host.post("/api/games/undo")
     assert response.status_code == 200
-    assert response.get_json()["text"].startswith("Undone: Roll")
+    assert response.get_json()["text"].startswith("Undone: Ana: the dice show ")
     assert game_of(host) == start
 
 

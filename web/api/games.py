@@ -20,8 +20,10 @@ from flask import Blueprint, Flask, Response, current_app, jsonify, render_templ
 from companion.errors import MalformedMove, NotNow
 from companion.games import GAMES, game_class
 from companion.games.base import BoardGame
+from companion.games.giants.game import GiantsGame
 from companion.games.session import BoardSession, moves_of
 from web import auth
+from web.api import giants
 from web.sse import Watched
 
 EXTENSION = "companion_games"
@@ -72,6 +74,13 @@ def action_label(key: str, data: dict[str, Any]) -> str:
     return f"{title}: {', '.join(parts)}" if parts else title
 
 
+def label(game: BoardGame, data: dict[str, Any], phase: str | None = None) -> str:
+    """An action of `game` in words: Giants' names places and loads (web.api.giants)."""
+    if isinstance(game, GiantsGame):
+        return giants.action_words(game, data, phase)
+    return action_label(game.key, data)
+
+
 def view(board: BoardSession, host: bool) -> dict[str, Any]:
     """The board session as the pages draw it; the legal actions, labelled, for the host."""
     with board.lock:
@@ -95,10 +104,13 @@ def view(board: BoardSession, host: bool) -> dict[str, Any]:
             "view": game.view(),
             "can_undo": moves_of(game.events) > 0,
         }
+        if isinstance(game, GiantsGame):
+            out["game"]["layout"] = giants.layout(game.island)
         if host:
             actions = [a.to_json() for a in game.legal_actions()]
+            phase = game.state.phase if isinstance(game, GiantsGame) else None
             out["game"]["actions"] = [
-                {"index": i, "label": action_label(game.key, a), "action": a}
+                {"index": i, "label": label(game, a, phase), "action": a}
                 for i, a in enumerate(actions)
             ]
         return out
@@ -233,7 +245,7 @@ def api_action() -> Response:
         raise MalformedMove("version must be the number the state gave.")
     action = board.play(chosen, version=version)
     assert board.game is not None
-    return jsonify({"ok": True, "text": action_label(board.game.key, action.to_json())})
+    return jsonify({"ok": True, "text": label(board.game, action.to_json())})
 
 
 @bp.post("/api/games/undo")
@@ -242,9 +254,7 @@ def api_undo() -> Response:
     board = _board()
     action = board.undo()
     assert board.game is not None
-    return jsonify(
-        {"ok": True, "text": f"Undone: {action_label(board.game.key, action.to_json())}"}
-    )
+    return jsonify({"ok": True, "text": f"Undone: {label(board.game, action.to_json())}"})
 
 
 @bp.post("/api/games/resume")

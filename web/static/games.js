@@ -293,37 +293,14 @@
       })));
   }
 
-  // ------------------------------------------------------------------ Giants' ahus and track
+  // ------------------------------------------------------------------ Giants (giants.js)
 
-  function renderGiants(view) {
-    var board = clear(byId('board'));
-    byId('board-title').textContent = 'Ahus';
-    byId('board-facts').textContent = 'round ' + view.round + ' · first player ' + view.first_player
-      + (view.quarry.dice.length ? ' · dice ' + view.quarry.dice.join(' ') : '');
-    // The Ahus in play (a base, a reservation or a Moai) first; the empty ones folded away.
-    var head = ['Ahu', 'Hex', 'Value', 'Hat value', 'Base', 'Moai', 'Hat'];
-    function row(a) {
-      return [a.id, a.hex, a.value, a.headdress_value, a.base || (a.reserved ? 'reserved' : '–'),
-        a.moai ? a.moai + ' (size ' + a.size + ')' : '–', a.headdress || '–'];
-    }
-    var used = view.island.ahus.filter(function (a) { return a.base || a.reserved || a.moai; });
-    var empty = view.island.ahus.filter(function (a) { return used.indexOf(a) < 0; });
-    if (used.length) board.appendChild(simpleTable(head, used.map(row)));
-    else board.appendChild(el('p', { class: 'hint', text: 'No Ahu holds a base or a Moai yet.' }));
-    if (empty.length) {
-      board.appendChild(el('details', { class: 'more' }, [
-        el('summary', { text: empty.length + ' empty Ahus' }), simpleTable(head, empty.map(row))]));
-    }
-    if (view.quarry.moai.length) {
-      board.appendChild(el('p', { class: 'hint', text: 'In the quarry: Moai of size ' + view.quarry.moai.join(', ') }));
-    }
-    var players = clear(byId('players'));
-    var track = view.players.slice().sort(function (a, b) { return b.prestige - a.prestige; });
-    players.appendChild(simpleTable(['Prestige track', 'Prestige', 'Rongo halves', 'Bid in', 'Passed'],
-      track.map(function (p) {
-        return [(p.name === view.to_move ? '▶ ' : '') + p.name, p.prestige, p.rongo_halves,
-          p.bid_in ? 'yes' : '–', p.passed ? 'yes' : '–'];
-      })));
+  function renderGiants(game) {
+    window.CompanionGiants.render(game, {
+      host: current.you.host,
+      act: function (action, after) { act('/api/games/action', { action: action, version: current.version }, after); },
+      rerender: render
+    });
   }
 
   // ------------------------------------------------------------------ the host's moves
@@ -334,6 +311,22 @@
     if (card.hidden) return;
     byId('btn-undo').disabled = !game.can_undo;
     var list = clear(byId('action-list'));
+    var giants = game.key === 'giants';
+    byId('moves-search').hidden = giants;
+    if (giants) {  // moves are entered on the island; the list stays folded away
+      byId('moves-filter').textContent = game.over ? '' : 'Tap the island above: a piece or load, then where it goes.';
+      if (game.over) { list.appendChild(el('p', { class: 'hint', text: 'The game is over.' })); return; }
+      var every = el('details', { class: 'more' }, [el('summary', { text: 'Every move as a list (' + game.actions.length + ')' })]);
+      every.addEventListener('toggle', function () {
+        if (!every.open || every.childNodes.length > 1) return;
+        game.actions.forEach(function (a) {
+          every.appendChild(el('button', { type: 'button', class: 'action', text: a.label,
+            onclick: function () { act('/api/games/action', { action: a.action, version: current.version }); } }));
+        });
+      });
+      list.appendChild(every);
+      return;
+    }
     var fleet = game.view.fleet;
     var search = ui.search.toLowerCase();
     var matching = (game.actions || []).filter(function (a) {
@@ -383,7 +376,7 @@
     byId('board-card').hidden = !game;
     byId('players-card').hidden = !game;
     if (game && game.key === 'tongiaki') renderTongiaki(game.view, game.actions);
-    else if (game && game.key === 'giants') renderGiants(game.view);
+    else if (game && game.key === 'giants') renderGiants(game);
     renderActions(game);
   }
 
@@ -402,7 +395,7 @@
     var body = { game: byId('ng-game').value, names: names };
     var seed = byId('ng-seed').value;
     if (seed !== '') body.seed = parseInt(seed, 10);
-    act('/api/games/new', body, function () { showForm(false); });
+    act('/api/games/new', body, function () { showForm(false); if (window.CompanionGiants) window.CompanionGiants.reset(); });
   });
   byId('ng-game').addEventListener('change', function (event) {
     if (event.target.value === 'maori') window.location.href = '/host';  // Māori's own set-up

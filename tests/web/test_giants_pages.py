@@ -1,0 +1,82 @@
+"""Giants on the phones in the game's words: the island's layout and every action named by what
+it is, never by an id."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from companion.games.giants.game import GiantsGame
+from companion.games.giants.island import default_island
+from tests.web.conftest import Host
+from web.api.giants import EDGES, action_words, layout
+
+#: What an id of the engine looks like (hexes h01, Ahus a01, loads moai3 / headdress2).
+ID = re.compile(r"\b(h\d+|a\d+|moai\d+|headdress\d+)\b")
+GIANTS = {"game": "giants", "names": ["Ana", "Ben", "Cy"], "seed": 1}
+
+
+def test_every_hex_and_ahu_has_a_name_of_its_own_and_no_id() -> None:
+    island = default_island()
+    drawn = layout(island)
+    hexes = [drawn["hexes"][h.id]["name"] for h in island.hexes]
+    ahus = [drawn["ahus"][a.id]["name"] for a in island.ahus]
+    assert len(set(hexes)) == len(hexes) and len(set(ahus)) == len(ahus)
+    assert not [n for n in hexes + ahus if ID.search(n)]
+    assert drawn["hexes"][island.only("village")]["name"] == "the village"
+    for a in island.ahus:
+        assert drawn["ahus"][a.id]["name"].startswith(f"Ahu {a.value}·{a.headdress}")
+
+
+def test_each_ahu_is_drawn_on_a_sea_edge_of_its_hex() -> None:
+    island = default_island()
+    at = {(h.q, h.r) for h in island.hexes}
+    drawn = layout(island)
+    for a in island.ahus:
+        h = island.hex_by_id[a.hex]
+        (dq, dr), _ = EDGES[drawn["ahus"][a.id]["edge"]]
+        assert (h.q + dq, h.r + dr) not in at, a.id
+        assert -1 <= drawn["ahus"][a.id]["along"] <= 1
+
+
+def test_no_action_is_named_by_an_id() -> None:
+    game = GiantsGame.new(["Ana", "Ben", "Cy", "Dov"])
+    rng = random.Random(4)
+    kinds = set()
+    for move in range(160):
+        phase = game.state.phase
+        actions = game.legal_actions()
+        for action in actions if move % 3 == 0 else ():
+            data = action.to_json()
+            text = action_words(game, data, phase)
+            assert not ID.search(text), text
+            assert text.startswith(f"{data['player']}: ")
+            kinds.add(data["type"])
+        game.push(game.roll(rng) if phase == "roll" else rng.choice(actions))
+    assert {"roll", "bid", "place", "move", "pass"} <= kinds
+
+
+def test_a_bid_of_nothing_is_said_in_words() -> None:
+    game = GiantsGame.new(["Ana", "Ben", "Cy"])
+    game.push(game.legal_actions()[0])
+    nothing = {"type": "bid", "player": "Ana", "markers": 0, "workers": 0}
+    assert action_words(game, nothing, "bid") == "Ana: bid nothing"
+    both = {"type": "bid", "player": "Ana", "markers": 1, "workers": 1, "chief": True}
+    assert action_words(game, both, "bid") == (
+        "Ana: bid 1 tribe marker and 1 worker and the chief as 4 sculptors"
+    )
+
+
+def test_the_pages_get_the_layout_and_the_host_the_moves_in_words(host: Host) -> None:
+    assert host.post("/api/games/new", GIANTS).status_code == 200
+    state: dict[str, Any] = host.client.get("/api/games/state").get_json()
+    game = state["game"]
+    assert game["layout"] == layout(default_island())
+    assert game["layout"]["dice"] == {"white": [0, 1, 2, 3], "brown": [0, 1, 2, 3]}
+    labels = [a["label"] for a in game["actions"]]
+    assert labels[0] == "Ana: the dice show 0 0 0" and not [t for t in labels if ID.search(t)]
+    response = host.post("/api/games/action", {"action": game["actions"][5]["action"]})
+    assert response.get_json()["text"] == labels[5]
+    guest = host.client.application.test_client().get("/api/games/state").get_json()
+    assert guest["game"]["layout"] == game["layout"] and "actions" not in guest["game"]
