@@ -18,13 +18,11 @@ from typing import Any
 
 from companion.errors import DataError
 from companion.games.base import PlayerScore, ScoreTable
-from companion.games.giants.island import Island, default_island
+from companion.games.giants.island import AHU_NUMBERS, Island, default_island
 from companion.games.giants.state import BASES
 
 #: The breakdown of a Giants score, in the rulebook's order; these add up to the total.
 POINTS = ("transport", "moai", "headdresses", "rongo")
-#: The numbers printed on an Ahu, black and red, run from 1 to 9 (docs/rules-giants.md).
-AHU_NUMBERS = (1, 9)
 #: The keys a final-count file may hold, and those of one Moai.
 KEYS = frozenset({"game", "players", "open_scoring", "track", "rongo_halves", "moai"})
 MOAI_KEYS = frozenset({"owner", "size", "ahu", "value", "headdress_value", "headdress"})

@@ -90,6 +90,7 @@ class GiantsGame:
             raise DataError(source, "the setup must list the players' names.")
         seed = setup.get("seed", 0)
         island = Island.from_json(setup.get("island"), f"{source}: setup's island")
+        island.check_playable(f"{source}: setup's island")
         try:
             game = cls.new(
                 players,

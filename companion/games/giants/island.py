@@ -17,6 +17,11 @@ from typing import Any
 from companion.errors import DataError
 
 KINDS = ("plain", "village", "hut", "forest", "moai_quarry", "headdress_quarry")
+#: The numbers printed on an Ahu, black and red, run from 1 to 9 (docs/rules-giants.md).
+AHU_NUMBERS = (1, 9)
+#: The most bases in play (5 players x 5): an island played on has at least this many Ahus,
+#: so a clan with a base left always finds a free Ahu and the game can reach its end.
+MIN_AHUS = 25
 _STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1))
 
 
@@ -122,23 +127,39 @@ class Island:
 
     @classmethod
     def from_json(cls, data: Any, source: str = "island") -> Island:
-        """An island from its TOML/JSON form; anything wrong raises DataError naming `source`."""
+        """An island from its TOML/JSON form; anything wrong raises DataError naming `source`.
+
+        These are the checks every island passes, the small ones of the tests included; an
+        island a game is played on also passes `check_playable`."""
         try:
             return _parse(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             problem = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
             raise DataError(source, f"not a Giants island ({problem}).") from None
 
+    def check_playable(self, source: str = "island") -> None:
+        """DataError (one sentence naming `source`) unless a whole game can be played here:
+        at least MIN_AHUS Ahus. island.toml and the island of a game file's setup both pass it."""
+        if len(self.ahus) < MIN_AHUS:
+            raise DataError(
+                source,
+                f"a Giants island needs at least {MIN_AHUS} Ahus (5 players x 5 bases), "
+                f"this one has {len(self.ahus)}.",
+            )
+
 
 def default_island() -> Island:
     """The island shipped with the companion (island.toml)."""
     text = resources.files(__package__).joinpath("island.toml").read_text(encoding="utf-8")
-    return Island.from_json(tomllib.loads(text), "island.toml")
+    island = Island.from_json(tomllib.loads(text), "island.toml")
+    island.check_playable("island.toml")
+    return island
 
 
-def _int(value: Any, what: str, low: int = 0) -> int:
-    if type(value) is not int or value < low:
-        raise ValueError(f"{what} must be a whole number of at least {low}")
+def _int(value: Any, what: str, low: int = 0, high: int | None = None) -> int:
+    if type(value) is not int or value < low or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise ValueError(f"{what} must be a whole number {span}")
     return value
 
 
@@ -175,14 +196,10 @@ def _parse(data: Any) -> Island:
     for a in data["ahu"]:
         if a["hex"] not in ids:
             raise ValueError(f"Ahu {a['id']!r} touches no hex of the island")
-        ahus.append(
-            Ahu(
-                str(a["id"]),
-                a["hex"],
-                _int(a["value"], "value", 1),
-                _int(a["headdress"], "headdress"),
-            )
-        )
+        low, high = AHU_NUMBERS
+        value = _int(a["value"], f"Ahu {a['id']!r}'s value (black number)", low, high)
+        red = _int(a["headdress"], f"Ahu {a['id']!r}'s headdress (red number)", low, high)
+        ahus.append(Ahu(str(a["id"]), a["hex"], value, red))
     if len({a.id for a in ahus}) != len(ahus) or not ahus:
         raise ValueError("the Ahus need different ids")
     special = {h.id for h in hexes if h.kind != "plain"}

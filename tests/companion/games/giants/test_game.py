@@ -154,6 +154,27 @@ def test_push_refuses_what_is_not_an_action() -> None:
         (lambda ev: [{**ev[0], "game": "maori"}, *ev[1:]], "not of giants"),
         (lambda ev: [{**ev[0], "players": ["A", "B"]}, *ev[1:]], "3 to 5 players"),
         (lambda ev: [{**ev[0], "island": {"hex": []}}, *ev[1:]], "not a Giants island"),
+        (
+            lambda ev: [
+                {**ev[0], "island": {**ev[0]["island"], "ahu": ev[0]["island"]["ahu"][:24]}}
+            ],
+            "setup's island: a Giants island needs at least 25 Ahus .*, this one has 24",
+        ),
+        (
+            lambda ev: [
+                {
+                    **ev[0],
+                    "island": {
+                        **ev[0]["island"],
+                        "ahu": [
+                            {**ev[0]["island"]["ahu"][0], "value": 10},
+                            *ev[0]["island"]["ahu"][1:],
+                        ],
+                    },
+                }
+            ],
+            "'a01''s value \\(black number\\) must be a whole number from 1 to 9",
+        ),
         (lambda ev: [*ev, {"type": "teleport"}], "unknown event type"),
         (lambda ev: [*ev, {"type": "action", "action": {"type": "pass"}}], "needs player"),
         (lambda ev: [ev[0], ev[2]], "event 2: Bids are made in the auction"),

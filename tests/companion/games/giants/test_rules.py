@@ -633,6 +633,8 @@ def test_default_island_is_sound() -> None:
     assert len(land.hexes) == len(land.distances([land.only("moai_quarry")]))
     assert sum(h.kind == "forest" for h in land.hexes) == 7
     assert len(land.ahus) >= 25  # every clan can always find a free Ahu for its last base
+    # The scoring example's Yellow: "un Ahu di valore 8 ... altri 6 Punti Prestigio" (449).
+    assert any((a.value, a.headdress) == (8, 6) for a in land.ahus)
     assert land.moai == (17, 12, 6)
 
 
