@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from app.cli import main
-from tests.vision.bombs import rle_bmp, webp_header
+from tests.vision.bombs import png_deep, rle_bmp, webp_header
 from vision.box.pack import Pack
 from vision.synthetic.render import Effects, random_camera, render_table
 from vision.synthetic.scene import random_scene
@@ -75,6 +75,7 @@ def _png_header(width: int, height: int) -> bytes:
         ("empty.jpg", b"", "is empty"),
         ("notes.txt", b"this is not a photo\n", "is not a picture"),
         ("huge.png", _png_header(10_000, 10_000), "at most 50 million pixels"),
+        ("deep.png", png_deep(7070, 7070), "399 MB decoded; a picture decodes to at most 150 MB"),
         ("bomb.bmp", rle_bmp(30_000, 30_000), "is a BMP picture; only PNG and JPEG"),
         ("bomb.webp", webp_header(16_384, 16_384), "is a WebP picture; only PNG and JPEG"),
         ("half.jpg", "half-jpeg", "is cut off"),

@@ -15,7 +15,7 @@ import pytest
 from app.cli import main
 from app.teach import _frames, frame_files, parse_corrections, plan_lines
 from companion.catalogue import Catalogue, default_catalogue
-from tests.vision.bombs import rle_bmp, webp_header
+from tests.vision.bombs import png_deep, rle_bmp, webp_header
 from tests.vision.box.test_teach import Script, _ncc
 from vision.box.pack import Pack, load_pack
 from vision.box.teach import CellAnswer, TeachError, TeachSession
@@ -243,6 +243,7 @@ def test_frames_in_other_formats_are_skipped_without_decoding(
     (tmp_path / "01.bmp").write_bytes(rle_bmp(30_000, 30_000))
     (tmp_path / "02.webp").write_bytes(webp_header(16_384, 16_384))
     (tmp_path / "03.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (tmp_path / "04.png").write_bytes(png_deep(7070, 7070))
 
     def never(*_args: object) -> None:
         raise AssertionError("a refused picture reached the decoder")
@@ -255,4 +256,7 @@ def test_frames_in_other_formats_are_skipped_without_decoding(
         "  01.bmp: is a BMP picture; only PNG and JPEG pictures are read; skipped",
         "  02.webp: is a WebP picture; only PNG and JPEG pictures are read; skipped",
         "  03.png: is not a readable PNG picture (its header is damaged); skipped",
+        "  04.png: says it is 7070 x 7070 px of 4 channels at 16 bits a channel, 399 MB "
+        "decoded; a picture decodes to at most 150 MB (save it smaller or at 8 bits a "
+        "channel); skipped",
     ]

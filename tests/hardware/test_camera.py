@@ -25,7 +25,7 @@ from hardware.camera import (
 )
 from hardware.config import CameraConfig
 from tests.hardware.fakes import FakePicamera2
-from tests.vision.bombs import rle_bmp
+from tests.vision.bombs import png_deep, rle_bmp
 from vision.reader.lens import Lens
 
 SMALL: dict[str, Any] = {"size": (160, 90), "preview_size": (32, 18)}
@@ -578,12 +578,19 @@ def test_synthetic_needs_a_drawing() -> None:
         open_camera(CameraConfig(kind="synthetic"))
 
 
-def test_a_folder_picture_in_another_format_is_lost_without_decoding(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("name", "bomb", "why"),
+    [
+        ("02.bmp", rle_bmp(30_000, 30_000), "is a BMP picture; only PNG and JPEG pictures"),
+        ("02.png", png_deep(7070, 7070), "399 MB decoded; a picture decodes to at most 150 MB"),
+    ],
+    ids=["bmp", "deep-png"],
+)
+def test_a_folder_picture_refused_by_its_header_is_lost_without_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, bomb: bytes, why: str
 ) -> None:
     write_pngs(tmp_path, {"01.png": 50})
-    bomb = rle_bmp(30_000, 30_000)
-    (tmp_path / "02.bmp").write_bytes(bomb)
+    (tmp_path / name).write_bytes(bomb)
     imdecode = cv2.imdecode
 
     def only_others(data: np.ndarray, flags: int) -> Any:
@@ -597,6 +604,6 @@ def test_a_folder_picture_in_another_format_is_lost_without_decoding(
     assert shade(source.capture()) == 50
     assert source.capture() is None
     assert source.status.state == "lost"
-    assert "02.bmp in " in source.status.message
-    assert "is a BMP picture; only PNG and JPEG pictures are read" in source.status.message
+    assert f"{name} in " in source.status.message
+    assert why in source.status.message
     source.close()

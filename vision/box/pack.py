@@ -27,14 +27,25 @@ import numpy as np
 
 from companion.catalogue import Catalogue, load_catalogue
 from companion.errors import DataError
-from vision.reader.picture import MAX_PICTURE_PIXELS, PictureRefused, check_picture, decode
+from vision.reader.picture import (
+    MAX_PICTURE_PIXELS,
+    PictureRefused,
+    check_picture,
+    decode,
+    decoded_bytes,
+)
 
 PACK_FILE = "pack.toml"
 MIN_PICTURE_PX = 128
-#: All of a pack's pictures together may declare at most this many pixels (some 0.75 GB
-#: decoded), and one picture file may be at most this big: a pack of small files each
-#: declaring a picture just under MAX_PICTURE_PIXELS would otherwise fill the Pi's memory.
-MAX_PACK_PIXELS = 250_000_000
+#: The most pixels a side of a tile's or the ship's picture may have: a 45 mm tile scanned
+#: at 600 dpi is 1063 px a side, and 1600 px hold 67 mm at 600 dpi (the recogniser
+#: compares cells of a few hundred px). A larger picture is refused from its header.
+MAX_TILE_PX = 1600
+#: All of a pack's pictures together may decode to at most this many bytes (at their own
+#: bit depth and channels, `vision.reader.picture.decoded_bytes`), and one picture file may
+#: be at most this big: a pack of small files each declaring a picture just under the
+#: limits of one picture would otherwise fill the Pi's memory at every start.
+MAX_PACK_BYTES = 400_000_000
 MAX_PICTURE_BYTES = 100_000_000
 #: How far off square a tile picture may be (fraction of its side) before it is refused.
 SQUARE_TOLERANCE = 0.02
@@ -97,23 +108,26 @@ def _safe_path(root: Path, relative: str, what: str, source: str) -> Path:
 
 @dataclass
 class _Budget:
-    """The pixels a pack's pictures may still declare, all together (MAX_PACK_PIXELS)."""
+    """The bytes a pack's pictures may still decode to, all together (MAX_PACK_BYTES)."""
 
-    left: int = field(default_factory=lambda: MAX_PACK_PIXELS)
+    left: int = field(default_factory=lambda: MAX_PACK_BYTES)
 
-    def take(self, pixels: int, what: str, source: str) -> None:
-        if pixels > self.left:
+    def take(self, cost: int, what: str, source: str) -> None:
+        if cost > self.left:
             raise PackError(
                 source,
-                f"{what} picture takes the pack's pictures past {MAX_PACK_PIXELS // 1_000_000} "
-                "million pixels in all; make the pictures smaller",
+                f"{what} picture takes the pack's pictures past {MAX_PACK_BYTES // 1_000_000} "
+                "MB decoded in all; make the pictures smaller",
             )
-        self.left -= pixels
+        self.left -= cost
 
 
-def _read_picture(path: Path, what: str, budget: _Budget) -> np.ndarray:
+def _read_picture(
+    path: Path, what: str, budget: _Budget, max_side: int | None = None
+) -> np.ndarray:
     """Decode a PNG or JPEG picture as 8-bit, keeping its channels; one sentence on any
-    problem. The file's size and the header are checked before decoding (vision.reader.picture)."""
+    problem. The file's size and the header (size, at most `max_side` px a side, and bytes
+    decoded) are checked before decoding (vision.reader.picture)."""
     source = str(path)
     try:
         if path.is_file() and path.stat().st_size > MAX_PICTURE_BYTES:
@@ -130,10 +144,12 @@ def _read_picture(path: Path, what: str, budget: _Budget) -> np.ndarray:
     except OSError as exc:
         raise PackError(source, f"{what} picture cannot be read ({exc.strerror or exc})") from None
     try:
-        _kind, width, height = check_picture(data, MAX_PICTURE_PIXELS)
+        check_picture(data, MAX_PICTURE_PIXELS, max_side=max_side)
     except PictureRefused as exc:
         raise PackError(source, f"{what} picture {exc}") from None
-    budget.take(width * height, what, source)
+    cost = decoded_bytes(data)
+    assert cost is not None  # check_picture read the header
+    budget.take(cost, what, source)
     image = decode(data, cv2.IMREAD_UNCHANGED)
     if image is None:
         raise PackError(
@@ -170,7 +186,7 @@ def _check_size(image: np.ndarray, what: str, source: str, minimum: int = MIN_PI
 
 def _tile_picture(path: Path, tile_id: str, budget: _Budget) -> np.ndarray:
     source, what = str(path), f"tile {tile_id!r}"
-    image = _over_white(_read_picture(path, what, budget))
+    image = _over_white(_read_picture(path, what, budget, MAX_TILE_PX))
     h, w = image.shape[:2]
     if abs(w - h) > SQUARE_TOLERANCE * max(w, h):
         raise PackError(source, f"{what} picture is {w} x {h} px; it must be square")
@@ -193,7 +209,7 @@ def ship_alpha_from_paper(image: np.ndarray) -> np.ndarray:
 
 def _ship_picture(path: Path, budget: _Budget) -> np.ndarray:
     source, what = str(path), "ship"
-    image = _read_picture(path, what, budget)
+    image = _read_picture(path, what, budget, MAX_TILE_PX)
     # The ship is smaller than a tile: its picture needs half a tile picture's minimum.
     _check_size(image, what, source, MIN_PICTURE_PX // 2)
     rgba = image.copy() if image.shape[2] == 4 else ship_alpha_from_paper(image)
@@ -204,7 +220,8 @@ def _ship_picture(path: Path, budget: _Budget) -> np.ndarray:
 
 def _board_picture(path: Path, side: str, rows: int, cols: int, budget: _Budget) -> np.ndarray:
     source, what = str(path), f"{side} board"
-    image = _over_white(_read_picture(path, what, budget))
+    # A board cell needs no more pixels than a tile's picture.
+    image = _over_white(_read_picture(path, what, budget, max(rows, cols) * MAX_TILE_PX))
     _check_size(image, what, source)
     h, w = image.shape[:2]
     expected = cols / rows

@@ -2,7 +2,8 @@
 frames. Only PNG and JPEG are read (docs/formats.md); a file's declared size and its end are checked
 before anything is decoded, so a small file declaring a huge picture never reaches a decoder.
 
-`check_picture` reads nothing but the header and the last bytes; `decode` runs OpenCV with the
+`check_picture` reads nothing but the header and the last bytes (the size, and what the picture
+decodes to in bytes: its channels and bit depth included); `decode` runs OpenCV with the
 process's standard error closed, so libjpeg's own warnings ("Corrupt JPEG data: ...") never add
 a line to the one-sentence error of a command line tool or a service's start (its pack). The
 folder camera, which decodes while the phone pages are served, decodes with it open.
@@ -23,6 +24,11 @@ import numpy as np
 #: The most pixels a picture may have (a 50 MP photo): a small file that declares a huge
 #: picture would otherwise take gigabytes to decode on the Pi.
 MAX_PICTURE_PIXELS = 50_000_000
+#: The most bytes a picture may decode to, at its own bit depth and channels (grey counted as
+#: colour, a palette as colour with alpha): a 50 MP colour photo at 8 bits a channel. A
+#: 16-bit picture with alpha costs 8 bytes a pixel, so one of 7070 x 7070 px (under the pixel
+#: limit, a few hundred KB of file) would take 400 MB before any conversion.
+MAX_DECODED_BYTES = 150_000_000
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: JPEG start-of-frame markers (they carry the picture's size); not DHT, JPG or DAC.
 _JPEG_SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
@@ -73,26 +79,41 @@ def _other_format(data: bytes) -> str | None:
     return next((name for magic, name in _OTHER_FORMATS if data.startswith(magic)), None)
 
 
-def declared_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) as a PNG or JPEG file's header declares it; None when it has none."""
-    if data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR" and len(data) >= 24:
-        width, height = struct.unpack(">II", data[16:24])
-        return int(width), int(height)
+def declared_layout(data: bytes) -> tuple[int, int, int, int] | None:
+    """(width, height, channels, bytes a sample) as a PNG or JPEG file's header declares
+    it, the channels as a decoder gives them (at least 3: grey is decoded as colour; a
+    PNG palette as colour with alpha, a JPEG's components as they are); None when it has
+    no header."""
+    if data.startswith(PNG_SIGNATURE) and data[12:16] == b"IHDR" and len(data) >= 26:
+        width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+        channels = 3 if colour in (0, 2) else 4  # 3 palette, 4 grey+alpha, 6 colour+alpha
+        return int(width), int(height), channels, 2 if depth > 8 else 1
     if not data.startswith(b"\xff\xd8"):
         return None
     i = 2
-    while i + 9 <= len(data) and data[i] == 0xFF:
+    while i + 10 <= len(data) and data[i] == 0xFF:
         marker = data[i + 1]
         if marker == 0xFF:  # a fill byte before the marker
             i += 1
         elif marker in _JPEG_SOF:
+            precision = data[i + 4]
             height, width = struct.unpack(">HH", data[i + 5 : i + 9])
-            return int(width), int(height)
+            components = data[i + 9]
+            return int(width), int(height), max(3, components), 2 if precision > 8 else 1
         elif marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
             i += 2
         else:
             i += 2 + int.from_bytes(data[i + 2 : i + 4], "big")
     return None
+
+
+def decoded_bytes(data: bytes) -> int | None:
+    """What a PNG or JPEG file decodes to, in bytes, from its header (None: no header)."""
+    layout = declared_layout(data)
+    if layout is None:
+        return None
+    width, height, channels, sample = layout
+    return width * height * channels * sample
 
 
 def is_complete(data: bytes, kind: str) -> bool:
@@ -103,9 +124,17 @@ def is_complete(data: bytes, kind: str) -> bool:
     return b"IEND" in data[-32:]
 
 
-def check_picture(data: bytes, max_pixels: int, *, complete: bool = True) -> tuple[str, int, int]:
+def check_picture(
+    data: bytes,
+    max_pixels: int,
+    *,
+    complete: bool = True,
+    max_bytes: int = MAX_DECODED_BYTES,
+    max_side: int | None = None,
+) -> tuple[str, int, int]:
     """(format, width, height) of a PNG or JPEG file, from its header only; PictureRefused
-    when it is another format, declares no size, no pixels or more than `max_pixels`, or (with
+    when it is another format, declares no size, no pixels, more than `max_pixels`, more
+    than `max_side` px a side, a picture that decodes to more than `max_bytes`, or (with
     `complete`) does not end as such a file ends."""
     if not data:
         raise PictureRefused("is empty")
@@ -115,16 +144,27 @@ def check_picture(data: bytes, max_pixels: int, *, complete: bool = True) -> tup
         if other is not None:
             raise PictureRefused(f"is a {other} picture; only PNG and JPEG pictures are read")
         raise PictureRefused("is not a picture (PNG or JPEG)")
-    size = declared_size(data)
-    if size is None:
+    layout = declared_layout(data)
+    if layout is None:
         raise PictureRefused(f"is not a readable {kind} picture (its header is damaged)")
-    width, height = size
+    width, height, channels, sample = layout
     if width == 0 or height == 0:
         raise PictureRefused(f"is a {kind} picture without pixels ({width} x {height} px)")
     if width * height > max_pixels:
         raise PictureRefused(
             f"says it is {width} x {height} px; a picture has at most "
             f"{max_pixels // 1_000_000} million pixels"
+        )
+    if max_side is not None and max(width, height) > max_side:
+        raise PictureRefused(
+            f"says it is {width} x {height} px; this picture has at most {max_side} px a side"
+        )
+    cost = width * height * channels * sample
+    if cost > max_bytes:
+        raise PictureRefused(
+            f"says it is {width} x {height} px of {channels} channels at {8 * sample} bits "
+            f"a channel, {cost // 1_000_000} MB decoded; a picture decodes to at most "
+            f"{max_bytes // 1_000_000} MB (save it smaller or at 8 bits a channel)"
         )
     if complete and not is_complete(data, kind):
         raise PictureRefused(f"is cut off (the {kind} file is truncated)")

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from companion.errors import DataError
 from tests.jsonpaths import json_slots
-from tests.vision.bombs import rle_bmp, webp_header
+from tests.vision.bombs import jpeg_claiming, png_deep, rle_bmp, webp_header
 from vision.box import pack as pack_module
 from vision.box.pack import PACK_FILE, Pack, PackError, load_pack
 from vision.reader.picture import MAX_PICTURE_PIXELS
@@ -485,11 +485,77 @@ def test_the_pictures_of_a_pack_are_bounded_all_together(
 ) -> None:
     loaded = load_pack(pack.root)
     pictures = [*loaded.tiles.values(), loaded.ship, *loaded.boards.values()]
-    in_all = sum(p.shape[0] * p.shape[1] for p in pictures)
-    monkeypatch.setattr(pack_module, "MAX_PACK_PIXELS", in_all)
+    # The drawn pack's pictures are 8-bit colour, the ship 8-bit colour with alpha.
+    in_all = sum(p.shape[0] * p.shape[1] * max(3, p.shape[2]) for p in pictures)
+    monkeypatch.setattr(pack_module, "MAX_PACK_BYTES", in_all)
     assert load_or_one_sentence(pack.root) is not None
-    monkeypatch.setattr(pack_module, "MAX_PACK_PIXELS", in_all - 1)
-    assert "million pixels in all" in _error(pack)
+    monkeypatch.setattr(pack_module, "MAX_PACK_BYTES", in_all - 1)
+    assert "MB decoded in all" in _error(pack)
+
+
+def _never_decoded(monkeypatch: pytest.MonkeyPatch, *refused: bytes) -> None:
+    imdecode = cv2.imdecode
+
+    def only_others(data: np.ndarray, flags: int) -> Any:
+        assert data.tobytes() not in refused, "a refused picture reached the decoder"
+        return imdecode(data, flags)
+
+    monkeypatch.setattr(cv2, "imdecode", only_others)
+
+
+def _tile_pictures(pack: WorkPack) -> list[Path]:
+    return [pack.root / tile["image"] for tile in pack.toml["tile"]]
+
+
+def test_a_deep_picture_under_the_pixel_limit_is_refused_by_its_bytes(
+    pack: WorkPack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    board = pack.root / pack.toml["board"]["front"]["image"]
+    bomb = png_deep(6000, 6000)  # 135 bytes; within a 4 x 4 board's sides, 288 MB decoded
+    _never_decoded(monkeypatch, bomb, png_deep(7070, 7070))
+    board.write_bytes(bomb)
+    message = _error(pack)
+    assert "6000 x 6000 px of 4 channels at 16 bits a channel, 288 MB decoded" in message
+    assert "a picture decodes to at most 150 MB" in message
+    for picture in [board, pack.root / pack.toml["ship"]["image"], *_tile_pictures(pack)[:5]]:
+        pack.restore()
+        picture.write_bytes(png_deep(7070, 7070))
+        assert "says it is 7070 x 7070 px" in _error(pack)
+
+
+def test_a_tile_picture_is_bounded_a_side(pack: WorkPack, monkeypatch: pytest.MonkeyPatch) -> None:
+    bomb = jpeg_claiming(7000, 7000)  # 629 bytes; 147 MB decoded
+    _never_decoded(monkeypatch, bomb)
+    for picture in _tile_pictures(pack)[:5]:
+        picture.write_bytes(bomb)
+    message = _error(pack)
+    assert "picture says it is 7000 x 7000 px; this picture has at most 1600 px a side" in message
+    pack.restore()
+    (pack.root / pack.toml["ship"]["image"]).write_bytes(bomb)
+    assert "ship picture says it is 7000 x 7000 px" in _error(pack)
+
+
+def test_a_board_picture_is_bounded_by_its_cells(
+    pack: WorkPack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    board = pack.root / pack.toml["board"]["front"]["image"]
+    cells = max(pack.toml["board"]["front"]["rows"], pack.toml["board"]["front"]["cols"])
+    bomb = jpeg_claiming(cells * pack_module.MAX_TILE_PX + 1, 600)
+    _never_decoded(monkeypatch, bomb)
+    board.write_bytes(bomb)
+    assert f"this picture has at most {cells * pack_module.MAX_TILE_PX} px a side" in _error(pack)
+
+
+def test_a_scan_of_a_tile_at_600_dpi_is_taken(pack: WorkPack) -> None:
+    side = round(45 / 25.4 * 600)  # 1063 px
+    first = _tile_pictures(pack)[0]
+    picture = cv2.imread(str(first), cv2.IMREAD_UNCHANGED)
+    assert picture is not None
+    scan = cv2.resize(picture, (side, side), interpolation=cv2.INTER_LINEAR)
+    assert cv2.imwrite(str(first), scan.astype(np.uint16) * 257)  # at 16 bits a channel
+    loaded = load_or_one_sentence(pack.root)
+    assert loaded is not None
+    assert max(p.shape[0] for p in loaded.tiles.values()) == side
 
 
 def test_a_huge_picture_file_is_refused_before_it_is_read(pack: WorkPack) -> None:
