@@ -75,6 +75,8 @@
       viewBox: [minX, minY, w, h].map(f).join(' '), role: 'group',
       'aria-label': opts.label || 'The island' });
     svg.appendChild(sv('rect', { x: f(minX), y: f(minY), width: f(w), height: f(h), class: 'sea' }));
+    // Which way the board's north lies (the words "in the north-west" name the board's sides).
+    svg.appendChild(sv('text', { x: f(minX + 8), y: f(minY + 16), class: 'g-north', text: TURN ? 'N →' : 'N ↑' }));
     var hexLayer = sv('g'), ahuLayer = sv('g'), itemLayer = sv('g');
     svg.appendChild(hexLayer); svg.appendChild(ahuLayer); svg.appendChild(itemLayer);
 
@@ -152,13 +154,29 @@
       if (item.hex && !item.ahu) (lying[item.hex] = lying[item.hex] || []).push(item);
     });
     Object.keys(lying).forEach(function (hexId) {
-      var hx = byId[hexId], c = centre(hx.q, hx.r);
-      lying[hexId].forEach(function (item, i) {
+      var hx = byId[hexId], c = centre(hx.q, hx.r), here = lying[hexId];
+      if (here.length > 4) { itemLayer.appendChild(pileNode(here, c[0], c[1] + 8, targets, opts)); return; }
+      here.forEach(function (item, i) {
         var x = c[0] - 9 + 14 * (i % 2), y = c[1] + 12 - 12 * Math.floor(i / 2);
         itemLayer.appendChild(loadNode(item, x, y, names, targets, opts));
       });
     });
     return svg;
+  }
+
+  // Many loads on one hex: one pile showing how many; a tap asks which.
+  function pileNode(items, x, y, targets, opts) {
+    var g = sv('g', { class: 'g-load g-pile' + (items.some(function (i) { return targets.items[i.id]; }) ? ' target' : '')
+      + (items.some(function (i) { return opts.chosen === i.id; }) ? ' chosen' : ''),
+    'aria-label': items.length + ' Moai and headdresses' });
+    if (opts.onPile) {
+      g.setAttribute('role', 'button');
+      g.addEventListener('click', function (e) { e.stopPropagation(); opts.onPile(items); });
+    }
+    g.appendChild(sv('circle', { cx: f(x), cy: f(y), r: 13, class: 'g-hit' }));
+    g.appendChild(sv('ellipse', { cx: f(x), cy: f(y), rx: 10, ry: 8, class: 'g-moai' }));
+    g.appendChild(sv('text', { x: f(x), y: f(y + 3), class: 'g-size', 'text-anchor': 'middle', text: '×' + items.length }));
+    return g;
   }
 
   function loadNode(item, x, y, names, targets, opts) {
@@ -323,6 +341,19 @@
     ctx.rerender();
   }
 
+  function tapPile(game, ctx, items) {
+    var view = game.view;
+    if (pick.load && items.every(function (i) { return i.id !== pick.load; })) {
+      tapHex(game, ctx, { id: items[0].hex });
+      return;
+    }
+    var movable = items.filter(function (i) { return legal(game).some(function (a) { return a.action.item === i.id; }); });
+    if (!movable.length) { common.toast('None of these can be moved or marked now.', 'error'); return; }
+    pick.choices = { question: 'Which one?', loads: movable, game: game };
+    if (view.phase === 'reclaim' || movable.length === 1) { pick.choices = null; tapItem(game, ctx, movable[0]); return; }
+    ctx.rerender();
+  }
+
   function button(text, attrs, onclick) {
     var a = attrs || {};
     a.type = 'button';
@@ -483,14 +514,18 @@
     var c = pick.choices;
     var box = el('div', { class: 'g-choices', role: 'group', 'aria-label': c.question },
       [el('p', { class: 'g-question', text: c.question })]);
-    listButtons(c.candidates, ctx).forEach(function (b) { box.appendChild(b); });
+    if (c.loads) {
+      c.loads.forEach(function (item) {
+        box.appendChild(button(itemWords(item) + (item.owner ? ' · ' + item.owner + (item.marked ? ' (marked)' : '') : ''),
+          { class: 'action', 'data-load': item.id }, function () { pick.choices = null; tapItem(c.game, ctx, item); }));
+      });
+    } else listButtons(c.candidates, ctx).forEach(function (b) { box.appendChild(b); });
     box.appendChild(button('Cancel', { class: 'quiet' }, function () { pick.choices = null; ctx.rerender(); }));
     return box;
   }
 
   function controls(game, ctx) {
     var phase = game.view.phase;
-    if (pick.choices) return choicesPanel(ctx);
     if (phase === 'roll') return dicePanel(game, ctx);
     if (phase === 'bid') return bidPanel(game, ctx);
     if (phase === 'choose') {
@@ -543,11 +578,16 @@
     if (!live) { pick.piece = null; pick.load = null; pick.choices = null; }
     if (pick.load && !itemById(view, pick.load)) pick.load = null;
     var targets = live ? targetsFor(game) : null;
+    if (live) {
+      board.appendChild(el('div', { id: 'giants-controls', class: 'g-controls' }, [controls(game, ctx)]));
+      if (pick.choices) board.appendChild(choicesPanel(ctx));
+    }
     board.appendChild(drawIsland(view.island, game.layout, {
       names: names, items: view.items, targets: targets, chosen: live ? pick.load : null,
       onHex: live ? function (hx) { tapHex(game, ctx, hx); } : null,
       onAhu: live ? function (a) { tapAhu(game, ctx, a); } : null,
       onItem: live ? function (item) { tapItem(game, ctx, item); } : null,
+      onPile: live ? function (items) { tapPile(game, ctx, items); } : null,
       label: live ? 'The island: tap a piece or load, then where it goes' : 'The island'
     }));
     board.appendChild(legend(names));
@@ -557,7 +597,6 @@
     quarry.push('in the box: Moai ' + view.supply.moai.join(' / ') + ' (sizes 1 / 2 / 3), '
       + view.supply.headdresses + ' headdresses, ' + view.supply.logs + ' logs, ' + view.supply.rongo_halves + ' Rongo halves');
     board.appendChild(el('p', { class: 'hint', text: quarry.join(' · ') }));
-    if (live) board.appendChild(el('div', { id: 'giants-controls', class: 'g-controls' }, [controls(game, ctx)]));
     var players = clear(document.getElementById('players'));
     players.appendChild(playersTable(view));
   }

@@ -1,0 +1,199 @@
+"""Giants in a real Chromium on a phone-sized screen: the host places pieces and moves a Moai
+by tapping the drawn island, a guest follows it, and a table enters its final count by taps.
+Screenshots land in test-artifacts/. Skipped without playwright or Chromium, except under
+CI=true (tests/web/chromium.py)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from companion.games.giants.game import GiantsGame
+from companion.games.session import BoardSession
+from companion.session import Session
+from tests.web.conftest import served, web_settings
+from tests.web.test_browser import browser, host_phone, phone, shoot  # noqa: F401
+from web.api.giants import layout
+from web.app import create_app
+from web.serve import Server
+
+try:
+    from playwright.sync_api import Browser, Page, expect
+except ImportError:  # pragma: no cover - test_browser.py says why, and fails under CI
+    pytest.skip("playwright is not installed", allow_module_level=True)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def desk() -> Iterator[tuple[Server, BoardSession]]:
+    """The companion served on 127.0.0.1 with an empty board-game desk."""
+    app = create_app(
+        Session(), web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
+    )
+    board: BoardSession = app.extensions["companion_games"]["board"]
+    with served(app) as server:
+        yield server, board
+
+
+def game_of(board: BoardSession) -> GiantsGame:
+    game = board.game
+    assert isinstance(game, GiantsGame)
+    return game
+
+
+def last_action(board: BoardSession) -> dict[str, Any]:
+    event = game_of(board).events[-1]
+    assert event["type"] == "action"
+    action: dict[str, Any] = event["action"]
+    return action
+
+
+def to_placing(board: BoardSession) -> None:
+    """Dice 1 1 2, every bid empty, nobody takes a Moai: the placing phase of round 1."""
+    game = game_of(board)
+    board.play(next(a for a in game.legal_actions() if a.to_json()["dice"] == [1, 1, 2]))
+    while game_of(board).state.phase in ("bid", "choose"):
+        board.play(
+            next(
+                a
+                for a in game_of(board).legal_actions()
+                if a.to_json()
+                in (
+                    {
+                        "type": "bid",
+                        "player": a.to_json()["player"],
+                        "markers": 0,
+                        "workers": 0,
+                        "sorcerer": False,
+                        "chief": False,
+                    },
+                    {"type": "pass", "player": a.to_json()["player"]},
+                )
+            )
+        )
+
+
+def test_the_host_places_pieces_by_tapping_the_island(browser: Browser, desk: Any) -> None:  # noqa: F811
+    server, board = desk
+    board.start("giants", ["Ana", "Ben", "Cy"], 3)
+    to_placing(board)
+    names = layout(game_of(board).island)["hexes"]
+    island = game_of(board).island
+    village = names[island.only("village")]["name"]
+    forest = next(h for h in island.hexes if h.kind == "forest")
+    problems: list[str] = []
+    page = host_phone(browser, server.local_url, problems)
+    page.wait_for_selector("#host-tools:not([hidden])")
+    page.goto(server.local_url + "games")
+    expect(page.locator("#whose-turn")).to_have_text("Ana’s turn")
+    guest = phone(browser, problems)
+    guest.goto(server.local_url + "games")
+    expect(guest.locator(".giants-island")).to_be_visible()
+    assert guest.locator("#giants-controls").count() == 0
+    assert guest.locator(".g-hex[role=button]").count() == 0  # guests read
+    # Ana: a worker on the village, two taps.
+    page.click("#giants-controls [data-piece=worker]")
+    assert page.locator(".g-hex.target").count() == len(island.hexes)
+    page.click(f'.g-hex[data-hex="{village}"]')
+    expect(page.locator("#whose-turn")).to_have_text("Ben’s turn")
+    assert last_action(board) == {
+        "type": "place",
+        "player": "Ana",
+        "piece": "worker",
+        "hex": island.only("village"),
+    }
+    expect(guest.locator(f'.g-hex[data-hex="{village}"] .g-worker')).to_have_count(1)
+    # Ben: the sorcerer on a forest, then the question whether it uses the forest's power.
+    page.click("#giants-controls [data-piece=sorcerer]")
+    page.click(f'.g-hex[data-hex="{names[forest.id]["name"]}"]')
+    question = page.locator(".g-choices")
+    expect(question).to_contain_text("What does the sorcerer do there?")
+    shoot(page, "web-giants-place-phone.png", full_page=False)
+    question.locator("button.action", has_text="using its power").click()
+    expect(page.locator("#whose-turn")).to_have_text("Cy’s turn")
+    assert last_action(board) == {
+        "type": "place",
+        "player": "Ben",
+        "piece": "sorcerer",
+        "hex": forest.id,
+        "power": True,
+    }
+    assert game_of(board).state.clan("Ben").logs == forest.logs
+    page.locator("#board-card").scroll_into_view_if_needed()
+    shoot(page, "web-giants-island-phone.png", full_page=False)
+    shoot(guest, "web-giants-guest-phone.png", full_page=False)
+    assert problems == []
+
+
+def to_erecting(board: BoardSession) -> dict[str, Any]:
+    """Seeded bots play until the player to move can carry a Moai to an Ahu and erect it;
+    that move's JSON."""
+    rng = random.Random(0)
+    for _ in range(2000):
+        game = game_of(board)
+        if game.state.phase == "transport":
+            for action in game.legal_actions():
+                data = action.to_json()
+                if data["type"] == "move" and data.get("erect") and data["path"]:
+                    return data
+        board.play(
+            game.roll(rng) if game.state.phase == "roll" else rng.choice(game.legal_actions())
+        )
+    raise AssertionError("no Moai could be erected")
+
+
+def test_the_host_moves_a_moai_to_an_ahu_by_two_taps(browser: Browser, desk: Any) -> None:  # noqa: F811
+    server, board = desk
+    board.start("giants", ["Ana", "Ben", "Cy"], 3)
+    wanted = to_erecting(board)
+    game = game_of(board)
+    ahu_name = layout(game.island)["ahus"][wanted["erect"]]["name"]
+    mover = wanted["player"]
+    problems: list[str] = []
+    page = host_phone(browser, server.local_url, problems)
+    page.wait_for_selector("#host-tools:not([hidden])")
+    page.goto(server.local_url + "games")
+    expect(page.locator("#whose-turn")).to_have_text(f"{mover}’s turn")
+    page.locator(f'.giants-island [data-load="{wanted["item"]}"]').first.click()
+    expect(page.locator(f'.g-ahu.target[data-ahu="{ahu_name}"]')).to_have_count(1)
+    page.click(f'.g-ahu[data-ahu="{ahu_name}"]')
+    choices = page.locator(".g-choices button.action")
+    if choices.count():  # several ways to give the points: the first is the cheapest
+        choices.first.click()
+    expect(page.locator(f'.g-ahu.has-moai[data-ahu="{ahu_name}"]')).to_have_count(1)
+    done = last_action(board)
+    assert (done["player"], done["item"], done["erect"]) == (mover, wanted["item"], wanted["erect"])
+    assert done["path"] == wanted["path"]
+    assert game_of(board).state.ahus[wanted["erect"]].moai == wanted["item"]
+    page.locator("#board-card").scroll_into_view_if_needed()
+    shoot(page, "web-giants-transport-phone.png", full_page=False)
+    assert problems == []
+
+
+def roll_by_faces(page: Page, faces: list[int]) -> None:
+    for die, face in enumerate(faces):
+        page.click(f"#giants-controls [data-die='{die}'][data-face='{face}']")
+    page.click("#g-roll")
+
+
+def test_the_host_enters_dice_as_faces_and_a_bid_of_nothing(browser: Browser, desk: Any) -> None:  # noqa: F811
+    server, board = desk
+    board.start("giants", ["Ana", "Ben", "Cy", "Dov"], 3)
+    problems: list[str] = []
+    page = host_phone(browser, server.local_url, problems)
+    page.wait_for_selector("#host-tools:not([hidden])")
+    page.goto(server.local_url + "games")
+    expect(page.locator("#g-roll")).to_be_disabled()
+    assert page.locator("#giants-controls .g-die").count() == 4  # three white, one brown
+    roll_by_faces(page, [2, 0, 1, 3])
+    expect(page.locator("#phase")).to_contain_text("bid")
+    assert last_action(board) == {"type": "roll", "player": "Ana", "dice": [0, 1, 2, 3]}
+    expect(page.locator("#g-bid")).to_have_text("Bid nothing")
+    page.click("#g-bid")
+    expect(page.locator("#whose-turn")).not_to_have_text("Ana’s turn")
+    assert last_action(board)["markers"] == 0 and last_action(board)["workers"] == 0
+    assert problems == []
