@@ -183,6 +183,18 @@ class Pass:
 Action = Roll | Bid | Choose | Place | TakeRongo | Move | Mark | Reclaim | Pass
 ACTION_CLASSES = (Roll, Bid, Choose, Place, TakeRongo, Move, Mark, Reclaim, Pass)
 TYPES = ("roll", "bid", "choose", "place", "rongo", "move", "mark", "reclaim", "pass")
+#: The keys each action's JSON form may hold; any other is refused, never dropped.
+KEYS = {
+    "roll": ("dice",),
+    "bid": ("markers", "workers", "sorcerer", "chief"),
+    "choose": ("size",),
+    "place": ("piece", "hex", "logs", "power", "ahu", "tablets"),
+    "rongo": (),
+    "move": ("item", "path", "erect", "cap", "mark", "help"),
+    "mark": ("item",),
+    "reclaim": ("item",),
+    "pass": (),
+}
 
 
 def _str(data: dict[str, Any], key: str) -> str:
@@ -235,6 +247,12 @@ def action_from_json(data: Any) -> Action:
     kind = data.get("type")
     if kind not in TYPES:
         raise MalformedMove(f"Unknown action {kind!r}; use one of {', '.join(TYPES)}.")
+    allowed = ("type", "player", *KEYS[kind])
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise MalformedMove(
+            f"A {kind} action has no key {unknown[0]!r}; its keys are {', '.join(allowed)}."
+        )
     player = _str(data, "player")
     if kind == "roll":
         dice = data.get("dice")

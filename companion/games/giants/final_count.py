@@ -79,7 +79,8 @@ class FinalCount:
             parts = self.breakdown(name)
             rows.append(PlayerScore(name, sum(parts.values()), parts))
         top = max(p.total for p in rows)
-        return ScoreTable("giants", tuple(rows), tuple(p.name for p in rows if p.total == top))
+        winners = tuple(p.name for p in rows if p.total == top)
+        return ScoreTable("giants", tuple(rows), winners, points=POINTS)
 
 
 def score_final_count(

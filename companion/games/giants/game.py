@@ -12,10 +12,24 @@ from companion.games.base import Action as AnyAction
 from companion.games.base import BoardGame, PlayerScore, ScoreTable
 from companion.games.giants import rules
 from companion.games.giants.actions import ACTION_CLASSES, Action, Roll, action_from_json
+from companion.games.giants.final_count import POINTS, score_final_count
 from companion.games.giants.island import Island, default_island
 from companion.games.giants.state import BASES, State
 
 FORMAT = 1
+#: The keys of a game file, of its events and of the setup; any other is refused, never dropped.
+FILE_KEYS = ("game", "events")
+SETUP_KEYS = ("type", "game", "format", "players", "seed", "options", "island")
+OPTIONS = ("two_workers", "open_scoring")
+EVENT_KEYS = {"action": ("type", "action"), "undo": ("type",)}
+
+
+def _unknown_key(data: dict[str, Any], allowed: Sequence[str], where: str) -> str | None:
+    """The sentence refusing the first key of `data` not in `allowed`, or None."""
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if not unknown:
+        return None
+    return f"{where} has an unknown key {unknown[0]!r}; its keys are {', '.join(allowed)}."
 
 
 class GiantsGame:
@@ -80,21 +94,28 @@ class GiantsGame:
             raise DataError(source, f"this is a game of {setup.get('game')!r}, not of giants.")
         if setup.get("format") != FORMAT:
             raise DataError(source, f"unknown Giants log format {setup.get('format')!r}.")
+        problem = _unknown_key(setup, SETUP_KEYS, "the setup")
         options = setup.get("options", {})
+        if problem is None and isinstance(options, dict):
+            problem = _unknown_key(options, OPTIONS, "the setup's options")
+        if problem is not None:
+            raise DataError(source, problem)
         if not isinstance(options, dict) or not all(
-            type(options.get(k, False)) is bool for k in ("two_workers", "open_scoring")
+            type(options.get(k, False)) is bool for k in OPTIONS
         ):
             raise DataError(source, "the setup's options must be true or false.")
         players = setup.get("players")
         if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
             raise DataError(source, "the setup must list the players' names.")
         seed = setup.get("seed", 0)
+        if type(seed) is not int:
+            raise DataError(source, f"the setup's seed must be a whole number, not {seed!r}.")
         island = Island.from_json(setup.get("island"), f"{source}: setup's island")
         island.check_playable(f"{source}: setup's island")
         try:
             game = cls.new(
                 players,
-                seed if type(seed) is int else 0,
+                seed,
                 two_workers=options.get("two_workers", False),
                 open_scoring=options.get("open_scoring", False),
                 island=island,
@@ -105,6 +126,10 @@ class GiantsGame:
             try:
                 if not isinstance(event, dict):
                     raise MalformedMove("an event must be an object.")
+                keys = EVENT_KEYS.get(str(event.get("type")))
+                problem = _unknown_key(event, keys, "the event") if keys else None
+                if problem is not None:
+                    raise MalformedMove(problem)
                 if event.get("type") == "action":
                     game.push(cls.action_from_json(event.get("action")))
                 elif event.get("type") == "undo":
@@ -125,10 +150,24 @@ class GiantsGame:
         if isinstance(data, dict) and "events" in data:
             if data.get("game", cls.key) != cls.key:
                 raise DataError(source, f"this is a game of {data.get('game')!r}, not of giants.")
+            problem = _unknown_key(data, FILE_KEYS, "the game file")
+            if problem is not None:
+                raise DataError(source, problem)
             data = data["events"]
         if not isinstance(data, list):
             raise DataError(source, 'a Giants game file is {"game": "giants", "events": [...]}.')
         return cls.replay(data, source)
+
+    @classmethod
+    def score_file(cls, data: Any, source: str) -> ScoreTable:
+        """The score of a Giants file (docs/formats.md): an event log replayed where it stops
+        (`over` False and no winners when the game has not ended), or a final count."""
+        if isinstance(data, dict) and "events" in data:
+            problem = _unknown_key(data, FILE_KEYS, "the game file")
+            if problem is not None:
+                raise DataError(source, problem)
+            return cls.replay(data["events"], source).score()
+        return score_final_count(data, source)
 
     def dumps(self) -> str:
         """The game file: the event log, which replays to this very game."""
@@ -190,6 +229,22 @@ class GiantsGame:
             return {}
         return rules.reach(self.state, self.island, name, load)
 
+    def help_ways(self, item: str, path: Sequence[str]) -> list[list[dict[str, int]]]:
+        """For a tap page: per hex of `path`, every way the player to move may give the points
+        there, cheapest first (`{}`: nobody); a Move's `help` takes one of each, by the mover's
+        choice. Empty when `item` cannot be carried along `path` (push says why)."""
+        name = self.to_move()
+        load = self.state.items.get(item)
+        if name is None or self.state.phase != "transport" or load is None:
+            return []
+        out = []
+        for step in path:
+            ways = rules.help_options(self.state, step, name, load.size)
+            if ways is None:
+                return []
+            out.append([dict(way) for way in ways])
+        return out
+
     def roll(self, rng: random.Random) -> Roll:
         """The quarry dice thrown with `rng` (for bots and a table without dice)."""
         name = self.to_move() or ""
@@ -232,7 +287,7 @@ class GiantsGame:
             players.append(PlayerScore(clan.name, sum(full.values()), full))
         top = max(p.total for p in players)
         winners = tuple(p.name for p in players if p.total == top) if self.over else ()
-        return ScoreTable(self.key, tuple(players), winners)
+        return ScoreTable(self.key, tuple(players), winners, over=self.over, points=POINTS)
 
     # --- what the phones show ---------------------------------------------------------------
 

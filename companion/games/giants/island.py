@@ -172,15 +172,49 @@ def _faces(value: Any, what: str) -> tuple[int, ...]:
     return faces
 
 
-def _parse(data: Any) -> Island:
+#: The keys of an island and of its parts; any other is refused, never dropped.
+KEYS = {
+    "island": ("name", "dice", "box", "hex", "ahu"),
+    "dice": ("white", "brown"),
+    "box": (
+        "moai",
+        "headdresses",
+        "logs",
+        "rongo_halves",
+        "workers_per_colour",
+        "markers_per_colour",
+    ),
+    "hex": ("id", "q", "r", "kind", "logs"),
+    "ahu": ("id", "hex", "value", "headdress"),
+}
+
+
+def _known(data: Any, part: str) -> None:
     if not isinstance(data, dict):
-        raise ValueError("expected a table")
+        raise ValueError(f"{part} must be a table")
+    unknown = sorted(str(k) for k in data if k not in KEYS[part])
+    if unknown:
+        where = (
+            "the island"
+            if part == "island"
+            else f"a {part} entry"
+            if part in ("hex", "ahu")
+            else part
+        )
+        raise ValueError(f"{where} has an unknown key {unknown[0]!r}")
+
+
+def _parse(data: Any) -> Island:
+    _known(data, "island")
     dice, box = data["dice"], data["box"]
+    _known(dice, "dice")
+    _known(box, "box")
     moai = box["moai"]
     if not isinstance(moai, list) or len(moai) != 3:
         raise ValueError("box.moai counts the Moai of sizes 1, 2 and 3")
     hexes = []
     for h in data["hex"]:
+        _known(h, "hex")
         kind = h.get("kind", "plain")
         if kind not in KINDS:
             raise ValueError(f"hex {h.get('id')!r} has unknown kind {kind!r}")
@@ -194,6 +228,7 @@ def _parse(data: Any) -> Island:
             raise ValueError(f"the island needs exactly one {kind.replace('_', ' ')} hex")
     ahus = []
     for a in data["ahu"]:
+        _known(a, "ahu")
         if a["hex"] not in ids:
             raise ValueError(f"Ahu {a['id']!r} touches no hex of the island")
         low, high = AHU_NUMBERS

@@ -51,6 +51,16 @@ def test_bots_finish_a_game(players: int, seed: int) -> None:
         assert p.total == sum(p.breakdown.values())
 
 
+def test_the_score_says_whether_the_game_is_over() -> None:
+    game = GiantsGame.new(NAMES[3])
+    running = game.score()
+    assert (running.over, running.winners) == (False, ())
+    assert running.to_json()["over"] is False
+    assert running.points == ("transport", "moai", "headdresses", "rongo")
+    final = play_random_game(NAMES[3], 1).score()
+    assert final.over and final.winners
+
+
 def test_same_seed_same_game() -> None:
     a = play_random_game(NAMES[4], 7)
     b = play_random_game(NAMES[4], 7)
