@@ -370,7 +370,8 @@
       info.appendChild(document.createTextNode('Tap a tile to see what it costs '));
       info.appendChild(el('strong', { text: who.name }));
       info.appendChild(document.createTextNode('. Badges: total shells to take it (0 = free). '
-        + 'Lane numbers: shells to move there.'));
+        + 'Lane numbers: shells to move there. Darkened tiles: out of ' + who.name
+        + '’s reach this turn.'));
       return;
     }
     var id = game.display[slot[0]][slot[1]];
@@ -590,11 +591,22 @@
     return svg;
   }
 
-  function stat(label, value, cls) {
+  /* A count and what it counts, in agreement with it ("1 shell", "2 shells"), and a note. */
+  function stat(word, value, cls, note) {
+    var label = value === 1 ? word : word.replace(/^(\w+)/, '$1s');
     return el('div', { class: 'stat ' + (cls || '') }, [
       el('span', { class: 'stat-value', text: String(value) }),
-      el('span', { class: 'stat-label', text: label })
+      el('span', { class: 'stat-label', text: label }),
+      note ? el('span', { class: 'stat-note', text: note }) : null
     ]);
+  }
+
+  /* Boats on a board that stand on incomplete islands: they move the ship but do not score. */
+  function boatsNote(p) {
+    var off = p.boats - p.score.boat_count;
+    if (off <= 0) return null;
+    return off + (off === 1 ? ' stands on an incomplete island' : ' stand on incomplete islands')
+      + ': ' + plural(p.score.boat_count, 'boat') + ' in the score';
   }
 
   function renderPlayers(state) {
@@ -616,9 +628,9 @@
         winner ? el('span', { class: 'tag win', text: 'winner' }) : null
       ]));
       var side = el('div', { class: 'player-side' }, [
-        stat('shells', p.shells, 'shells'),
-        stat('boats', p.boats, 'boats'),
-        stat(game.over ? 'points' : 'points now', p.score.total, 'points'),
+        stat('shell', p.shells, 'shells'),
+        stat('boat', p.boats, 'boats', boatsNote(p)),
+        stat(game.over ? 'point' : 'point now', p.score.total, 'points'),
         el('div', { class: 'storage-box' }, [
           storageSvg(state, p, index), el('span', { class: 'stat-label', text: 'storage' })
         ])
@@ -626,6 +638,13 @@
       card.appendChild(el('div', { class: 'player-body' }, [boardSvg(state, p, index), side]));
       box.appendChild(card);
     });
+    var incomplete = game.players.some(function (p) { return (p.score.removed || []).length; });
+    if (incomplete) {
+      box.appendChild(el('p', { class: 'hint board-legend', id: 'board-legend',
+        text: 'Tiles outlined in red dashes lie on incomplete islands: '
+          + (game.over ? 'they were taken off before scoring.'
+            : 'they score nothing (nor do their boats) unless the island is completed.') }));
+    }
   }
 
   // ------------------------------------------------------------------ scores

@@ -256,7 +256,8 @@
   function renderTongiaki(view, actions) {
     var board = clear(byId('board'));
     byId('board-title').textContent = 'Map';
-    byId('board-facts').textContent = 'tiles left: ' + view.stack.islands + ' islands, ' + view.stack.water + ' water';
+    byId('board-facts').textContent = 'tiles left: ' + view.stack.islands
+      + (view.stack.islands === 1 ? ' island, ' : ' islands, ') + view.stack.water + ' water';
     var hexes = view.map.slice();
     var seen = {};
     hexes.forEach(function (h) { seen[h.q + ',' + h.r] = true; });
