@@ -142,9 +142,9 @@ def _place(game: GiantsGame, legal: list[Action], rng: random.Random) -> Action:
                 return rng.choice(want)
             break
     powers = [a for a in places if a.power]
-    carve = [a for a in powers if a.hex == game.island.only("headdress_quarry")]
-    if carve and _cover_hexes(game, name) and rng.random() < 0.7:
-        return rng.choice(carve)
+    sculpt = [a for a in powers if a.hex == game.island.only("headdress_quarry")]
+    if sculpt and _cover_hexes(game, name) and rng.random() < 0.7:
+        return rng.choice(sculpt)
     if powers and rng.random() < 0.6:
         return rng.choice(powers)
     if clan.free_markers > 1 and rng.random() < 0.3:

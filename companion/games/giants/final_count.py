@@ -194,9 +194,9 @@ def _parse(data: Any, island: Island) -> FinalCount:
             f"the players hold {sum(rongo.values())} Rongo half-tablets; the box has "
             f"{island.rongo_halves}"
         )
-    entries = data.get("moai", [])
+    entries = data.get("moai")
     if not isinstance(entries, list):
-        raise ValueError("`moai` must list the Moai standing on Ahus")
+        raise ValueError("`moai` must list the Moai standing on Ahus (`[]` for none)")
     moai = tuple(_one_moai(e, n, players, island) for n, e in enumerate(entries, start=1))
     _check_counts(entries, moai, players, island)
     count = FinalCount(players, track, rongo, moai, open_scoring)

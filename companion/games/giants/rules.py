@@ -185,7 +185,7 @@ def _end_transport(state: State, island: Island) -> None:
     ("Il Giocatore può immediatamente marchiarlo"), then the unmarked ones are abandoned."""
     state.unmoved = []
     for item in state.items.values():
-        if item.ahu is None and item.hex is None:  # won or carved this turn and never moved
+        if item.ahu is None and item.hex is None:  # won or sculpted this turn and never moved
             kind = "moai_quarry" if item.kind == "moai" else "headdress_quarry"
             item.hex = island.only(kind)
             state.unmoved.append(item.id)
@@ -470,7 +470,7 @@ def _power(state: State, island: Island, clan: Clan, action: Place, *, check_onl
             state.cleared.add(action.hex)
     elif kind == "headdress_quarry":
         if state.headdresses < 1:
-            raise IllegalMove("No headdress is left to carve.")
+            raise IllegalMove("No headdress is left to sculpt.")
         if state.headdresses < times:
             raise IllegalMove(f"Only {state.headdresses} headdresses are left, not {times}.")
         if not check_only:

@@ -46,7 +46,7 @@ class Piece:
 class Item:
     """A Moai or a headdress that has left the box.
 
-    Before a screen (won or carved this turn): hex and ahu are None. On the island: hex is set;
+    Before a screen (won or sculpted this turn): hex and ahu are None. On the island: hex is set;
     owner is who may move it (None: abandoned, anyone may take it). On an Ahu: ahu is set.
     """
 

@@ -469,7 +469,7 @@ def test_round_example() -> None:
         Place("Blue", "worker", "x1"),
         Place("Green", "worker", "B"),
         Place("Red", "worker", "B"),
-        Place("Blue", "sorcerer", "HQ", power=True),  # carves a headdress
+        Place("Blue", "sorcerer", "HQ", power=True),  # sculpts a headdress
         Place("Green", "worker", "A"),
         Place("Red", "sorcerer", "B", logs=1, power=True, ahu="b1"),  # reserves the Ahu
         TakeRongo("Blue"),

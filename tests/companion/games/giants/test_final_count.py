@@ -122,6 +122,7 @@ def _change(path: str, value: Any) -> dict[str, Any]:
         ("scores", {}, "the final count has an unknown key 'scores'"),
         ("game", "tongiaki", "not a Giants final count"),
         ("open_scoring", 1, "true or false"),
+        ("moai", KeyError, "`moai` must list the Moai standing on Ahus"),
     ],
 )
 def test_a_wrong_count_is_refused_in_one_sentence(path: str, value: Any, words: str) -> None:
