@@ -10,6 +10,7 @@ optional and a failure only costs a warning.
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import socket
 import sys
@@ -21,6 +22,8 @@ from typing import Any, TextIO
 
 from flask import Flask
 from waitress.channel import HTTPChannel
+from waitress.task import ErrorTask, WSGITask
+from waitress.utilities import RequestEntityTooLarge
 
 from web.app import MAX_BODY_BYTES
 from web.settings import WebSettings
@@ -105,10 +108,40 @@ def _client(addr: object) -> object:
     return addr[0] if isinstance(addr, tuple) and addr else addr
 
 
+class _BodyTooLargeTask(WSGITask):  # type: ignore[misc]
+    """A request whose body is over waitress's `max_request_body_size`, handed to the app
+    with its headers and without its body (which is never read): the app refuses a body
+    over its own limit (web.api.errors), so the answer is the app's 413, its JSON sentence
+    and its headers. The connection closes after it, the rest of the body unread."""
+
+    def get_environment(self) -> dict[str, Any]:
+        environ: dict[str, Any] = super().get_environment()
+        request = self.request
+        limit = self.channel.server.adj.max_request_body_size
+        declared = max(request.content_length, request.body_bytes_received, limit)
+        environ["wsgi.input"] = io.BytesIO()
+        environ["CONTENT_LENGTH"] = str(declared)  # a chunked body has none of its own
+        return environ
+
+    def execute(self) -> None:
+        self.set_close_on_finish()
+        super().execute()
+
+
+def _error_task(channel: HTTPChannel, request: Any) -> Any:
+    """The task that answers a request waitress refused: the app for a body too large,
+    waitress's own answer for what never reaches an app (a malformed request line)."""
+    if isinstance(request.error, RequestEntityTooLarge):
+        return _BodyTooLargeTask(channel, request)
+    return ErrorTask(channel, request)
+
+
 class _CappedChannel(HTTPChannel):  # type: ignore[misc]
     """waitress's connection, refused at once when its client address already holds
     the server's `per_client_limit` (PER_CLIENT_CONNECTIONS); said in the log once a minute
     per address. An accepted one gives up on a peer that acknowledges nothing (UNACKED_MS)."""
+
+    error_task_class = staticmethod(_error_task)
 
     def __init__(self, server: Any, sock: socket.socket, addr: Any, adj: Any, map: Any = None):
         client = _client(addr)
@@ -149,8 +182,10 @@ class Server:
             # noticed at once (environ["waitress.client_disconnected"], web.sse).
             channel_request_lookahead=1,
             ident="maori-companion",
-            # Refuse big bodies before waitress spools them to disk (Flask refuses > 64 KiB).
-            max_request_body_size=MAX_BODY_BYTES,
+            # Refuse big bodies before waitress spools them to disk: one over the app's own
+            # limit goes to the app without its body (_BodyTooLargeTask), so a body of
+            # MAX_BODY_BYTES is read and one byte more is the app's 413.
+            max_request_body_size=MAX_BODY_BYTES + 1,
             clear_untrusted_proxy_headers=True,
             asyncore_use_poll=True,  # poll(): no FD_SETSIZE limit, and safe to close under
         )

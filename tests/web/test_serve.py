@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 import select
 import socket
@@ -13,6 +14,7 @@ import pytest
 from companion.session import Session
 from tests.web.conftest import served, web_settings
 from web import serve as serving
+from web.api.errors import SECURITY_HEADERS
 from web.app import MAX_BODY_BYTES, create_app
 from web.serve import Server, announce, page_url
 
@@ -80,22 +82,68 @@ def test_the_server_answers_and_stops(session: Session) -> None:
             assert b'"phase":"playing"' in response.read()
 
 
-def test_waitress_refuses_a_body_over_the_limit_before_spooling_it(session: Session) -> None:
-    # Flask refuses bodies over MAX_BODY_BYTES only once waitress has read (and, past its
-    # buffer, spooled to disk) the whole body; waitress itself must refuse them first.
-    app = create_app(session, web_settings(host="127.0.0.1", port=0))
-    with served(app) as server, socket.create_connection(("127.0.0.1", server.port), 10) as conn:
-        conn.sendall(
-            b"POST /api/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {MAX_BODY_BYTES + 1}\r\n\r\n".encode()
-            + b"x" * 1024
-        )
+def _exchange(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send `request` on a new connection and read until the server closes it: the status,
+    the headers (names in lower case) and the body of the answer."""
+    with socket.create_connection(("127.0.0.1", port), 10) as conn:
+        conn.sendall(request)
         conn.settimeout(10)
         reply = b""
         while chunk := conn.recv(4096):
             reply += chunk
-    assert reply.startswith(b"HTTP/1.1 413")
-    assert b"exceeds max_body of" in reply  # waitress's own refusal, not Flask's
+    head, _, body = reply.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+def _post(path: str) -> bytes:
+    """A POST's request line and Host header; its other headers and its body follow."""
+    return f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"Content-Type: application/json\r\nContent-Length: {MAX_BODY_BYTES + 1}\r\n".encode()
+        + b"\r\n"
+        + b"x" * 1024,
+        f"Content-Length: {10**12}\r\n".encode() + b"\r\n",
+        b"Transfer-Encoding: chunked\r\n\r\n"
+        + b"".join(f"{8192:x}\r\n".encode() + b"x" * 8192 + b"\r\n" for _ in range(9)),
+    ],
+    ids=["64-kib-and-one", "a-terabyte-declared", "chunked"],
+)
+@pytest.mark.parametrize("path", ["/api/login", "/api/turns", "/api/state", "/"])
+def test_a_body_over_the_limit_is_the_apps_413_before_it_is_spooled(
+    session: Session, path: str, body: bytes
+) -> None:
+    # waitress refuses the body before reading (and, past its buffer, spooling) it, and hands
+    # the request to the app without it: the answer is the app's, its sentence and headers.
+    app = create_app(session, web_settings(host="127.0.0.1", port=0))
+    with served(app) as server:
+        status, headers, content = _exchange(server.port, _post(path) + body)
+    assert status == 413
+    for name, value in SECURITY_HEADERS.items():
+        assert headers[name.lower()] == value
+    assert headers["connection"] == "close"
+    assert b"exceeds max_body" not in content  # not waitress's own plain text
+    if path.startswith("/api/"):
+        assert headers["content-type"] == "application/json"
+        assert json.loads(content) == {"error": "The request is too large."}
+
+
+def test_a_body_of_the_limit_reaches_the_route(session: Session) -> None:
+    app = create_app(session, web_settings(host="127.0.0.1", port=0))
+    with served(app) as server:
+        status, _headers, content = _exchange(
+            server.port,
+            _post("/api/login")
+            + f"Content-Length: {MAX_BODY_BYTES}\r\nConnection: close\r\n\r\n".encode()
+            + b"x" * MAX_BODY_BYTES,
+        )
+    assert status == 403  # the route's own check (no page token), its body read
+    assert json.loads(content)["error"].startswith("The page's security token")
 
 
 def test_one_address_holding_hundreds_of_idle_connections_starves_no_other_phone(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, Response, render_template, request
-from werkzeug.exceptions import HTTPException
+from flask import Flask, Response, current_app, render_template, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from companion.errors import CompanionError, IllegalMove, MalformedMove, NotNow, StorageError
 from web.api.common import ERROR_SENTENCES, ApiError, error_response
@@ -67,6 +67,14 @@ def _unexpected(error: Exception) -> Response:
     return Response(page, status=500, mimetype="text/html")
 
 
+def _refuse_large_bodies() -> None:
+    """A body declared over MAX_CONTENT_LENGTH is 413 on every route, whether the route reads
+    it or not (web.serve hands such a request over without its body)."""
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    if limit is not None and (request.content_length or 0) > limit:
+        raise RequestEntityTooLarge()
+
+
 def _security_headers(response: Response) -> Response:
     for key, value in SECURITY_HEADERS.items():
         response.headers[key] = value
@@ -81,4 +89,5 @@ def register(app: Flask) -> None:
     app.register_error_handler(CompanionError, _companion_error)
     app.register_error_handler(HTTPException, _http_error)
     app.register_error_handler(Exception, _unexpected)
+    app.before_request(_refuse_large_bodies)
     app.after_request(_security_headers)
