@@ -118,8 +118,8 @@ class Move:
     """Phase 4: move a Moai or headdress through `path` (the hexes entered, in order), then
     erect it on Ahu `erect`, set it on the Moai of Ahu `cap`, or leave it (marked if `mark`).
 
-    help: who gets prestige for each hex entered; None lets the engine choose among the
-    cheapest ways and the event log records its choice.
+    help: who gets prestige for each hex entered, any way the hex allows, by the mover's
+    choice; None lets the engine take the cheapest and the event log records it.
     """
 
     player: str
