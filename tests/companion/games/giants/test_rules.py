@@ -384,6 +384,18 @@ def test_the_mover_gives_the_points_to_whom_they_choose() -> None:
     assert prestige(game) == {"A": 0, "B": 0, "C": 2}
 
 
+def test_help_ways_lists_the_choices_along_a_path_for_a_tap_page() -> None:
+    game = transport_game(["A", "B", "C"], line(), "A")
+    moai = item(game, "A", 2)
+    put(game, "A", "B")
+    put(game, "A", "C", "chief")
+    logs(game, "A", 1)
+    put(game, "B", "A", n=2)
+    assert game.help_ways(moai, ["A", "B"]) == [[{"B": 1}, {"C": 2}], [{}]]
+    assert game.help_ways(moai, ["A", "C"]) == []  # nobody on C carries it
+    assert game.help_ways("moai99", ["A"]) == []
+
+
 def test_no_help_is_paid_for_nothing() -> None:
     game = transport_game(["A", "B", "C"], line(), "A")
     moai = item(game, "A", 1)
