@@ -23,7 +23,19 @@ from flask import Flask
 from companion.games.session import BoardSession
 from companion.session import Session
 from web import auth
-from web.api import camera, corrections, errors, events, game, games, host, pages, teach, turns
+from web.api import (
+    camera,
+    corrections,
+    errors,
+    events,
+    game,
+    games,
+    giants_count,
+    host,
+    pages,
+    teach,
+    turns,
+)
 from web.api.common import ERROR_SENTENCES as ERROR_SENTENCES
 from web.api.common import EXTENSION, CameraSetting, Table, is_host, read_body, require_host
 from web.api.errors import SECURITY_HEADERS as SECURITY_HEADERS
@@ -117,6 +129,13 @@ def create_app(
     games.register(
         app,
         board=board or BoardSession(),
+        require_host=require_host,
+        is_host=is_host,
+        read_body=read_body,
+        stream=events.stream_response,
+    )
+    giants_count.register(
+        app,
         require_host=require_host,
         is_host=is_host,
         read_body=read_body,

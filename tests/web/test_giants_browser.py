@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 
+from companion.games.giants.final_count import score_final_count
 from companion.games.giants.game import GiantsGame
+from companion.games.giants.island import default_island
 from companion.games.session import BoardSession
 from companion.session import Session
 from tests.web.conftest import served, web_settings
 from tests.web.test_browser import browser, host_phone, phone, shoot  # noqa: F401
+from tests.web.test_giants_count import five_player_count
 from web.api.giants import layout
 from web.app import create_app
 from web.serve import Server
@@ -196,4 +199,65 @@ def test_the_host_enters_dice_as_faces_and_a_bid_of_nothing(browser: Browser, de
     page.click("#g-bid")
     expect(page.locator("#whose-turn")).not_to_have_text("Ana’s turn")
     assert last_action(board)["markers"] == 0 and last_action(board)["workers"] == 0
+    assert problems == []
+
+
+def test_a_table_enters_a_five_player_final_count_by_taps(browser: Browser, desk: Any) -> None:  # noqa: F811
+    """A 5-player end position (tests/web/test_giants_count.py): each Moai tapped onto its Ahu
+    with the brush, the track and the Rongo halves; the page shows the engine's score, and a
+    guest reads the same. Counts the taps a person makes."""
+    server, _board = desk
+    count = five_player_count()
+    problems: list[str] = []
+    page = host_phone(browser, server.local_url, problems)
+    page.wait_for_selector("#host-tools:not([hidden])")
+    page.goto(server.local_url + "games/giants/count")
+    taps = 0
+    page.fill("#gc-names", "\n".join(count["players"]))
+    page.click("#setup-form button[type=submit]")
+    taps += 1 + len(count["players"])  # a name is typed, then the button
+    expect(page.locator("#island-card")).to_be_visible()
+    names = layout(default_island())["ahus"]
+    brush: tuple[str, int, bool] = ("", 0, False)
+    for moai in sorted(count["moai"], key=lambda m: (m["owner"], m["size"], m["headdress"])):
+        want = (moai["owner"], moai["size"], moai["headdress"])
+        if want[0] != brush[0]:
+            page.click(f'#brush [data-owner="{want[0]}"]')
+            taps += 1
+        if want[1] != brush[1]:
+            page.click(f'#brush [data-size="{want[1]}"]')
+            taps += 1
+        if want[2] != brush[2]:
+            page.click("#brush [data-headdress]")
+            taps += 1
+        brush = want
+        page.click(f'.g-ahu[data-ahu="{names[moai["ahu"]]}"]')
+        taps += 1
+        expect(page.locator(f'.g-ahu.has-moai[data-ahu="{names[moai["ahu"]]}"]')).to_have_count(1)
+    for name in count["players"]:
+        if count["track"][name]:
+            page.fill(f'[data-track="{name}"]', str(count["track"][name]))
+            page.locator(f'[data-track="{name}"]').dispatch_event("change")
+            taps += 1 + len(str(count["track"][name]))
+        for _ in range(count["rongo_halves"][name]):
+            page.click(f'[data-rongo-up="{name}"]')
+            taps += 1
+    expected = score_final_count(count).to_json()
+    winner = expected["winners"][0]
+    expect(page.locator("#count-title")).to_have_text(f"★ {winner} wins")
+    expect(page.locator("#score tr[data-row=total] td")).to_have_text(
+        [str(p["total"]) for p in expected["players"]]
+    )
+    guest = phone(browser, problems)
+    guest.goto(server.local_url + "games/giants/count")
+    expect(guest.locator("#score tr[data-row=total] td")).to_have_text(
+        [str(p["total"]) for p in expected["players"]]
+    )
+    assert guest.locator("#brush button").count() == 0
+    assert guest.locator(".g-ahu.has-moai").count() == len(count["moai"])
+    # At a careful two seconds a tap, the whole count takes under two minutes.
+    assert taps * 2 < 120, taps
+    shoot(page, "web-giants-count-phone.png", full_page=False)
+    page.locator("#score-card").scroll_into_view_if_needed()
+    shoot(page, "web-giants-count-score-phone.png", full_page=False)
     assert problems == []
