@@ -47,7 +47,7 @@ from vision.reader.incremental import (
     ChangeConfig,
     IncrementalReader,
     _cell_reads,
-    differences,
+    gate,
     kept_look,
     marker_patches,
     shifted,
@@ -166,8 +166,10 @@ def run_gate(
     changes: ChangeConfig,
     out: TextIO | None,
     progress: bool,
+    pairs: list[tuple[Any, Any, bool]] | None = None,
 ) -> GateCount:
-    """The gate over `frames` (vision.reader.incremental's steps, no recogniser), counted."""
+    """The gate over `frames` (vision.reader.incremental's steps, no recogniser), counted;
+    every compared cell's kept look, its new look and whether it changed added to `pairs`."""
     side = "front"
     layout = pack.catalogue.board(side)
     share = tile_share(pack.tile_mm, _vision().crops.crop_margin_mm, changes)
@@ -231,11 +233,14 @@ def run_gate(
             if slot in frame.covered:
                 unknown.add(slot)
         compared = [s for s in slots if s not in forced]
-        apart = differences([looks[s] for s in compared], [fresh[s] for s in compared], changes)
-        for slot, d in zip(compared, apart, strict=True):
+        apart, read_again = gate(
+            [looks[s] for s in compared], [fresh[s] for s in compared], changes
+        )
+        for slot, d, again in zip(compared, apart, read_again, strict=True):
             look = fresh[slot]
             changed = now[slot] != held[slot]
-            again = d > changes.threshold
+            if pairs is not None:
+                pairs.append((looks[slot], look, changed))
             count.cells += 1
             count.changed += changed
             count.reread += again

@@ -244,6 +244,16 @@ def difference(a: Look, b: Look, config: ChangeConfig) -> float:
     return differences([a], [b], config)[0]
 
 
+def gate(
+    kept: Sequence[Look], seen: Sequence[Look], config: ChangeConfig
+) -> tuple[list[float], list[bool]]:
+    """The gate of a read of what changed, for each cell: how much its look `seen` differs
+    from its kept look (`differences`), and whether it is read again (by more than
+    ChangeConfig.threshold: a cell not read again keeps its accepted reading)."""
+    apart = differences(kept, seen, config)
+    return apart, [d > config.threshold for d in apart]
+
+
 def kept_look(kept: Look, frames: int, seen: Look, config: ChangeConfig) -> tuple[Look, int]:
     """An unchanged cell's kept look (the mean of `frames` reads' looks) once `seen` again:
     the mean of its last looks, up to ChangeConfig.look_frames of them, and their number.
@@ -560,10 +570,10 @@ class IncrementalReader:
             for i, slot in enumerate(slots)
             if slot in base.looks and not base.reads.get(slot, UNKNOWN).unknown
         ]
-        apart = differences(
+        _, different = gate(
             [base.looks[slots[i]] for i in compared], [looks[slots[i]] for i in compared], cfg
         )
-        alike = {i for i, d in zip(compared, apart, strict=True) if d <= cfg.threshold}
+        alike = {i for i, d in zip(compared, different, strict=True) if not d}
         reread = [i for i in range(len(slots)) if i not in alike]
         timings["looks"] = time.perf_counter() - t0
         t0 = time.perf_counter()
