@@ -672,8 +672,8 @@ class TeachConfig:
     paper_distance: float = 45.0
     # ... unless it is brighter paper of the same hue within this distance (a glare spot).
     hue_distance: float = 28.0
-    # Where no tile edge shows against that, paper of the same hue down to this fraction of
-    # its brightness counts as paper in shadow.
+    # Paper of the same hue down to this fraction of its brightness is paper in shadow: a
+    # tile's edges are measured where it is told from paper this way.
     shadow_ratio: float = 0.5
     # Printed outlines (≤ 0.5 mm) vanish under an opening of this size; tiles do not.
     line_removal_mm: float = 1.5
@@ -682,19 +682,15 @@ class TeachConfig:
     # ... where the inner square is the tile square shrunk by this on every side (a tile
     # lying 4 mm and 5° off still covers it).
     inner_shrink_mm: float = 8.0
-    # The tile is searched this far beyond its nominal square, turned up to this many degrees.
+    # A tile's square (always the kit's tile size) is searched with its centre up to this far
+    # from its cell's centre, turned up to this many degrees (table-kit.md: 4 mm and 5°, and
+    # the markers' own 3 mm).
     search_margin_mm: float = 5.0
     search_turn_deg: float = 6.0
     search_turn_step_deg: float = 0.5
-    # The edge fit looks this far beyond the found square and accepts a quadrilateral whose
-    # sides differ from the tile's by at most this (a cardboard edge, a little blur).
-    outline_reach_mm: float = 2.5
-    outline_size_tolerance_mm: float = 2.5
-    # The edge walk starts this far inside the found square's sides.
-    edge_inset_mm: float = 2.0
-    # Among equally good placements prefer the nominal one: cost per mm off centre, as a
-    # fraction of the tile's area.
-    off_centre_cost: float = 0.002
+    # The picture is smoothed this much before its edges are measured (a tile's outline
+    # stays one edge through noise and JPEG).
+    edge_smooth_mm: float = 0.3
     # A found square counts only when at least this fraction of it is not paper.
     found_min_fill: float = 0.6
     # A tile picture with more than this fraction of pixels at or above this level in every

@@ -190,8 +190,9 @@ class _Mat:
     view: Image  # the whole active area, north up
     to_mm: Matrix  # view pixel -> display mm
     foreground: NDArray[np.bool_]  # not paper (outlines removed)
-    foreground_loose: NDArray[np.bool_]  # not paper, shadows on paper excepted
+    foreground_raw: NDArray[np.bool_]  # not paper, outlines and thin parts kept
     px: float  # view px per mm
+    unlike_paper: NDArray[np.float32]  # how each pixel differs from paper, shadows alike
 
 
 def _paper_model(view: Image, to_mm: Matrix, geo: kit.DisplayGeometry, segments: int) -> Image:
@@ -245,22 +246,27 @@ def _paper_model(view: Image, to_mm: Matrix, geo: kit.DisplayGeometry, segments:
     return np.asarray(np.clip(paper, 0, 255), np.uint8)
 
 
-def _not_paper(view: Image, paper: Image, cfg: TeachConfig) -> tuple[Image, Image]:
-    """Two masks, 1 where a pixel is not the mat's paper (`paper`: its expected colour).
-
-    Strict: the colour lies far from the paper's, except brighter paper of the same hue (a
-    glare spot). Loose: besides, paper of the same hue down to `shadow_ratio` of its
-    brightness is paper too (a shadow); a tile of a paper-like hue may then vanish, so the
-    loose mask serves only where the strict one finds no edge.
-    """
+def _not_paper(view: Image, paper: Image, cfg: TeachConfig) -> Image:
+    """1 where a pixel is not the mat's paper (`paper`: its expected colour): its colour lies
+    far from the paper's, except brighter paper of the same hue (a glare spot)."""
     pixel = view.astype(np.float32)
     ref = paper.astype(np.float32) + 1.0
     scale = np.sum(pixel * ref, axis=2) / np.sum(ref * ref, axis=2)
     same_hue = np.linalg.norm(pixel - scale[..., None] * ref, axis=2) <= cfg.hue_distance
     far = np.linalg.norm(pixel - ref, axis=2) > cfg.paper_distance
-    strict = far & ~(same_hue & (scale > 1.0))
-    loose = strict & ~(same_hue & (scale >= cfg.shadow_ratio))
-    return strict.astype(np.uint8), loose.astype(np.uint8)
+    return np.asarray(far & ~(same_hue & (scale > 1.0)), np.uint8)
+
+
+def _unlike_paper(view: Image, paper: Image, cfg: TeachConfig) -> NDArray[np.float32]:
+    """How each pixel differs from the mat's paper in a way light does not change: its colour
+    off the paper's hue (3 channels) and how far it is darker than paper in shadow (1). Paper
+    in shadow or glare is zero everywhere, so only what lies on the paper has edges."""
+    pixel = view.astype(np.float32)
+    ref = paper.astype(np.float32) + 1.0
+    scale = np.sum(pixel * ref, axis=2) / np.sum(ref * ref, axis=2)
+    hue = pixel - scale[..., None] * ref
+    dark = np.clip(cfg.shadow_ratio - scale, 0.0, None) * 255.0
+    return np.dstack([hue, dark]).astype(np.float32)
 
 
 def _locate_mat(frame: Image, tile_mm: float, reading: VisionConfig, cfg: TeachConfig) -> _Mat:
@@ -277,25 +283,38 @@ def _locate_mat(frame: Image, tile_mm: float, reading: VisionConfig, cfg: TeachC
     view = _warp(frame, pose.homography @ to_mm, (n, n))
     paper = _paper_model(view, to_mm, geo, cfg.lane_segments)
     k = max(3, round(cfg.line_removal_mm * cfg.work_px_per_mm) | 1)
-    strict, loose = (
-        cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((k, k), np.uint8)).astype(bool)
-        for m in _not_paper(view, paper, cfg)
-    )
-    return _Mat(frame, pose, geo, view, to_mm, strict, loose, n / side)
+    raw = _not_paper(view, paper, cfg)
+    foreground = cv2.morphologyEx(raw, cv2.MORPH_OPEN, np.ones((k, k), np.uint8)).astype(bool)
+    unlike = _unlike_paper(view, paper, cfg)
+    return _Mat(frame, pose, geo, view, to_mm, foreground, raw.astype(bool), n / side, unlike)
 
 
-def _box_sums(mask: NDArray[np.float32], n: int) -> NDArray[np.float64]:
-    """Sum of `mask` in every n x n box; entry (y, x) is the box with top-left (x, y)."""
-    s = np.asarray(cv2.integral(mask, sdepth=cv2.CV_64F), np.float64)
-    return np.asarray(s[n:, n:] - s[:-n, n:] - s[n:, :-n] + s[:-n, :-n], np.float64)
+@dataclass(frozen=True)
+class _Square:
+    """Where a tile lies in its cell: `to_mm` maps tile mm (origin at the tile's centre, axes
+    along its edges) to display mm; `found` when a tile lies there; `fill`, the fraction of
+    the square that is not paper."""
+
+    to_mm: Matrix
+    found: bool
+    fill: float = 0.0
 
 
-def _find_tile(mat: _Mat, centre_mm: tuple[float, float], cfg: TeachConfig) -> tuple[Matrix, bool]:
-    """The tile square near `centre_mm`: a matrix from tile mm (origin at the tile's centre,
-    axes along its edges) to display mm, and whether its edges were found."""
+def _find_tile(mat: _Mat, centre_mm: tuple[float, float], cfg: TeachConfig) -> _Square:
+    """The tile square near `centre_mm`.
+
+    The square has the tile's own size (the kit's `tile_mm`, never grown or shrunk) and lies
+    where the table-kit lets a tile lie: its centre up to `search_margin_mm` off the cell's
+    centre, up to `search_turn_deg` off square. Of those places it is the one whose four
+    sides lie on the strongest edges of the picture: a tile's outline is an edge all round
+    (against paper, a thin gap, a neighbour's rim), while a shadow's far edge is soft and a
+    square stretched to it would leave the opposite side on bare paper. A tile counts as
+    found when most of that square is not paper.
+    """
     tile = mat.geometry.tile_mm
     nominal = np.array([[1.0, 0, centre_mm[0]], [0, 1.0, centre_mm[1]], [0, 0, 1]])
-    half = tile / 2 + cfg.search_margin_mm
+    n = round(tile * mat.px)
+    half = tile / 2 + cfg.search_margin_mm + 2.0
     from_mm = np.linalg.inv(mat.to_mm)
     (x0, y0), (x1, y1) = (
         (from_mm @ np.array([centre_mm[0] + d, centre_mm[1] + d, 1.0]))[:2] for d in (-half, half)
@@ -303,178 +322,121 @@ def _find_tile(mat: _Mat, centre_mm: tuple[float, float], cfg: TeachConfig) -> t
     x0i, y0i = max(0, math.floor(x0)), max(0, math.floor(y0))
     x1i = min(mat.view.shape[1], math.ceil(x1) + 1)
     y1i = min(mat.view.shape[0], math.ceil(y1) + 1)
-    window = mat.foreground[y0i:y1i, x0i:x1i].astype(np.float32)
-    n = round(tile * mat.px)
-    if min(window.shape) <= n:
-        return nominal, False
-    wc = ((window.shape[1] - 1) / 2, (window.shape[0] - 1) / 2)
+    if min(y1i - y0i, x1i - x0i) <= n + 2:
+        return _Square(nominal, False)
     centre_px = from_mm @ np.array([centre_mm[0], centre_mm[1], 1.0])
-    best: tuple[float, float, int, int, float] | None = None
-    steps = round(cfg.search_turn_deg / cfg.search_turn_step_deg)
-    cost = cfg.off_centre_cost * n * n / mat.px
-    for k in range(-steps, steps + 1):
-        angle = k * cfg.search_turn_step_deg
-        rot = cv2.getRotationMatrix2D(wc, angle, 1.0)
-        turned = np.asarray(
-            cv2.warpAffine(window, rot, (window.shape[1], window.shape[0])), np.float32
-        )
-        sums = _box_sums(turned, n)
-        ys, xs = np.mgrid[0 : sums.shape[0], 0 : sums.shape[1]]
-        # Box centre in window pixels, back in the unturned window: distance from nominal.
-        bx = xs + (n - 1) / 2
-        by = ys + (n - 1) / 2
-        inv = cv2.invertAffineTransform(rot)
-        ox = inv[0, 0] * bx + inv[0, 1] * by + inv[0, 2] + x0i - centre_px[0]
-        oy = inv[1, 0] * bx + inv[1, 1] * by + inv[1, 2] + y0i - centre_px[1]
-        score = sums - cost * np.hypot(ox, oy)
-        i = int(np.argmax(score))
-        y, x = divmod(i, sums.shape[1])
-        fill = float(sums[y, x]) / (n * n)
-        if best is None or score.flat[i] > best[0]:
-            best = (float(score.flat[i]), angle, x, y, fill)
-    if best is None or best[4] < cfg.found_min_fill:
-        return nominal, False
-    _, angle, bx_, by_, _ = best
-    rot = cv2.getRotationMatrix2D(wc, angle, 1.0)
-    inv = np.vstack([cv2.invertAffineTransform(rot), [0, 0, 1]])
+    window = mat.unlike_paper[y0i:y1i, x0i:x1i]
+    sigma = cfg.edge_smooth_mm * mat.px
+    window = np.asarray(cv2.GaussianBlur(window, (0, 0), sigma), np.float32)
+    to_window = _fit_square(window, n, (centre_px[0] - x0i, centre_px[1] - y0i), mat.px, cfg)
+    if to_window is None:
+        return _Square(nominal, False)
     window_to_view = np.array([[1.0, 0, x0i], [0, 1.0, y0i], [0, 0, 1]])
-    # tile mm -> turned-window px -> window px -> view px -> display mm
-    tile_to_turned = np.array(
-        [[mat.px, 0, bx_ + (n - 1) / 2], [0, mat.px, by_ + (n - 1) / 2], [0, 0, 1]]
+    m: Matrix = mat.to_mm @ window_to_view @ to_window
+    fill = _fill(mat.foreground, from_mm @ m, tile, n)
+    return _Square(m, fill >= cfg.found_min_fill, fill)
+
+
+def _fill(mask: NDArray[np.bool_], tile_to_view: Matrix, tile_mm: float, n: int) -> float:
+    """The fraction of the tile square (tile mm -> view px: `tile_to_view`) where `mask` is set."""
+    inside = cv2.warpPerspective(
+        mask.astype(np.uint8),
+        tile_to_view @ _picture_matrix(n, (tile_mm, tile_mm)),
+        (n, n),
+        flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=0,
     )
-    coarse: Matrix = mat.to_mm @ window_to_view @ inv @ tile_to_turned
-    fine = None
-    for mask in (mat.foreground, mat.foreground_loose):
-        part = mask[y0i:y1i, x0i:x1i].astype(np.float32)
-        turned = np.asarray(cv2.warpAffine(part, rot, (part.shape[1], part.shape[0])), np.float32)
-        fine = _edge_fit(turned, bx_, by_, n, mat.px, cfg)
-        if fine is not None:
-            break
-    if fine is None:
-        return coarse, False
-    m: Matrix = mat.to_mm @ window_to_view @ inv @ fine
-    return m, True
+    return float(np.mean(inside))
 
 
-def _edge_fit(
-    turned: NDArray[np.float32], bx: int, by: int, n: int, px: float, cfg: TeachConfig
+def _fit_square(
+    window: NDArray[np.float32], n: int, nominal: tuple[float, float], px: float, cfg: TeachConfig
 ) -> Matrix | None:
-    """The tile's own four edges, fitted as lines near the square the box search found (in
-    the turned window, where the tile is nearly square to the axes): exact where the search
-    can only say "somewhere in this blob". Returns tile mm -> turned-window px, or None when
-    the edges are not a plausible tile (a neighbour touching it, pale art at its edge)."""
-    reach = round(cfg.outline_reach_mm * px)
-    inset = round(cfg.edge_inset_mm * px)
-    inside = turned > 0.5
-    lo, hi = round(0.15 * n), round(0.85 * n)
-    # Across the tile's middle, walk out from just inside each side of the found square to
-    # the first paper pixel: the tile's own edge (a touching neighbour gives no edge there).
-    sides: list[list[tuple[float, float]]] = [[], [], [], []]  # west, east, north, south
-    for i in range(lo, hi):
-        y, x = by + i, bx + i
-        if 0 <= y < inside.shape[0]:
-            row = inside[y]
-            west = _first_paper(row, bx + inset - 1, -1, reach + inset)
-            east = _first_paper(row, bx + n - inset, 1, reach + inset)
-            if west is not None:
-                sides[0].append((west + 0.5, y))
-            if east is not None:
-                sides[1].append((east - 0.5, y))
-        if 0 <= x < inside.shape[1]:
-            col = inside[:, x]
-            north = _first_paper(col, by + inset - 1, -1, reach + inset)
-            south = _first_paper(col, by + n - inset, 1, reach + inset)
-            if north is not None:
-                sides[2].append((x, north + 0.5))
-            if south is not None:
-                sides[3].append((x, south - 0.5))
-    # One square: a common turn from the sides' own directions, then each side's place
-    # along the tile's axes (medians, so a stretch touching a neighbour cannot pull it). A
-    # side that touches a neighbour all along shows no edge: the opposite side and the
-    # other pair's width place it.
-    turns = []
-    found: list[NDArray[np.float64] | None] = []
-    for k, points in enumerate(sides):
-        line = (
-            _trimmed_line(np.array(points, np.float32)) if len(points) >= 0.5 * (hi - lo) else None
-        )
-        found.append(None if line is None else np.array(points, np.float64))
-        if line is None:
-            continue
-        _, _, vx, vy = line
-        if k < 2:  # west and east run along the tile's south axis (-sin, cos)
-            vx, vy = (vx, vy) if vy > 0 else (-vx, -vy)
-            turns.append(math.atan2(-vx, vy))
-        else:  # north and south run along its east axis (cos, sin)
-            vx, vy = (vx, vy) if vx > 0 else (-vx, -vy)
-            turns.append(math.atan2(vy, vx))
-    if len(turns) < 3:
+    """The n-px square whose sides lie on the strongest edges of `window` (a colour picture),
+    as tile mm -> window px (see `_find_tile`); None when no place is allowed."""
+    h, w = window.shape[:2]
+    wc = ((w - 1) / 2, (h - 1) / 2)
+    reach = cfg.search_margin_mm * px
+    steps = round(cfg.search_turn_deg / cfg.search_turn_step_deg)
+    best: tuple[float, int, NDArray[np.float64], int, int] | None = None
+    scores: list[float] = []
+    for k in range(-steps, steps + 1):
+        rot = cv2.getRotationMatrix2D(wc, k * cfg.search_turn_step_deg, 1.0)
+        turned = np.asarray(cv2.warpAffine(window, rot, (w, h)), np.float32)
+        score = _side_edges(turned, n)
+        # score[y, x]: the square with top-left pixel (x + 1, y + 1); its centre, unturned.
+        ys, xs = np.mgrid[0 : score.shape[0], 0 : score.shape[1]].astype(np.float64)
+        bx, by = xs + 1 + (n - 1) / 2, ys + 1 + (n - 1) / 2
+        inv = cv2.invertAffineTransform(rot)
+        ox = inv[0, 0] * bx + inv[0, 1] * by + inv[0, 2] - nominal[0]
+        oy = inv[1, 0] * bx + inv[1, 1] * by + inv[1, 2] - nominal[1]
+        allowed = np.where(np.hypot(ox, oy) <= reach, score, -np.inf)
+        i = int(np.argmax(allowed))
+        y, x = divmod(i, score.shape[1])
+        scores.append(float(allowed[y, x]))
+        if np.isfinite(scores[-1]) and (best is None or scores[-1] > best[0]):
+            best = (scores[-1], k, allowed, y, x)
+    if best is None:
         return None
-    turn = float(np.median(turns))
-    c, s = math.cos(turn), math.sin(turn)
-    along: list[float | None] = []
-    for k, pts in enumerate(found):
-        if pts is None:
-            along.append(None)
-            continue
-        u = pts[:, 0] * c + pts[:, 1] * s if k < 2 else -pts[:, 0] * s + pts[:, 1] * c
-        along.append(float(np.median(u)))
-    w_side, e_side, n_side, s_side = along
-    width: float | None = None if w_side is None or e_side is None else e_side - w_side
-    height: float | None = None if n_side is None or s_side is None else s_side - n_side
-    width = width if width is not None else height
-    height = height if height is not None else width
-    if width is None or height is None:
-        return None
-    tile = n / px
-    if max(abs(width / px - tile), abs(height / px - tile)) > cfg.outline_size_tolerance_mm:
-        return None
-    uc = _middle(w_side, e_side, width)
-    vc = _middle(n_side, s_side, height)
-    if uc is None or vc is None:
-        return None
-    cx, cy = uc * c - vc * s, uc * s + vc * c
-    return np.array([[c * px, -s * px, cx], [s * px, c * px, cy], [0, 0, 1]])
+    _, k, score, y, x = best
+    # Between pixels and turn steps: the peaks of parabolas through the best and its neighbours.
+    dy = _peak(score[y - 1, x], score[y, x], score[y + 1, x]) if 0 < y < score.shape[0] - 1 else 0
+    dx = _peak(score[y, x - 1], score[y, x], score[y, x + 1]) if 0 < x < score.shape[1] - 1 else 0
+    j = k + steps
+    dk = _peak(scores[j - 1], scores[j], scores[j + 1]) if 0 < j < len(scores) - 1 else 0.0
+    angle = k * cfg.search_turn_step_deg
+    inv = cv2.invertAffineTransform(cv2.getRotationMatrix2D(wc, angle, 1.0))
+    centre = inv @ np.array([x + dx + 1 + (n - 1) / 2, y + dy + 1 + (n - 1) / 2, 1.0])
+    # Turned-window px = R(angle) @ window px, so the tile's axes in the window turn back.
+    t = math.radians(angle + dk * cfg.search_turn_step_deg)
+    c, s = math.cos(t), math.sin(t)
+    return np.array(
+        [[c * px, -s * px, centre[0]], [s * px, c * px, centre[1]], [0, 0, 1]], np.float64
+    )
 
 
-def _middle(low: float | None, high: float | None, extent: float) -> float | None:
-    """The middle between two sides, from whichever side was found."""
-    if low is not None:
-        return low + extent / 2
-    return None if high is None else high - extent / 2
+def _peak(before: float, at: float, after: float) -> float:
+    """Where, within half a step of the middle, a parabola through three values peaks."""
+    if not (np.isfinite(before) and np.isfinite(after)):
+        return 0.0
+    bend = before - 2 * at + after
+    return float(np.clip(0.5 * (before - after) / bend, -0.5, 0.5)) if bend < 0 else 0.0
 
 
-def _first_paper(line: NDArray[np.bool_], start: int, step: int, limit: int) -> int | None:
-    """Index of the first False in `line` from `start` going `step` (±1), within `limit`
-    pixels; None when there is none (the walk leaves the line or meets a neighbour)."""
-    if not 0 <= start < len(line):
-        return None
-    if step < 0:
-        part = line[max(start - limit + 1, 0) : start + 1][::-1]
-    else:
-        part = line[start : start + limit]
-    misses = np.flatnonzero(~part)
-    return start + step * int(misses[0]) if len(misses) else None
+def _side_edges(turned: NDArray[np.float32], n: int) -> NDArray[np.float64]:
+    """For every n x n square of `turned` (how each pixel differs from paper, see
+    `_unlike_paper`), the strength of the edges its four sides lie on: entry (y, x) is the
+    square whose top-left pixel is (x + 1, y + 1).
 
+    An edge counts twice where it leads out of the square towards paper (a tile's own outline)
+    and not at all where it leads from paper into something (a neighbour's outline seen
+    across the gap)."""
+    unlike = np.abs(turned).sum(axis=2)
+    # [:, i] between columns i and i + 1 (towards the east); [j, :] between rows j and j + 1.
+    east_step = np.abs(np.diff(turned, axis=1)).sum(axis=2)
+    south_step = np.abs(np.diff(turned, axis=0)).sum(axis=2)
+    east_rise = np.diff(unlike, axis=1)  # > 0: less like paper towards the east
+    south_rise = np.diff(unlike, axis=0)
 
-def _trimmed_line(points: NDArray[np.float32]) -> tuple[float, float, float, float] | None:
-    """A line (point, direction) through most of `points`, refitted without those far off it
-    (where a neighbouring tile touches this one's edge)."""
-    keep = np.ones(len(points), bool)
-    line = (0.0, 0.0, 1.0, 0.0)
-    for _ in range(4):
-        if keep.sum() < max(8, len(points) // 2):
-            return None
-        fitted = cv2.fitLine(points[keep], cv2.DIST_L2, 0, 0.01, 0.01)
-        vx, vy, x0, y0 = (float(v[0]) for v in fitted)
-        line = (x0, y0, vx, vy)
-        resid = np.abs((points[:, 0] - x0) * vy - (points[:, 1] - y0) * vx)
-        limit = max(1.0, 2.5 * float(np.median(resid[keep])))
-        new_keep = resid <= limit
-        if np.array_equal(new_keep, keep):
-            break
-        keep = new_keep
-    return line
+    def along_columns(edge: NDArray[np.float32]) -> NDArray[np.float64]:
+        c = np.vstack([np.zeros((1, edge.shape[1])), np.cumsum(edge, axis=0, dtype=np.float64)])
+        return np.asarray(c[n:] - c[:-n], np.float64)  # [y, i]: edge i over rows y .. y + n - 1
+
+    def along_rows(edge: NDArray[np.float32]) -> NDArray[np.float64]:
+        c = np.hstack([np.zeros((edge.shape[0], 1)), np.cumsum(edge, axis=1, dtype=np.float64)])
+        return np.asarray(c[:, n:] - c[:, :-n], np.float64)  # [j, x]: over columns x .. x + n - 1
+
+    h, w = turned.shape[:2]
+    rows, cols = h - n - 1, w - n - 1  # squares with a pixel of room on every side
+    ys, xs = slice(1, 1 + rows), slice(1, 1 + cols)
+    # West side: between columns x and x + 1, the square to the east; east side: between
+    # columns x + n and x + n + 1, the square to the west; north and south alike.
+    west = along_columns(east_step + east_rise)[ys, 0:cols]
+    east = along_columns(east_step - east_rise)[ys, n : n + cols]
+    north = along_rows(south_step + south_rise)[0:rows, xs]
+    south = along_rows(south_step - south_rise)[n : n + rows, xs]
+    return np.asarray(west + east + north + south, np.float64)
 
 
 def _tile_picture(mat: _Mat, tile_to_mm: Matrix, cfg: TeachConfig) -> Image:
@@ -696,7 +658,8 @@ class TeachSession:
         cells: dict[Cell, CellView] = {}
         for cell in CELLS:
             centre = mat.geometry.cell_centre(*cell)
-            tile_to_mm, found = _find_tile(mat, centre, self.config)
+            square = _find_tile(mat, centre, self.config)
+            tile_to_mm, found = square.to_mm, square.found
             occupied = found or _occupied(mat, centre, self.config)
             picture = _tile_picture(mat, tile_to_mm, self.config)
             planned = step.plan.get(cell)
