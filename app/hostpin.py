@@ -4,8 +4,9 @@ It is kept in the state folder (`host-pin`, readable by the service's user alone
 it survives restarts, watchdog restarts included, and it is never written to the log: under
 systemd standard output is the journal, which any user in the `adm` or `systemd-journal`
 group may read. The host reads it once with `sudo cat /var/lib/maori-companion/host-pin`
-(or sets `[web] pin` in the config). A damaged file is replaced by a new PIN, and a file
-other users may read is made its owner's alone; the log says which (never the PIN).
+(or sets `[web] pin` in the config). A damaged file, or one holding a PIN too short to
+outlast guessing, is replaced by a new PIN, and a file other users may read is made its
+owner's alone; the log says which (never the PIN).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from companion.errors import DataError
 from companion.journal import write_atomically
-from web.settings import PIN_PATTERN, generate_pin
+from web.settings import MIN_PIN_DIGITS, PIN_PATTERN, generate_pin
 
 log = logging.getLogger("companion.run")
 PIN_FILE = "host-pin"
@@ -37,7 +38,14 @@ def kept_pin(state_dir: Path) -> tuple[str, Path]:
         raise DataError(str(path), f"the kept host PIN cannot be read ({exc.strerror}).") from None
     if data is not None:
         text = data.decode("utf-8", "replace").strip() if len(data) <= MAX_BYTES else ""
-        if not PIN_PATTERN.fullmatch(text):
+        if text.isascii() and text.isdigit() and len(text) < MIN_PIN_DIGITS:
+            log.warning(
+                "%s holds a PIN of fewer than %d digits, too easy to guess: a new host PIN "
+                "replaces it",
+                path,
+                MIN_PIN_DIGITS,
+            )
+        elif not PIN_PATTERN.fullmatch(text):
             log.warning("%s is damaged: a new host PIN replaces it", path)
         elif not mode & 0o077:
             return text, path

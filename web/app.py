@@ -103,6 +103,8 @@ def create_app(
         settings.login_attempts_per_client,
         settings.login_attempts_total,
         settings.login_window_s,
+        backoff_after=settings.login_backoff_after,
+        forgive_s=settings.login_forgive_s,
     )
     streams = StreamSlots(settings.sse_max_clients)
     logins = auth.HostLogins(settings.session_minutes * 60.0, clock, ended_logins)

@@ -5,7 +5,8 @@ Flask's signed session cookie (HttpOnly, SameSite=Strict) and expires after
 `WebSettings.session_minutes`; logging out ends it on the server too (`HostLogins`), so a
 copied cookie dies with it. Every state-changing request is a POST carrying the session's
 CSRF token in the X-CSRF-Token header. Wrong PIN guesses are limited per client address and in
-all. Neither the PIN nor a token is ever written to a log line or a URL.
+all, and past an allowance each pauses all guessing twice as long as the one before
+(`LoginLimiter`). Neither the PIN nor a token is ever written to a log line or a URL.
 """
 
 from __future__ import annotations
@@ -157,8 +158,18 @@ def _login_time(value: object) -> float | None:
     return float(value)
 
 
+#: The longest pause the back-off of LoginLimiter makes (a year).
+MAX_PAUSE_S = 365 * 86_400
+
+
 class LoginLimiter:
-    """Counts wrong PIN guesses in a sliding window, per client address and in all."""
+    """Counts wrong PIN guesses. A burst limit: `per_client` per client address and `total`
+    in all within a sliding `window_s`. A back-off no guesser outlasts: past `backoff_after`
+    wrong guesses in all, each further one pauses every guess, the right PIN included, for
+    `window_s`, the next for twice that, and so on (at most MAX_PAUSE_S); one wrong guess in
+    all is forgiven every `forgive_s`. A right PIN clears its client's count, never the count
+    in all, so a guesser gains nothing from the host's logins. The host's existing login is
+    untouched by all of it (docs/security.md, "The PIN policy")."""
 
     def __init__(
         self,
@@ -166,15 +177,24 @@ class LoginLimiter:
         total: int,
         window_s: float,
         *,
+        backoff_after: int = 100,
+        forgive_s: float = 86_400.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.per_client = per_client
         self.total = total
         self.window_s = window_s
+        self.backoff_after = backoff_after
+        self.forgive_s = forgive_s
         self.clock = clock
         self._lock = threading.Lock()
         self._by_client: dict[str, deque[float]] = {}
         self._all: deque[float] = deque()
+        # Wrong guesses in all not yet forgiven, as of `_owed_at`; guessing is paused until
+        # `_paused_until`.
+        self._owed = 0.0
+        self._owed_at = 0.0
+        self._paused_until = -math.inf
 
     def _expire(self, now: float) -> None:
         edge = now - self.window_s
@@ -187,12 +207,15 @@ class LoginLimiter:
             if not times:
                 del self._by_client[client]
 
+    def _owed_now(self, now: float) -> float:
+        return max(0.0, self._owed - max(0.0, now - self._owed_at) / self.forgive_s)
+
     def retry_after(self, client: str) -> int | None:
         """Seconds this client must wait before guessing again, or None when it may guess."""
         with self._lock:
             now = self.clock()
             self._expire(now)
-            waits = []
+            waits = [self._paused_until - now] if self._paused_until > now else []
             mine = self._by_client.get(client)
             if mine is not None and len(mine) >= self.per_client:
                 waits.append(mine[0] + self.window_s - now)
@@ -203,11 +226,17 @@ class LoginLimiter:
             return max(1, int(max(waits) + 0.999))
 
     def failed(self, client: str) -> None:
-        """Count one wrong guess from `client`."""
+        """Count one wrong guess from `client` (and pause every guess past the back-off's
+        allowance)."""
         with self._lock:
             now = self.clock()
             self._by_client.setdefault(client, deque()).append(now)
             self._all.append(now)
+            self._owed, self._owed_at = self._owed_now(now) + 1.0, now
+            beyond = math.ceil(self._owed - 1e-9) - self.backoff_after
+            if beyond >= 1:
+                pause = min(MAX_PAUSE_S, self.window_s * 2.0 ** min(beyond - 1, 64))
+                self._paused_until = max(self._paused_until, now + pause)
 
     def succeeded(self, client: str) -> None:
         """A right PIN clears this client's wrong guesses (the global count stays)."""

@@ -15,7 +15,10 @@ from typing import Any
 
 from companion.errors import DataError
 
-PIN_PATTERN = re.compile(r"[0-9]{4,12}")
+#: The fewest digits a host PIN may have: the arithmetic is in docs/security.md, "The PIN
+#: policy" (a 6-digit PIN outlasts a night of guessing with odds of some 10 000 to 1).
+MIN_PIN_DIGITS = 6
+PIN_PATTERN = re.compile(r"[0-9]{6,12}")
 #: A zeroconf name: what comes before `.local` (a DNS label).
 NAME_PATTERN = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 GENERATED_PIN_DIGITS = 6
@@ -68,7 +71,7 @@ class WebSettings:
     port: int = 8080
     # Worker threads of waitress. Each live page holds one for its event stream.
     threads: int = 96
-    # The host PIN (4-12 digits); None: a random 6-digit PIN is made at start and shown on
+    # The host PIN (6-12 digits); None: a random 6-digit PIN is made at start and shown on
     # the console.
     pin: str | None = None
     # Signs the session cookie; None: a new random key at every start (hosts log in again).
@@ -90,6 +93,11 @@ class WebSettings:
     login_attempts_per_client: int = 5
     login_attempts_total: int = 20
     login_window_s: float = 60.0
+    # Past this many wrong guesses in all, each further one pauses all guessing for
+    # login_window_s, then twice as long as the pause before (web.auth.LoginLimiter); one
+    # wrong guess in all is forgiven every login_forgive_s.
+    login_backoff_after: int = 100
+    login_forgive_s: float = 86_400.0
     # The camera preview on the page is refreshed at most this often.
     snapshot_interval_s: float = 1.0
 
@@ -101,7 +109,13 @@ class WebSettings:
         if self.pin is not None and (
             not isinstance(self.pin, str) or not PIN_PATTERN.fullmatch(self.pin)
         ):
-            raise _problem("pin", "a PIN is 4 to 12 digits, written as a string.")
+            if isinstance(self.pin, str) and re.fullmatch(r"[0-9]{1,5}", self.pin):
+                raise _problem(
+                    "pin",
+                    f"a PIN of {len(self.pin)} digits is too easy to guess; use "
+                    f'{MIN_PIN_DIGITS} to 12 (docs/security.md, "The PIN policy").',
+                )
+            raise _problem("pin", "a PIN is 6 to 12 digits, written as a string.")
         if self.secret_key is not None and (
             not isinstance(self.secret_key, str) or len(self.secret_key) < 16
         ):
@@ -118,7 +132,13 @@ class WebSettings:
             or not self.public_url.startswith(("http://", "https://"))
         ):
             raise _problem("public_url", "expected an address starting with http:// or https://.")
-        for key in ("sse_lifetime_s", "sse_keepalive_s", "login_window_s", "snapshot_interval_s"):
+        for key in (
+            "sse_lifetime_s",
+            "sse_keepalive_s",
+            "login_window_s",
+            "login_forgive_s",
+            "snapshot_interval_s",
+        ):
             object.__setattr__(self, key, _seconds(key, getattr(self, key)))
         _whole("sse_max_clients", self.sse_max_clients, 1, self.threads - 2)
         _whole("login_attempts_per_client", self.login_attempts_per_client, 1, MAX_ATTEMPTS)
@@ -128,6 +148,7 @@ class WebSettings:
             self.login_attempts_per_client,
             MAX_ATTEMPTS,
         )
+        _whole("login_backoff_after", self.login_backoff_after, 0, MAX_ATTEMPTS)
 
     def with_pin(self) -> WebSettings:
         """These settings with a random PIN when none is configured."""
@@ -148,7 +169,7 @@ class WebSettings:
                 )
         values = dict(table)
         if isinstance(values.get("pin"), int) and not isinstance(values["pin"], bool):
-            raise DataError(source, 'web.pin: write the PIN as a string, e.g. pin = "0427".')
+            raise DataError(source, 'web.pin: write the PIN as a string, e.g. pin = "042719".')
         try:
             return cls(**values)
         except DataError as error:

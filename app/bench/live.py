@@ -143,7 +143,7 @@ def measure(
     )
     verdicts: list[tuple[Verdict, int]] = []
     session.listeners.on_verdict.append(lambda v: verdicts.append((v, session.version)))
-    app = create_app(session, WebSettings(host="127.0.0.1", port=0, pin="0000", advertise=False))
+    app = create_app(session, WebSettings(host="127.0.0.1", port=0, pin="000000", advertise=False))
     server = Server(app, app.config["WEB_SETTINGS"])
     threading.Thread(target=server.run, daemon=True).start()
     stop = threading.Event()

@@ -300,7 +300,7 @@ def measure_load(clients: int, minutes: float, seed: int, fetch: bool) -> dict[s
     settings = WebSettings(
         host="127.0.0.1",
         port=0,
-        pin="0000",
+        pin="000000",
         advertise=False,
         threads=max(64, clients + 16),
         sse_max_clients=max(48, clients),

@@ -50,7 +50,7 @@ def _next_state_event(response: http.client.HTTPResponse) -> None:
 def measure(pages: int) -> list[str]:
     """The benchmark's lines of output."""
     session = _mid_game()
-    settings = WebSettings(host="127.0.0.1", port=0, pin="0000", advertise=False)
+    settings = WebSettings(host="127.0.0.1", port=0, pin="000000", advertise=False)
     app = create_app(session, settings)
     client = app.test_client()
     size = len(client.get("/api/state").data)

@@ -44,14 +44,14 @@ def test_a_pin_file_others_may_read_is_made_the_owners_alone(
     tmp_path: Path, mode: int, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / PIN_FILE
-    path.write_text("0427\n")
+    path.write_text("042719\n")
     path.chmod(mode)
-    assert kept_pin(tmp_path) == ("0427", path)
+    assert kept_pin(tmp_path) == ("042719", path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert caplog.messages == [
         f"{path} could be read by other users (mode {mode:04o}): its mode is now 0600"
     ]
-    assert "0427" not in caplog.text
+    assert "042719" not in caplog.text
 
 
 def test_a_good_private_pin_file_says_nothing(
@@ -63,8 +63,24 @@ def test_a_good_private_pin_file_says_nothing(
 
 
 def test_a_pin_set_by_hand_in_the_file_is_used(tmp_path: Path) -> None:
-    (tmp_path / PIN_FILE).write_text("0427\n")
-    assert kept_pin(tmp_path)[0] == "0427"
+    (tmp_path / PIN_FILE).write_text("042719\n")
+    assert kept_pin(tmp_path)[0] == "042719"
+
+
+@pytest.mark.parametrize("short", ["0427", "12345"])
+def test_a_kept_pin_too_short_to_outlast_guessing_is_replaced(
+    tmp_path: Path, short: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / PIN_FILE
+    path.write_text(short + "\n")
+    path.chmod(0o600)
+    pin, _path = kept_pin(tmp_path)
+    assert len(pin) == 6 and pin != short
+    assert path.read_text() == pin + "\n"
+    assert caplog.messages == [
+        f"{path} holds a PIN of fewer than 6 digits, too easy to guess: a new host PIN replaces it"
+    ]
+    assert short not in caplog.text.replace(str(path), "")
 
 
 def test_a_state_folder_it_cannot_write_is_one_clear_sentence(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from web.app import create_app
 from web.serve import Server
 from web.settings import WebSettings
 
-PIN = "2468"
+PIN = "246813"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([^"]+)">')
 
 

@@ -14,7 +14,7 @@ from companion.session import Session
 from tests.web.conftest import PIN, Host, log_in, page_token, web_settings
 from web import auth
 from web.app import create_app
-from web.settings import WebSettings
+from web.settings import MIN_PIN_DIGITS, WebSettings
 
 
 def try_pin(client: FlaskClient, pin: str, address: str = "10.1.2.3") -> Any:
@@ -138,7 +138,12 @@ def test_without_a_configured_pin_a_random_one_is_made(session: Session) -> None
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"pin": "12ab"}, "web.pin: a PIN is 4 to 12 digits"),
+        ({"pin": "12ab"}, "web.pin: a PIN is 6 to 12 digits, written as a string"),
+        ({"pin": "2468"}, "web.pin: a PIN of 4 digits is too easy to guess; use 6 to 12"),
+        ({"pin": "24681"}, "web.pin: a PIN of 5 digits is too easy to guess; use 6 to 12"),
+        ({"pin": "1" * 13}, "web.pin: a PIN is 6 to 12 digits"),
+        ({"login_backoff_after": -1}, "web.login_backoff_after: -1 is out of range"),
+        ({"login_forgive_s": 0}, "web.login_forgive_s: expected a number of seconds"),
         ({"pin": 1234}, "write the PIN as a string"),
         ({"port": 70000}, "web.port: 70000 is out of range"),
         ({"colour": "red"}, "unknown setting 'colour'"),
@@ -158,9 +163,9 @@ def test_bad_settings_are_one_sentence(values: dict[str, Any], message: str) -> 
 
 def test_settings_are_read_from_the_web_table() -> None:
     settings = WebSettings.from_mapping(
-        {"web": {"pin": "0427", "port": 9000, "name": "kitchen-table"}, "camera": {}}, "x.toml"
+        {"web": {"pin": "042719", "port": 9000, "name": "kitchen-table"}, "camera": {}}, "x.toml"
     )
-    assert (settings.pin, settings.port, settings.name) == ("0427", 9000, "kitchen-table")
+    assert (settings.pin, settings.port, settings.name) == ("042719", 9000, "kitchen-table")
     assert settings.with_pin() is settings
 
 
@@ -191,20 +196,22 @@ def test_only_the_whole_pin_logs_in(session: Session, given: str) -> None:
     assert log_in(client, LONG_PIN).state()["you"]["host"] is True
 
 
-@pytest.mark.parametrize("given", ["", "   ", "2", "24", "246", "24680", "12468", "2467"])
+@pytest.mark.parametrize(
+    "given", ["", "   ", "2", "24", "2468", "24681", "2468130", "1246813", "246812"]
+)
 def test_pin_matches_refuses_blank_partial_and_longer_pins(given: str) -> None:
     assert auth.pin_matches(given, PIN) is False
 
 
-@pytest.mark.parametrize("given", [None, 2468, ["2468"], {"pin": "2468"}, b"2468"])
+@pytest.mark.parametrize("given", [None, 246813, ["246813"], {"pin": "246813"}, b"246813"])
 def test_a_pin_that_is_not_a_string_is_refused(given: object) -> None:
     assert auth.pin_matches(given, PIN) is False
 
 
 def test_the_pin_typed_with_a_space_around_it_still_logs_in() -> None:
     # Phone keyboards add a space after a word; the PIN itself is never blank.
-    assert auth.pin_matches(" 2468 ", PIN) is True
-    assert auth.pin_matches("2468", PIN) is True
+    assert auth.pin_matches(" 246813 ", PIN) is True
+    assert auth.pin_matches("246813", PIN) is True
 
 
 def _copy_of(client: FlaskClient, app: Any) -> FlaskClient:
@@ -338,3 +345,87 @@ def test_the_right_pin_clears_that_clients_wrong_guesses_only() -> None:
     limiter.succeeded("a")
     assert limiter.retry_after("a") is None
     assert limiter.retry_after("b") == 60
+
+
+def _guesser(limiter: auth.LoginLimiter, now: list[float], horizon_s: float) -> int:
+    """Wrong guesses a guesser with a new address for each one gets in before `horizon_s`,
+    guessing the moment the limiter allows it."""
+    guesses = 0
+    while True:
+        client = f"10.{guesses // 62_500}.{guesses // 250 % 250}.{guesses % 250}"
+        wait = limiter.retry_after(client)
+        if wait is None:
+            limiter.failed(client)
+            guesses += 1
+        elif now[0] + wait > horizon_s:
+            return guesses
+        else:
+            now[0] += wait
+
+
+@pytest.mark.parametrize(
+    ("horizon_s", "at_most"),
+    [(12 * 3600, 110), (86_400, 111), (7 * 86_400, 117), (365 * 86_400, 476)],
+    ids=["a-night", "a-day", "a-week", "a-year"],
+)
+def test_a_guesser_cannot_outlast_the_back_off(horizon_s: float, at_most: int) -> None:
+    # The arithmetic of docs/security.md, "The PIN policy", with the default settings.
+    settings = WebSettings()
+    now = [0.0]
+    limiter = auth.LoginLimiter(
+        settings.login_attempts_per_client,
+        settings.login_attempts_total,
+        settings.login_window_s,
+        backoff_after=settings.login_backoff_after,
+        forgive_s=settings.login_forgive_s,
+        clock=lambda: now[0],
+    )
+    assert _guesser(limiter, now, horizon_s) == at_most
+    assert at_most / 10**MIN_PIN_DIGITS < 0.0005
+
+
+def test_past_the_allowance_each_wrong_guess_doubles_the_pause() -> None:
+    now = [0.0]
+    limiter = auth.LoginLimiter(5, 20, 60.0, backoff_after=3, clock=lambda: now[0])
+    for client in ("a", "b", "c"):
+        limiter.failed(client)
+    assert limiter.retry_after("d") is None  # the allowance: no pause yet
+    pauses = []
+    for _ in range(5):
+        limiter.failed("d")
+        pauses.append(limiter.retry_after("e"))
+        now[0] += pauses[-1] or 0
+    assert pauses == [60, 120, 240, 480, 960]
+
+
+def test_a_right_pin_does_not_forgive_the_guesses_in_all() -> None:
+    now = [0.0]
+    limiter = auth.LoginLimiter(5, 20, 60.0, backoff_after=2, clock=lambda: now[0])
+    limiter.failed("a")
+    limiter.failed("b")
+    limiter.succeeded("a")
+    limiter.succeeded("b")
+    limiter.failed("c")
+    assert limiter.retry_after("host") == 60
+
+
+def test_one_wrong_guess_in_all_is_forgiven_every_forgive_s() -> None:
+    now = [0.0]
+    limiter = auth.LoginLimiter(
+        5, 20, 60.0, backoff_after=2, forgive_s=3600.0, clock=lambda: now[0]
+    )
+    limiter.failed("a")
+    limiter.failed("a")
+    now[0] = 3600.0  # one of the two forgiven
+    limiter.failed("a")
+    assert limiter.retry_after("b") is None
+    limiter.failed("a")
+    assert limiter.retry_after("b") == 60
+
+
+def test_the_pause_is_at_most_a_year() -> None:
+    now = [0.0]
+    limiter = auth.LoginLimiter(10**6, 10**6, 60.0, backoff_after=0, clock=lambda: now[0])
+    for _ in range(200):
+        limiter.failed("a")
+    assert limiter.retry_after("a") == auth.MAX_PAUSE_S == 365 * 86_400

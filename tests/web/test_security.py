@@ -152,7 +152,8 @@ def test_wrong_pins_are_limited_per_client(client: FlaskClient) -> None:
     refused = try_pin(client, "0000")
     assert refused.status_code == 429
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
-    assert refused.get_json() == {"error": ERROR_SENTENCES[429]}
+    wait = int(refused.headers["Retry-After"])
+    assert refused.get_json() == {"error": f"Too many wrong PINs: try again in {wait} seconds."}
     right = try_pin(client, PIN)  # the right PIN is not even tried while paused
     assert right.status_code == 429 and not is_host(client)
     assert try_pin(client, PIN, address="10.1.2.99").status_code == 200  # another phone may
@@ -181,6 +182,26 @@ def test_the_lockout_ends_after_its_window(session: Session) -> None:
     now[0] += 31
     assert try_pin(client, PIN).status_code == 200
     assert is_host(client)
+
+
+def test_the_back_off_pauses_new_logins_and_leaves_the_hosts_login_working(
+    session: Session,
+) -> None:
+    app = create_app(session, web_settings(login_backoff_after=3))
+    now = [5000.0]
+    app.extensions["companion_login_limiter"].clock = lambda: now[0]
+    host = log_in(app.test_client())  # the host logged in before the game
+    guesser = app.test_client()
+    for i in range(5):
+        now[0] += 3600  # slow enough for every per-minute limit
+        assert try_pin(guesser, "000000", address=f"10.0.0.{i}").status_code == 401
+    # The 4th and 5th wrong guesses past the allowance of 3: a pause of 60 s, then 120 s.
+    refused = try_pin(app.test_client(), PIN, address="10.0.1.1")
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "120"
+    assert refused.get_json() == {"error": "Too many wrong PINs: try again in 2 minutes."}
+    assert is_host(host.client) and host.post("/api/dismiss").status_code == 200
+    now[0] += 120
+    assert try_pin(app.test_client(), PIN, address="10.0.1.1").status_code == 200
 
 
 def test_the_pin_is_never_taken_from_a_url_or_a_form(app: Flask, client: FlaskClient) -> None:

@@ -25,7 +25,7 @@ ERROR_SENTENCES = {
     404: "There is nothing at this address.",
     405: "This address does not take that kind of request.",
     413: "The request is too large.",
-    429: "Too many wrong PINs: wait a minute and try again.",
+    429: "Too many wrong PINs: wait and try again.",
     500: "Something went wrong inside the companion: reload the page and check the moves.",
     503: "Too many pages are open right now: this one will retry shortly.",
 }
