@@ -691,6 +691,11 @@ class TeachConfig:
     # The picture is smoothed this much before its edges are measured (a tile's outline
     # stays one edge through noise and JPEG).
     edge_smooth_mm: float = 0.3
+    # Then each side of that square may move this far and turn this much on its own onto
+    # the tile's outline: the markers (stickers up to 3 mm and 2° off) and an uncorrected lens
+    # shear or scale the straightened mat a little.
+    refine_mm: float = 1.0
+    refine_turn_deg: float = 2.0
     # A found square counts only when at least this fraction of it is not paper.
     found_min_fill: float = 0.6
     # A tile picture with more than this fraction of pixels at or above this level in every

@@ -364,7 +364,7 @@ def _fit_square(
     for k in range(-steps, steps + 1):
         rot = cv2.getRotationMatrix2D(wc, k * cfg.search_turn_step_deg, 1.0)
         turned = np.asarray(cv2.warpAffine(window, rot, (w, h)), np.float32)
-        score = _side_edges(turned, n)
+        score = _side_edges(_edge_maps(turned), n)
         # score[y, x]: the square with top-left pixel (x + 1, y + 1); its centre, unturned.
         ys, xs = np.mgrid[0 : score.shape[0], 0 : score.shape[1]].astype(np.float64)
         bx, by = xs + 1 + (n - 1) / 2, ys + 1 + (n - 1) / 2
@@ -380,20 +380,19 @@ def _fit_square(
     if best is None:
         return None
     _, k, score, y, x = best
-    # Between pixels and turn steps: the peaks of parabolas through the best and its neighbours.
+    # Between pixels: the peaks of parabolas through the best and its neighbours.
     dy = _peak(score[y - 1, x], score[y, x], score[y + 1, x]) if 0 < y < score.shape[0] - 1 else 0
     dx = _peak(score[y, x - 1], score[y, x], score[y, x + 1]) if 0 < x < score.shape[1] - 1 else 0
-    j = k + steps
-    dk = _peak(scores[j - 1], scores[j], scores[j + 1]) if 0 < j < len(scores) - 1 else 0.0
-    angle = k * cfg.search_turn_step_deg
-    inv = cv2.invertAffineTransform(cv2.getRotationMatrix2D(wc, angle, 1.0))
-    centre = inv @ np.array([x + dx + 1 + (n - 1) / 2, y + dy + 1 + (n - 1) / 2, 1.0])
-    # Turned-window px = R(angle) @ window px, so the tile's axes in the window turn back.
-    t = math.radians(angle + dk * cfg.search_turn_step_deg)
-    c, s = math.cos(t), math.sin(t)
-    return np.array(
-        [[c * px, -s * px, centre[0]], [s * px, c * px, centre[1]], [0, 0, 1]], np.float64
-    )
+    rot = cv2.getRotationMatrix2D(wc, k * cfg.search_turn_step_deg, 1.0)
+    maps = _edge_maps(np.asarray(cv2.warpAffine(window, rot, (w, h)), np.float32))
+    west, north = x + dx + 0.5, y + dy + 0.5
+    corners = _refine_sides(maps, (west, west + n, north, north + n), px, cfg)
+    inv = cv2.invertAffineTransform(rot)
+    corners = corners @ inv[:, :2].T + inv[:, 2]
+    half = n / px / 2
+    square = np.array([(-half, -half), (half, -half), (half, half), (-half, half)], np.float32)
+    m = cv2.getPerspectiveTransform(square, np.asarray(corners, np.float32))
+    return np.asarray(m, np.float64)
 
 
 def _peak(before: float, at: float, after: float) -> float:
@@ -404,20 +403,33 @@ def _peak(before: float, at: float, after: float) -> float:
     return float(np.clip(0.5 * (before - after) / bend, -0.5, 0.5)) if bend < 0 else 0.0
 
 
-def _side_edges(turned: NDArray[np.float32], n: int) -> NDArray[np.float64]:
-    """For every n x n square of `turned` (how each pixel differs from paper, see
-    `_unlike_paper`), the strength of the edges its four sides lie on: entry (y, x) is the
-    square whose top-left pixel is (x + 1, y + 1).
-
-    An edge counts twice where it leads out of the square towards paper (a tile's own outline)
-    and not at all where it leads from paper into something (a neighbour's outline seen
-    across the gap)."""
+def _edge_maps(turned: NDArray[np.float32]) -> tuple[NDArray[np.float32], ...]:
+    """How strongly each place of `turned` (how each pixel differs from paper, see
+    `_unlike_paper`) is a west, east, north or south side of a tile: an edge counts twice
+    where it leads out of the tile towards paper (a tile's own outline) and not at all where
+    it leads from paper into something (a neighbour's outline seen across the gap). West and
+    east maps: [y, i] between columns i and i + 1; north and south: [j, x] between rows j and
+    j + 1."""
     unlike = np.abs(turned).sum(axis=2)
-    # [:, i] between columns i and i + 1 (towards the east); [j, :] between rows j and j + 1.
     east_step = np.abs(np.diff(turned, axis=1)).sum(axis=2)
     south_step = np.abs(np.diff(turned, axis=0)).sum(axis=2)
     east_rise = np.diff(unlike, axis=1)  # > 0: less like paper towards the east
     south_rise = np.diff(unlike, axis=0)
+    return tuple(
+        np.asarray(m, np.float32)
+        for m in (
+            east_step + east_rise,
+            east_step - east_rise,
+            south_step + south_rise,
+            south_step - south_rise,
+        )
+    )
+
+
+def _side_edges(maps: tuple[NDArray[np.float32], ...], n: int) -> NDArray[np.float64]:
+    """For every n x n square, the strength of the edges its four sides lie on (`maps`:
+    `_edge_maps`): entry (y, x) is the square whose top-left pixel is (x + 1, y + 1)."""
+    west_map, east_map, north_map, south_map = maps
 
     def along_columns(edge: NDArray[np.float32]) -> NDArray[np.float64]:
         c = np.vstack([np.zeros((1, edge.shape[1])), np.cumsum(edge, axis=0, dtype=np.float64)])
@@ -427,16 +439,67 @@ def _side_edges(turned: NDArray[np.float32], n: int) -> NDArray[np.float64]:
         c = np.hstack([np.zeros((edge.shape[0], 1)), np.cumsum(edge, axis=1, dtype=np.float64)])
         return np.asarray(c[:, n:] - c[:, :-n], np.float64)  # [j, x]: over columns x .. x + n - 1
 
-    h, w = turned.shape[:2]
+    h, w = north_map.shape[0] + 1, west_map.shape[1] + 1
     rows, cols = h - n - 1, w - n - 1  # squares with a pixel of room on every side
     ys, xs = slice(1, 1 + rows), slice(1, 1 + cols)
-    # West side: between columns x and x + 1, the square to the east; east side: between
-    # columns x + n and x + n + 1, the square to the west; north and south alike.
-    west = along_columns(east_step + east_rise)[ys, 0:cols]
-    east = along_columns(east_step - east_rise)[ys, n : n + cols]
-    north = along_rows(south_step + south_rise)[0:rows, xs]
-    south = along_rows(south_step - south_rise)[n : n + rows, xs]
+    # West side: between columns x and x + 1; east: between columns x + n and x + n + 1.
+    west = along_columns(west_map)[ys, 0:cols]
+    east = along_columns(east_map)[ys, n : n + cols]
+    north = along_rows(north_map)[0:rows, xs]
+    south = along_rows(south_map)[n : n + rows, xs]
     return np.asarray(west + east + north + south, np.float64)
+
+
+def _refine_sides(
+    maps: tuple[NDArray[np.float32], ...],
+    sides: tuple[float, float, float, float],
+    px: float,
+    cfg: TeachConfig,
+) -> NDArray[np.float64]:
+    """Each side of a found square (`sides`: x of west and east, y of north and south, in
+    the turned window) moved and turned on its own, within `refine_mm` and `refine_turn_deg`,
+    onto the strongest edge there: a view that the markers' or the lens's small errors
+    shear or scale a little keeps the tile's own outline. The corners NW, NE, SE, SW."""
+    west, east, north, south = sides
+    reach = cfg.refine_mm * px
+    offsets = np.arange(-reach, reach + 1e-9, 0.5)
+    turns = np.tan(np.radians(np.arange(-cfg.refine_turn_deg, cfg.refine_turn_deg + 1e-9, 0.25)))
+    lines = []  # (at, slope): across = at + slope * (along - middle)
+    for k, at in enumerate(sides):
+        lo, hi = (north, south) if k < 2 else (west, east)
+        span = hi - lo
+        along = np.linspace(lo + 0.1 * span, hi - 0.1 * span, max(8, round(0.8 * span)))
+        middle = (lo + hi) / 2
+        o, t = np.meshgrid(offsets, turns)
+        across = at + o.ravel()[:, None] + t.ravel()[:, None] * (along - middle)[None, :]
+        # Map index i is the boundary at i + 0.5.
+        if k < 2:
+            mx, my = across - 0.5, np.broadcast_to(along, across.shape)
+        else:
+            mx, my = np.broadcast_to(along, across.shape), across - 0.5
+        strength = cv2.remap(
+            maps[k],
+            np.ascontiguousarray(mx, np.float32),
+            np.ascontiguousarray(my, np.float32),
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=0.0,
+        )
+        i = int(np.argmax(np.asarray(strength, np.float64).mean(axis=1)))
+        lines.append((at + float(o.ravel()[i]), float(t.ravel()[i]), middle))
+
+    def meet(upright: tuple[float, float, float], level: tuple[float, float, float]) -> list[float]:
+        # x = a + b (y - my) and y = c + d (x - mx)
+        a, b, my = upright
+        c, d, mx = level
+        y = (c + d * (a - b * my - mx)) / (1 - d * b)
+        return [a + b * (y - my), y]
+
+    w_line, e_line, n_line, s_line = lines
+    return np.array(
+        [meet(w_line, n_line), meet(e_line, n_line), meet(e_line, s_line), meet(w_line, s_line)],
+        np.float64,
+    )
 
 
 def _tile_picture(mat: _Mat, tile_to_mm: Matrix, cfg: TeachConfig) -> Image:
