@@ -296,16 +296,20 @@ class Demo:
             self.tally.mismatched += 1
 
     def run(self) -> GameState:
+        from app.learning import learn_box
+
         start = time.monotonic()
+        # The box's models before the first read, shown on the terminal and the phones.
+        learn_box(self.reader.tables, None if self.args.headless else self.session)
         if self.session.game is None:
             self.setup()
-        shown = terminal_progress("playing:") if self.args.headless else None
+        shown = terminal_progress("playing:")
         while not self.world.over:
             self.play_turn()
             if shown is not None:
                 shown.note(
                     f"turn {self.world.turn_number}, "
-                    f"{len(self.world.stack)} tiles left in the stack"
+                    f"{len(self.world.stack)} tiles left; {_scores(self.world)}"
                 )
         if shown is not None:
             shown.finish()
@@ -313,6 +317,12 @@ class Demo:
         game = self.session.game
         assert game is not None
         return game.state
+
+
+def _scores(state: GameState) -> str:
+    """Each player's score if the game ended now, in one short line."""
+    final = score_state(state)
+    return ", ".join(f"{p.name} {p.total}" for p in final.players)
 
 
 def _outcome_of(session: Session, turn: Turn) -> Any:
@@ -456,12 +466,20 @@ def _run_board_game(args: argparse.Namespace) -> int:
     server = None
     if not args.headless:
         server = _start_server(Session(), args, board=board, page="games")
+    stop = threading.Event()
+    watch = threading.Thread(
+        target=_follow_board, args=(board, stop), name="demo-progress", daemon=True
+    )
+    watch.start()
     try:
         game = play_through(board, args.game, args.players, args.seed, pace=pace)
     except KeyboardInterrupt:
         if server is not None:
             server.close()
         return 130
+    finally:
+        stop.set()
+        watch.join()
     if args.save_game:
         text = json.dumps(game_file(game), ensure_ascii=False) + "\n"
         Path(args.save_game).write_text(text, "utf-8")
@@ -469,6 +487,35 @@ def _run_board_game(args: argparse.Namespace) -> int:
     if server is not None:
         _keep_serving(server)
     return 0
+
+
+#: Seconds between two lines of a board game's progress on the terminal.
+BOARD_PROGRESS_EVERY = 2.0
+
+
+def _follow_board(board: BoardSession, stop: threading.Event) -> None:
+    """Show the bots' game on the terminal (standard error, when it is one) until `stop`:
+    every BOARD_PROGRESS_EVERY seconds the moves made and the score so far."""
+    shown = terminal_progress("playing:")
+    if shown is None:
+        return
+    last: tuple[int, str] | None = None
+    while True:
+        stopped = stop.wait(BOARD_PROGRESS_EVERY)
+        with board.lock:
+            game = board.game
+            now = None if game is None else (len(game.events), _board_scores(game))
+        if now is not None and now != last:
+            last = now
+            shown.note(f"{game.title if game else ''} move {now[0]}; {now[1]}")
+        if stopped:
+            shown.finish()
+            return
+
+
+def _board_scores(game: Any) -> str:
+    """Each player's points so far, in one short line."""
+    return ", ".join(f"{p.name} {p.total}" for p in game.score().players)
 
 
 def _keep_serving(server: Any) -> None:

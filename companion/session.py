@@ -22,6 +22,7 @@ from companion.catalogue import Catalogue, default_catalogue
 from companion.errors import DataError, IllegalMove, NotNow
 from companion.game import Game, Seat, new_game, score_state
 from companion.journal import Journal, StorageError, longest_replay, storage_sentence
+from companion.progress import Learning
 from companion.reading import CameraState, CellRead, TableRead
 from companion.rules import TurnRecord, at
 from companion.subscription import Subscription
@@ -136,6 +137,7 @@ class Session:
         self.question: Question | None = None
         self.last_read: TableRead | None = None
         self.reading = False
+        self.learning: Learning | None = None  # the box's learning before its first read
         self.camera = CameraView()
         self.version = 0
         self._log: deque[LogEntry] = deque(maxlen=LOG_KEPT)
@@ -487,6 +489,12 @@ class Session:
                 self.reading = reading
                 self._bump()
 
+    def set_learning(self, learning: Learning | None) -> None:
+        """How far the box's learning is (a LearningWatch listener), or None once it is over."""
+        with self._lock:
+            self.learning = learning
+            self._bump()
+
     def set_camera(
         self, status: CameraState | str, message: str, *, snapshot: bytes | None = None
     ) -> None:
@@ -539,6 +547,7 @@ class Session:
                 out["game"] = _game_view(self.game)
             out["damage"] = None if self.damage is None else self.damage.to_json()
             out["unsaved"] = self.unsaved
+            out["learning"] = None if self.learning is None else self.learning.to_json()
             return out
 
 

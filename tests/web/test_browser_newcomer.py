@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from companion.bots import GreedyPlayer
+from companion.progress import Learning
 from companion.session import Session
 from tests.web.conftest import served, web_settings
 from tests.web.test_browser import HAVE_PLAYWRIGHT, browser, phone, shoot, three_players
@@ -68,3 +69,30 @@ def test_counts_agree_and_the_marks_on_display_and_boards_are_explained(
     expect(page.locator("#reach-info")).to_contain_text("Darkened tiles: out of")
     shoot(page, "newcomer-legend.png")
     assert problems == []
+
+
+def test_the_phones_see_the_box_learning_how_far_and_how_long_then_its_end(
+    browser: Browser,
+) -> None:
+    session = Session()
+    settings = web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
+    with served(create_app(session, settings)) as server:
+        problems: list[str] = []
+        page = phone(browser, problems)
+        page.goto(server.local_url)
+        expect(page.locator("#whose-turn")).to_have_text("Waiting for a new game")
+        what = "Learning the tiles of synthetic lagoon art"
+        session.set_learning(Learning(what, 12, 60, 40.0, 150.0))
+        # Without a reload: the live stream tells the page.
+        expect(page.locator("#whose-turn")).to_have_text("Learning this box’s tiles")
+        learning = page.locator("#learning")
+        expect(learning).to_contain_text(f"{what}: 12 of 60 steps, about 2 min left")
+        expect(learning.locator("progress")).to_have_attribute("value", "12")
+        shoot(page, "newcomer-learning.png", full_page=False)
+        session.set_learning(Learning(what, 0, 0, 200.0, 20.0))
+        expect(learning).to_contain_text(f"{what}: finishing, about 20 s left")
+        expect(learning.locator("progress")).to_have_count(0)
+        session.set_learning(None)
+        expect(page.locator("#learning")).to_have_count(0)
+        expect(page.locator("#whose-turn")).to_have_text("Waiting for a new game")
+        assert problems == []

@@ -399,7 +399,7 @@
     var title, sub = [];
     banner.className = 'banner';
     if (!game) {
-      title = 'Waiting for a new game';
+      title = state.learning ? 'Learning this box’s tiles' : 'Waiting for a new game';
       sub.push(state.you && state.you.host ? 'Set one up with "New game" below.'
         : 'The host sets up the game.');
     } else if (game.over) {
@@ -424,6 +424,14 @@
     if (state.status === 'reading') line.appendChild(el('span', { class: 'tag reading', text: 'reading the table…' }));
     if (state.phase === 'confirm') line.appendChild(el('span', { class: 'tag question', text: 'waiting for the host' }));
     banner.appendChild(line);
+    var learning = state.learning;
+    if (learning) {
+      // Once per box, before its first read: what learns, how far, how long still.
+      banner.appendChild(el('div', { class: 'banner-learning', id: 'learning' }, [
+        el('span', { text: learning.sentence + '. The first read waits for it; later reads do not.' }),
+        learning.total ? el('progress', { max: learning.total, value: learning.done }) : null
+      ]));
+    }
     var facts = byId('table-facts');
     if (facts) {
       facts.textContent = game ? [
