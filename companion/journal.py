@@ -40,6 +40,9 @@ MAORI_EVENTS: Mapping[str, str | None] = {
     "log": "entry",
 }
 BOARD_EVENTS: Mapping[str, str | None] = {"setup": None, "action": "action", "undo": None}
+#: Game files, their damaged copies and the pointer are their owner's alone (the players'
+#: names and the night's play are nobody else's on a shared Pi).
+GAME_MODE = 0o600
 #: The game a setup line names when it names none.
 DEFAULT_GAME = "maori"
 
@@ -134,7 +137,8 @@ class Journal:
         self.directory = Path(directory)
         self.events = events
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            # A folder made here is its owner's alone, as the game files in it are.
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise DataError(
                 str(directory), f"cannot be used as the state directory ({exc.strerror})"
@@ -168,7 +172,7 @@ class Journal:
         while (path := self.directory / f"game-{stamp}-{n}.jsonl").exists():
             n += 1
         data = _lines([setup, *events])
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, GAME_MODE)
         try:
             try:
                 _write_all(fd, data)
@@ -176,7 +180,7 @@ class Journal:
             finally:
                 os.close(fd)
             _fsync_dir(self.directory)
-            write_atomically(self.directory / CURRENT, path.name + "\n")
+            write_atomically(self.directory / CURRENT, path.name + "\n", mode=GAME_MODE)
         except OSError:
             if self._current_name() != path.name:
                 _unlink_quietly(path)
@@ -200,6 +204,9 @@ class Journal:
         data = _lines(events)
         if self._fd is None:
             self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            with contextlib.suppress(OSError):  # a file others may read is made the owner's
+                if os.fstat(self._fd).st_mode & 0o077:
+                    os.fchmod(self._fd, GAME_MODE)
         fd = self._fd
         try:
             if os.fstat(fd).st_size != self._good:  # a torn line, or a cut that failed
@@ -270,7 +277,7 @@ class Journal:
         while True:
             copy = path.with_name(f"{path.name}.damaged-{stamp}" + (f"-{n}" if n else ""))
             try:
-                fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+                fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, GAME_MODE)
             except FileExistsError:
                 n += 1
                 continue

@@ -8,9 +8,11 @@ import os
 import random
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -473,3 +475,46 @@ def test_kill_9_at_random_moments_never_loses_a_confirmed_turn(tmp_path: Path) -
     assert final is not None and final.over
     assert final.state == reference_game(10**6)
     assert json.loads(json.dumps(final.score().to_json()))["winners"]
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """The usual umask, which leaves new files readable by everyone (0644)."""
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_game_files_are_their_owners_alone(tmp_path: Path) -> None:
+    state = tmp_path / "state" / "table"
+    _session, path = played(state)
+    assert _mode(state) == 0o700 and _mode(path) == 0o600 and _mode(state / "current") == 0o600
+    assert _mode(tmp_path / "state") == 0o755  # folders above it are not the journal's
+    path.write_bytes(path.read_bytes() + b"damage\n")
+    resumed = Session.resume(Journal(state))
+    assert resumed.damage is not None and resumed.damage.kept is not None
+    assert _mode(state / resumed.damage.kept) == 0o600
+    resumed.resume_last_good()  # a new game file with the good lines
+    now = Journal(state).current_path()
+    assert now is not None and now != path and _mode(now) == 0o600
+    assert sorted(_mode(p) for p in state.iterdir()) == [0o600] * len(list(state.iterdir()))
+
+
+@pytest.mark.usefixtures("umask_022")
+def test_a_folder_that_exists_keeps_its_mode_and_a_readable_game_file_is_made_private(
+    tmp_path: Path,
+) -> None:
+    tmp_path.chmod(0o750)
+    _session, path = played(tmp_path)
+    path.chmod(0o644)  # a game file others may read
+    resumed = Session.resume(Journal(tmp_path))
+    assert _mode(path) == 0o644  # reading it changes nothing
+    resumed.play(Turn(1, Pass()))
+    assert _mode(path) == 0o600 and _mode(tmp_path) == 0o750

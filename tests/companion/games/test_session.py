@@ -5,7 +5,9 @@ the last good move."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -180,3 +182,14 @@ def test_nothing_to_play_or_undo_without_a_game() -> None:
         board.undo()
     with pytest.raises(NotNow, match=r"^There is no damaged board game to resume\.$"):
         board.resume_last_good()
+
+
+def test_board_game_files_are_their_owners_alone(tmp_path: Path) -> None:
+    old = os.umask(0o022)  # the usual umask: new files readable by everyone
+    try:
+        played(tmp_path / "state", "giants")
+    finally:
+        os.umask(old)
+    folder = tmp_path / "state" / BOARD_DIR
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert {stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {0o600}
