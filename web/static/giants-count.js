@@ -8,6 +8,7 @@
 
   var common = window.CompanionCommon, giants = window.CompanionGiants;
   var el = common.el, clear = common.clear, byId = common.byId, toast = common.toast;
+  var RONGO_CHIPS = 4;                 // Rongo halves offered as one tap each; "+" goes beyond
   var ROWS = { transport: 'Transport (the track)', moai: 'Moai', headdresses: 'Headdresses', rongo: 'Rongo tablets' };
 
   var state = JSON.parse(byId('initial-state').textContent);
@@ -56,9 +57,10 @@
       .then(function (fresh) {
         common.setLive('live');
         if (fresh.you.csrf) csrf = fresh.you.csrf;
-        var mine = state.you.host && (sending || pending);
+        // The host's own draft leads while there is one (it may hold a number being typed).
+        var keep = fresh.you.host && draft && fresh.count;
         state = fresh;
-        if (!mine) draft = copy(state.count);
+        if (!keep) draft = copy(state.count);
         render();
       }, function () { common.setLive('offline'); });
   }
@@ -126,35 +128,46 @@
   }
 
   function renderTrack(count) {
-    var box = clear(byId('track'));
+    var box = byId('track');
+    if (box.contains(document.activeElement) && document.activeElement.tagName === 'INPUT') return;  // typing
+    clear(box);
     var host = state.you.host;
     var grid = el('div', { class: 'count-grid' }, [el('span'), el('strong', { text: 'Track' }),
-      el('strong', { text: 'Rongo halves' }), el('strong', { text: 'Tablets' })]);
+      el('strong', { text: 'Rongo tablets' })]);
     count.players.forEach(function (n) {
       grid.appendChild(el('span', {}, [el('span', { class: 'swatch', 'data-colour': giants.colourName(count.players, n) }), n]));
       if (host) {
         grid.appendChild(el('input', { type: 'number', min: 0, step: 1, inputmode: 'numeric', value: count.track[n],
           'aria-label': 'track of ' + n, 'data-track': n,
-          onchange: function (e) {
+          oninput: function (e) {
             var v = parseInt(e.target.value, 10);
             draft.track[n] = isNaN(v) ? -1 : v;
-            send();
-          } }));
-        grid.appendChild(el('div', { class: 'g-step' }, [
-          el('button', { type: 'button', class: 'small', text: '−', 'aria-label': 'one Rongo half fewer for ' + n,
-            'data-rongo-down': n, disabled: count.rongo_halves[n] <= 0,
-            onclick: function () { draft.rongo_halves[n] -= 1; render(); send(); } }),
-          el('strong', { text: String(count.rongo_halves[n]) }),
-          el('button', { type: 'button', class: 'small', text: '+', 'aria-label': 'one Rongo half more for ' + n,
-            'data-rongo-up': n, onclick: function () { draft.rongo_halves[n] += 1; render(); send(); } })]));
+          },
+          onchange: function () { send(); } }));
+        var halves = el('div', { class: 'g-chips rongo-chips', role: 'radiogroup', 'aria-label': 'Rongo halves of ' + n },
+          [el('span', { class: 'g-chips-title', text: 'Rongo halves' })]);
+        for (var k = 0; k <= RONGO_CHIPS; k++) {
+          (function (k) {
+            halves.appendChild(chip(String(k), count.rongo_halves[n] === k, { 'data-rongo': n, 'data-halves': k },
+              function () { draft.rongo_halves[n] = k; render(); send(); }));
+          })(k);
+        }
+        if (count.rongo_halves[n] > RONGO_CHIPS) halves.appendChild(chip(String(count.rongo_halves[n]), true, {}, function () {}));
+        halves.appendChild(chip('+', false, { 'aria-label': 'one more Rongo half for ' + n },
+          function () { draft.rongo_halves[n] += 1; render(); send(); }));
+        grid.appendChild(el('span', { text: tablets(count.rongo_halves[n]) }));
+        grid.appendChild(halves);
       } else {
         grid.appendChild(el('span', { text: String(count.track[n]) }));
-        grid.appendChild(el('span', { text: String(count.rongo_halves[n]) }));
+        grid.appendChild(el('span', { text: tablets(count.rongo_halves[n]) }));
       }
-      grid.appendChild(el('span', { text: String(Math.floor(count.rongo_halves[n] / 2)) }));
     });
     box.appendChild(grid);
     if (count.open_scoring) box.appendChild(el('p', { class: 'hint', text: 'Open scoring: the track already holds each Moai\'s points (not the headdresses\').' }));
+  }
+
+  function tablets(halves) {
+    return Math.floor(halves / 2) + ' (' + halves + (halves === 1 ? ' half' : ' halves') + ')';
   }
 
   function scoreTable(score) {
@@ -208,10 +221,23 @@
     }
   }
 
+  // Names are optional: a count of players alone names them by colour (Red, Blue, ...).
+  function typedNames() {
+    return byId('gc-names').value.split('\n').map(function (n) { return n.trim(); }).filter(function (n) { return n; });
+  }
   byId('setup-form').addEventListener('submit', function (event) {
     event.preventDefault();
-    var names = byId('gc-names').value.split('\n').map(function (n) { return n.trim(); }).filter(function (n) { return n; });
-    startCount(names, byId('gc-open').checked);
+    startCount(typedNames(), byId('gc-open').checked);
+  });
+  [3, 4, 5].forEach(function (n) {
+    byId('gc-players').appendChild(el('button', { type: 'button', class: 'chip', 'data-players': n, text: n + ' players',
+      onclick: function () {
+        var names = typedNames();
+        if (!names.length) {
+          names = giants.COLOUR_NAMES.slice(0, n).map(function (c) { return c.charAt(0).toUpperCase() + c.slice(1); });
+        }
+        startCount(names, byId('gc-open').checked);
+      } }));
   });
   byId('gc-clear').addEventListener('click', function () {
     post('/api/games/giants/count/clear', {}).then(function () { draft = null; return refresh(); },

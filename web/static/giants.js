@@ -48,7 +48,7 @@
   // edge when two share it. Returns [x, y, angle of the edge's outward normal in degrees].
   function ahuSpot(hex, place, out) {
     var c = centre(hex.q, hex.r), deg = 60 * place.edge + TURN, a = Math.PI / 180 * deg;
-    var reach = R * S3 / 2 + out, side = place.along * R * 0.55;
+    var reach = R * S3 / 2 + out, side = place.along * R * 0.95;
     return [c[0] + reach * Math.cos(a) - side * Math.sin(a), c[1] + reach * Math.sin(a) + side * Math.cos(a), deg];
   }
 
@@ -128,8 +128,7 @@
         g.addEventListener('click', function (e) { e.stopPropagation(); opts.onAhu(a); });
         g.addEventListener('keydown', function (e) { if (e.key === 'Enter') opts.onAhu(a); });
       }
-      var out = ahuSpot(hx, place, 17);
-      g.appendChild(sv('circle', { cx: f((x + out[0]) / 2), cy: f((y + out[1]) / 2), r: 15, class: 'g-hit' }));
+      g.appendChild(sv('rect', { x: f(x - 15), y: f(y - 10), width: 30, height: 20, rx: 4, class: 'g-hit' }));
       var base = owner ? (owner === 'hidden' ? '#8d8d8d' : colourOf(names, owner)) : null;
       g.appendChild(sv('rect', { x: f(x - 12), y: f(y - 5.5), width: 24, height: 11, rx: 2,
         class: 'g-platform' + (base ? ' based' : ''), stroke: base, 'stroke-dasharray': a.reserved ? '3 2' : null }));
