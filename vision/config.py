@@ -709,6 +709,10 @@ class TeachConfig:
     ship_join_mm: float = 5.0
     # An empty board picture is stored at this scale.
     board_px_per_mm: float = 4.0
+    # A seat holds the board when its grid (less this rim) is this unlike the bare table
+    # around the kit (0: the same colours, 1: none in common): more unlike than like.
+    board_unlike_table: float = 0.5
+    board_inset_mm: float = 5.0
     # Lane samples for the paper model: segments per side.
     lane_segments: int = 10
 

@@ -599,6 +599,49 @@ def _fill_holes(mask: NDArray[np.bool_]) -> NDArray[np.bool_]:
     return np.asarray(mask | enclosed, np.bool_)
 
 
+def _board_grid(frame: Image, pose: AreaPose, geo: kit.SeatGeometry, cfg: TeachConfig) -> Image:
+    """A seat's board grid, its rim left out, straightened at 1 px/mm."""
+    inset = cfg.board_inset_mm
+    w = round(geo.cols * geo.pitch - 2 * inset)
+    h = round(geo.rows * geo.pitch - 2 * inset)
+    return _warp(frame, pose.homography @ _picture_matrix(w, (float(w), float(h))), (w, h))
+
+
+def _bare_table(
+    frame: Image, poses: Sequence[AreaPose], tile_mm: float, vision: VisionConfig
+) -> Image | None:
+    """The frame's pixels outside the display mat and every seat's area (their outlines with
+    a margin): the bare table, as an N x 1 picture; None when too little of it is seen."""
+    keep = np.full(frame.shape[:2], 255, np.uint8)
+    areas: list[NDArray[np.float64]] = [pose.project(pose.outline_mm()) for pose in poses]
+    markers = detect_markers(_grey(frame), vision.markers)
+    try:
+        display = locate_display(markers, kit.DisplayGeometry(tile_mm), vision.areas)
+        areas.append(display.project(display.outline_mm()))
+    except DisplayNotFound:
+        pass
+    for outline in areas:
+        cv2.fillConvexPoly(keep, np.round(outline).astype(np.int32), 0)
+    margin = max(3, round(0.02 * max(frame.shape[:2])))
+    keep = np.asarray(cv2.erode(keep, np.ones((margin, margin), np.uint8)), np.uint8)
+    table = frame[keep > 0]
+    if len(table) < 0.05 * keep.size:
+        return None
+    return np.ascontiguousarray(table.reshape(-1, 1, 3))
+
+
+def _histogram_distance(a: Image, b: Image) -> float:
+    """How unlike two pictures' colours are: 0 the same, 1 nothing in common (the
+    Bhattacharyya distance of their hue-saturation histograms)."""
+
+    def histogram(picture: Image) -> NDArray[np.float32]:
+        hsv = cv2.cvtColor(picture, cv2.COLOR_BGR2HSV)
+        hist = cv2.calcHist([hsv], [0, 1], None, [18, 8], [0, 180, 0, 256])
+        return np.asarray(cv2.normalize(hist, None, 1.0, 0.0, cv2.NORM_L1), np.float32)
+
+    return float(cv2.compareHist(histogram(a), histogram(b), cv2.HISTCMP_BHATTACHARYYA))
+
+
 # --- the session -------------------------------------------------------------------------------
 
 
@@ -764,19 +807,47 @@ class TeachSession:
             raise TeachError(
                 "no seat's markers are seen well enough: lay the board inside a seat's four markers"
             )
-        seat, pose = max(poses, key=lambda sp: (len(sp[1].markers_seen), -sp[0]))
+        seat, pose = self._board_seat(frame, poses, layout.rows, layout.cols)
         geo = kit.SeatGeometry(seat, layout.rows, layout.cols, self.tile_mm)
         size = (layout.cols * geo.pitch, layout.rows * geo.pitch)
         n = max(128, round(size[0] * self.config.board_px_per_mm))
         m = pose.homography @ _picture_matrix(n, size)
         rows = round(n * size[1] / size[0])
         picture = _warp(frame, m, (n, rows))
-        warnings = tuple(
-            f"seat {s}'s markers are seen too; seat {seat}'s board is used"
-            for s, _ in poses
-            if s != seat
+        return PictureView(StepKind.BOARD, picture, size, side, seat)
+
+    def _board_seat(
+        self, frame: Image, poses: list[tuple[int, AreaPose]], rows: int, cols: int
+    ) -> tuple[int, AreaPose]:
+        """The seat the board lies in: of the seats whose markers are seen, the one whose
+        grid looks least like the bare table around the kit (colour histograms); asks (a
+        TeachError) when no seat, or more than one, holds something unlike the table."""
+        table = _bare_table(frame, [pose for _, pose in poses], self.tile_mm, self.vision)
+        if table is None:
+            return poses[0] if len(poses) == 1 else self._ask_for_one_seat(poses)
+        unlike = []
+        for seat, pose in poses:
+            geo = kit.SeatGeometry(seat, rows, cols, self.tile_mm)
+            grid = _board_grid(frame, pose, geo, self.config)
+            unlike.append((_histogram_distance(grid, table), seat, pose))
+        boards = [u for u in unlike if u[0] >= self.config.board_unlike_table]
+        if len(boards) == 1:
+            return boards[0][1], boards[0][2]
+        if not boards:
+            raise TeachError(
+                "no board is seen inside a seat's markers (seat "
+                + ", ".join(str(s) for _, s, _ in unlike)
+                + " looks like the bare table): lay the empty board inside one seat's markers"
+            )
+        return self._ask_for_one_seat([(s, p) for _, s, p in boards])
+
+    @staticmethod
+    def _ask_for_one_seat(poses: list[tuple[int, AreaPose]]) -> tuple[int, AreaPose]:
+        seats = " and ".join(str(s) for s, _ in poses)
+        raise TeachError(
+            f"something lies at seats {seats}: leave the empty board at one seat only and "
+            "take the picture again"
         )
-        return PictureView(StepKind.BOARD, picture, size, side, seat, warnings)
 
     # answers -------------------------------------------------------------------------------
 
