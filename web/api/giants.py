@@ -190,7 +190,7 @@ def _place_words(game: GiantsGame, data: dict[str, Any]) -> str:
     elif kind == "forest" and h is not None:
         power = "the forest's logs"
     elif kind == "headdress_quarry":
-        power = "a headdress carved"
+        power = "a headdress sculpted"
     else:
         ahu = names["ahus"].get(str(data.get("ahu")), {}).get("name", "an Ahu")
         power = f"{ahu} reserved"
