@@ -185,6 +185,13 @@ def parse_layout(data: Any, side: str, source: str, where: str | None = None) ->
             raise DataError(
                 source, f"{where} map row {i + 1} has {sorted(bad)[0]!r}; use '.', 'a' or '#'"
             )
+        if side != "atoll" and "a" in row:
+            # The atoll (whose palms count double) is printed on the back side only.
+            raise DataError(
+                source,
+                f"{where} map row {i + 1} has 'a', a cell inside the atoll, but the {side} side "
+                "has no atoll (only the atoll side has); use '.' or '#'",
+            )
     if not any(ch != "#" for row in grid for ch in row):
         raise DataError(source, f"{where} map has no playable cell")
     image = data.get("image")

@@ -3,11 +3,11 @@
 A game file is JSON: an optional `board_side` ("front" or "atoll", default front), an optional
 `layout` (rows, cols, printed_boats, map; default the bundled layout of that side) and
 `players`, 1 to 5 of them (the game seats 2 to 5, at most 4 on the atoll side; one player is
-accepted so a single board can be scored), each with `name`, `shells` (wooden shells held),
-an optional `storage` tile and `board`: `rows` rows of `cols` cells from seat north, each a
-tile meaning as it lies or null. Unknown keys are ignored unless they look like a misspelt
-`board_side` or `layout` (which would change the result silently); an unknown key inside a
-tile is always an error.
+accepted so a single board can be scored), each with `name`, `shells` (wooden shells held;
+all players' together at most the box's 30), an optional `storage` tile and `board`: `rows`
+rows of `cols` cells from seat north, each a tile meaning as it lies or null. Unknown keys
+are ignored unless they look like a misspelt `board_side` or `layout` (which would change the
+result silently); an unknown key inside a tile is always an error.
 """
 
 from __future__ import annotations
@@ -193,6 +193,12 @@ def parse_game(data: Any, source: str) -> tuple[BoardLayout, list[PlayerBoard]]:
             f"but the game has {len(players)}",
         )
     parsed = [_player(p, i, layout, source) for i, p in enumerate(players)]
+    held = sum(p.shells for p in parsed)
+    if held > SHELLS_TOTAL:
+        raise DataError(
+            source,
+            f"the players hold {held} wooden shells in all, but the box holds {SHELLS_TOTAL}",
+        )
     seen: dict[str, int] = {}
     for i, p in enumerate(parsed):
         if p.name in seen:

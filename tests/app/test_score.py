@@ -27,6 +27,8 @@ from companion.gamefile import MAX_FILE_BYTES, load_game_file
 from companion.tiles import ROTATIONS, Kind
 from tests.jsonpaths import json_slots
 
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rulebook-37.json"
+
 FUZZ = settings(
     max_examples=200,
     deadline=None,
@@ -66,13 +68,9 @@ JSON_VALUES = st.recursive(
 
 @st.composite
 def games(draw: st.DrawFn) -> dict[str, Any]:
-    """A valid game file: a random layout and 1-5 players (at most 4 on the atoll) with boards
-    that fit it."""
-    rows, cols = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    grid = ["".join(draw(st.sampled_from("...a#")) for _ in range(cols)) for _ in range(rows)]
-    if all(ch == "#" for row in grid for ch in row):
-        grid[0] = "." + grid[0][1:]
-    tile = st.none() | st.sampled_from(TILES)
+    """A valid game file: a random layout (cells inside the atoll on the atoll side only) and
+    1-5 players (at most 4 on the atoll) with boards that fit it, holding at most the box's
+    30 shells together."""
     names = draw(
         st.lists(
             st.text(min_size=1, max_size=10).filter(lambda s: s.strip() != ""),
@@ -81,21 +79,24 @@ def games(draw: st.DrawFn) -> dict[str, Any]:
             unique=True,
         )
     )
-    players = [
-        {
-            "name": name,
-            "shells": draw(st.integers(0, 30)),
-            "storage": draw(tile),
-            "board": [
-                [None if grid[r][c] == "#" else draw(tile) for c in range(cols)]
-                for r in range(rows)
-            ],
-        }
-        for name in names
-    ]
-    sides = ["front", "atoll"] if len(players) <= 4 else ["front"]  # the atoll seats 4
+    side = draw(st.sampled_from(["front", "atoll"] if len(names) <= 4 else ["front"]))
+    rows, cols = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    cells = "...a#" if side == "atoll" else "...#"
+    grid = ["".join(draw(st.sampled_from(cells)) for _ in range(cols)) for _ in range(rows)]
+    if all(ch == "#" for row in grid for ch in row):
+        grid[0] = "." + grid[0][1:]
+    tile = st.none() | st.sampled_from(TILES)
+    players = []
+    shells_left = 30
+    for name in names:
+        shells = draw(st.integers(0, shells_left))
+        shells_left -= shells
+        board = [
+            [None if grid[r][c] == "#" else draw(tile) for c in range(cols)] for r in range(rows)
+        ]
+        players.append({"name": name, "shells": shells, "storage": draw(tile), "board": board})
     return {
-        "board_side": draw(st.sampled_from(sides)),
+        "board_side": side,
         "layout": {
             "rows": rows,
             "cols": cols,
@@ -225,6 +226,32 @@ def test_damaged_bytes_are_scored_or_refused_in_one_sentence(workdir: Path, data
     path = workdir / "damaged.json"
     path.write_bytes(data)
     assert_scored_or_one_sentence(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "sentence"),
+    [
+        (
+            lambda g: g["layout"].update(map=["....", ".aa.", ".aa.", "...."]),
+            "layout map row 2 has 'a', a cell inside the atoll, but the front side has no atoll",
+        ),
+        (
+            lambda g: [p.update(shells=30) for p in g["players"]],
+            "the players hold 60 wooden shells in all, but the box holds 30",
+        ),
+    ],
+    ids=["atoll-cells-on-the-front", "more-shells-than-the-box"],
+)
+def test_a_game_the_box_cannot_hold_is_refused_in_one_sentence(
+    tmp_path: Path, change: Any, sentence: str
+) -> None:
+    game = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    change(game)
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(game), encoding="utf-8")
+    status, out, err = score(path)
+    assert (status, out) == (2, "")
+    assert err.startswith(f"companion: {path}: {sentence}") and err.count("\n") == 1
 
 
 def _special_files(root: Path) -> Iterator[tuple[str, Path | str]]:

@@ -73,6 +73,11 @@ def test_a_tables_own_catalogue_replaces_the_tiles_and_keeps_the_bundled_boards(
             "map must be a list of 2 strings",
         ),
         (TILE.format(id="a", kind="end", land="S") + "[board.back]\n", "not a board side"),
+        (
+            TILE.format(id="a", kind="end", land="S")
+            + "[board.front]\nrows = 2\ncols = 2\nmap = ['..', 'a.']\n",
+            "[board.front] map row 2 has 'a', a cell inside the atoll, but the front side has no",
+        ),
     ],
 )
 def test_a_bad_catalogue_names_the_file_and_the_problem(

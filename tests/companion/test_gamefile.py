@@ -3,6 +3,7 @@ trip."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,43 @@ def test_bad_game_files_name_where_the_problem_is(change: Any, expected: str) ->
     game = small_game()
     change(game)
     assert expected in problem(game)
+
+
+def test_a_front_side_with_cells_inside_the_atoll_is_refused() -> None:
+    # Palms inside the atoll count double: a front layout marking atoll cells would double them.
+    front = small_game(layout={"rows": 1, "cols": 2, "printed_boats": 2, "map": [".a"]})
+    front["players"][1]["board"] = [[WATER, {"kind": "single", "palms": 2}]]
+    assert problem(front) == (
+        "layout map row 1 has 'a', a cell inside the atoll, but the front side has no atoll "
+        "(only the atoll side has); use '.' or '#'"
+    )
+    atoll = copy.deepcopy(front)
+    atoll["board_side"] = "atoll"
+    layout, _ = parse_game(atoll, "g.json")
+    assert layout.in_atoll((0, 1))
+
+
+@pytest.mark.parametrize(
+    ("shells", "held"), [((30, 30), 60), ((16, 15), 31), ((10, 10, 10, 1), 31)]
+)
+def test_players_holding_more_shells_than_the_box_are_refused(
+    shells: tuple[int, ...], held: int
+) -> None:
+    game = small_game()
+    game["players"] = [
+        {"name": f"P{i}", "shells": n, "board": [[None, None]]} for i, n in enumerate(shells)
+    ]
+    assert problem(game) == f"the players hold {held} wooden shells in all, but the box holds 30"
+
+
+@pytest.mark.parametrize("shells", [(30, 0), (15, 15), (6, 6, 6, 6, 6)])
+def test_players_holding_the_box_s_shells_are_scored(shells: tuple[int, ...]) -> None:
+    game = small_game()
+    game["players"] = [
+        {"name": f"P{i}", "shells": n, "board": [[None, None]]} for i, n in enumerate(shells)
+    ]
+    _, players = parse_game(game, "g.json")
+    assert sum(p.shells for p in players) == sum(shells)
 
 
 def test_a_layout_problem_is_named_as_the_layout() -> None:
