@@ -383,14 +383,14 @@ def test_a_text_that_cannot_be_synced_leaves_the_old_file_and_no_temp_file(
     assert not (tmp_path / ".kept.json.tmp").exists()
 
 
-def test_a_game_file_gets_the_usual_permissions(tmp_path: Path) -> None:
-    old = os.umask(0o022)
+def test_a_game_file_is_its_owners_alone_whatever_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0)  # a umask that takes nothing away: the mode is the journal's own
     try:
         Journal(tmp_path).start({"type": "setup"})
     finally:
         os.umask(old)
     (game,) = tmp_path.glob("game-*.jsonl")
-    assert game.stat().st_mode & 0o777 == 0o644  # no execute bit, as for any data file
+    assert game.stat().st_mode & 0o777 == 0o600  # no execute bit, nobody else's
 
 
 def test_a_log_line_without_its_entry_is_damage(tmp_path: Path) -> None:
