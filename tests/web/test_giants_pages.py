@@ -80,3 +80,37 @@ def test_the_pages_get_the_layout_and_the_host_the_moves_in_words(host: Host) ->
     assert response.get_json()["text"] == labels[5]
     guest = host.client.application.test_client().get("/api/games/state").get_json()
     assert guest["game"]["layout"] == game["layout"] and "actions" not in guest["game"]
+
+
+def test_the_host_is_offered_every_way_to_give_the_points_and_may_choose_one(host: Host) -> None:
+    """Rulebook line 326: the mover gives the points to players of their choice."""
+    assert (
+        host.post("/api/games/new", {**GIANTS, "names": ["Ana", "Ben", "Cy", "Dov"]}).status_code
+        == 200
+    )
+    board = host.client.application.extensions["companion_games"]["board"]
+    rng = random.Random(1)
+    for _ in range(3000):
+        game = board.game
+        state: dict[str, Any] = host.client.get("/api/games/state").get_json()
+        if state["game"].get("help"):
+            break
+        board.play(
+            game.roll(rng) if game.state.phase == "roll" else rng.choice(game.legal_actions())
+        )
+    else:
+        raise AssertionError("no move with a choice of helpers")
+    index, steps = next(iter(state["game"]["help"].items()))
+    move = state["game"]["actions"][int(index)]["action"]
+    assert move["type"] == "move" and len(steps) == len(move["path"])
+    assert all(not ID.search(step["hex"]) for step in steps)
+    chosen = [step["ways"][-1] for step in steps]  # not the cheapest where there is a choice
+    before = {c.name: c.prestige for c in board.game.state.clans}
+    response = host.post("/api/games/action", {"action": {**move, "help": chosen}})
+    assert response.status_code == 200, response.get_json()
+    after = {c.name: c.prestige for c in board.game.state.clans}
+    given: dict[str, int] = {}
+    for way in chosen:
+        for name, points in way.items():
+            given[name] = given.get(name, 0) + points
+    assert {n: after[n] - before[n] for n in after if after[n] != before[n]} == given

@@ -113,6 +113,8 @@ def view(board: BoardSession, host: bool) -> dict[str, Any]:
                 {"index": i, "label": label(game, a, phase), "action": a}
                 for i, a in enumerate(actions)
             ]
+            if isinstance(game, GiantsGame):
+                out["game"]["help"] = giants.help_choices(game, actions)
         return out
 
 

@@ -163,6 +163,27 @@ def _beside(island: Island, hex_id: str) -> str | None:
     return None
 
 
+def help_choices(game: GiantsGame, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    """For each legal move (by its index in `actions`) whose mover may choose who gets the
+    points ("darà i punti prestigio al giocatore di sua scelta"): per hex entered, every way
+    to give them (`GiantsGame.help_ways`), with the hex's name. Moves with one way only are
+    left out (the engine records that way)."""
+    if game.state.phase != "transport":
+        return {}
+    names = layout(game.island)["hexes"]
+    out: dict[str, Any] = {}
+    for index, data in enumerate(actions):
+        if data.get("type") != "move" or not data.get("path"):
+            continue
+        ways = game.help_ways(str(data["item"]), data["path"])
+        if any(len(step) > 1 for step in ways):
+            out[str(index)] = [
+                {"hex": names[hex_id]["name"], "ways": step}
+                for hex_id, step in zip(data["path"], ways, strict=True)
+            ]
+    return out
+
+
 def item_words(game: GiantsGame, item_id: str) -> str:
     """'the Moai of size 2' or 'the headdress'."""
     item = game.state.items.get(item_id)

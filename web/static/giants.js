@@ -20,7 +20,7 @@
 
   // What the host has tapped so far: a piece (placing) or a load (transport), logs to add,
   // the dice faces, the bid's hands, and a question about where exactly (several moves).
-  var pick = { piece: null, logs: 0, load: null, dice: [], bid: null, round: null, choices: null };
+  var pick = { piece: null, logs: 0, load: null, dice: [], bid: null, round: null, choices: null, helping: null };
 
   // A phone held upright gets the island turned a quarter clockwise (its west at the top),
   // so that it fills the width with hexes a thumb wide; the words on it stay upright.
@@ -277,7 +277,48 @@
 
   function play(entry, ctx) {
     pick.choices = null;
-    ctx.act(entry.action, function () { pick.piece = null; pick.load = null; pick.logs = 0; pick.dice = []; pick.bid = null; });
+    var steps = pick.game && pick.game.help ? pick.game.help[String(entry.index)] : null;
+    if (steps) { pick.helping = { entry: entry, steps: steps, chosen: [] }; nextHelp(ctx); return; }
+    send(entry.action, ctx);
+  }
+
+  function send(action, ctx) {
+    pick.helping = null;
+    ctx.act(action, function () { pick.piece = null; pick.load = null; pick.logs = 0; pick.dice = []; pick.bid = null; });
+  }
+
+  // The mover chooses who gets the points on each hex where several may (the companion lists
+  // the ways); hexes with one way take it without a question.
+  function nextHelp(ctx) {
+    var h = pick.helping;
+    while (h.chosen.length < h.steps.length && h.steps[h.chosen.length].ways.length === 1) {
+      h.chosen.push(h.steps[h.chosen.length].ways[0]);
+    }
+    if (h.chosen.length === h.steps.length) {
+      var action = JSON.parse(JSON.stringify(h.entry.action));
+      action.help = h.chosen;
+      send(action, ctx);
+      return;
+    }
+    ctx.rerender();
+  }
+
+  function wayWords(way) {
+    var names = Object.keys(way);
+    if (!names.length) return 'Nobody';
+    return names.map(function (n) { return n + ' ' + way[n] + (way[n] === 1 ? ' point' : ' points'); }).join(', ');
+  }
+
+  function helpPanel(ctx) {
+    var h = pick.helping, step = h.steps[h.chosen.length];
+    var question = 'Who gets the points on ' + step.hex + '?';
+    var box = el('div', { class: 'g-choices g-help', role: 'group', 'aria-label': question },
+      [el('p', { class: 'g-question', text: question })]);
+    step.ways.forEach(function (way) {
+      box.appendChild(button(wayWords(way), { class: 'action' }, function () { h.chosen.push(way); nextHelp(ctx); }));
+    });
+    box.appendChild(button('Cancel', { class: 'quiet' }, function () { pick.helping = null; ctx.rerender(); }));
+    return box;
   }
 
   function tapHex(game, ctx, hx) {
@@ -574,12 +615,14 @@
     document.getElementById('board-facts').textContent = 'round ' + view.round + ' · first player ' + view.first_player
       + (view.quarry.dice.length ? ' · dice ' + view.quarry.dice.join(' ') : '');
     var live = ctx.host && !game.over;
-    if (!live) { pick.piece = null; pick.load = null; pick.choices = null; }
+    pick.game = game;
+    if (!live) { pick.piece = null; pick.load = null; pick.choices = null; pick.helping = null; }
     if (pick.load && !itemById(view, pick.load)) pick.load = null;
     var targets = live ? targetsFor(game) : null;
     if (live) {
       board.appendChild(el('div', { id: 'giants-controls', class: 'g-controls' }, [controls(game, ctx)]));
-      if (pick.choices) board.appendChild(choicesPanel(ctx));
+      if (pick.helping) board.appendChild(helpPanel(ctx));
+      else if (pick.choices) board.appendChild(choicesPanel(ctx));
     }
     board.appendChild(drawIsland(view.island, game.layout, {
       names: names, items: view.items, targets: targets, chosen: live ? pick.load : null,
@@ -606,7 +649,7 @@
     }).concat([el('span', { class: 'g-legend-item', text: '● worker ▲ sorcerer ■ chief · Ahu: black × size, red for a headdress' })]));
   }
 
-  function reset() { pick = { piece: null, logs: 0, load: null, dice: [], bid: null, round: null, choices: null }; }
+  function reset() { pick = { piece: null, logs: 0, load: null, dice: [], bid: null, round: null, choices: null, helping: null }; }
 
   window.CompanionGiants = {
     render: render, drawIsland: drawIsland, reset: reset, COLOURS: COLOURS, COLOUR_NAMES: COLOUR_NAMES,
