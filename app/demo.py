@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from app.board_games import NAMES
-from companion.actions import Turn, Variant
+from companion.actions import TakeToBoard, Turn, Variant
 from companion.bots import GreedyPlayer
 from companion.errors import CompanionError, DataError
 from companion.game import Seat, new_game, score_state
@@ -42,6 +42,8 @@ from companion.tracker import Accepted, Doubtful, Refused, Verdict
 #: learning fit in about two minutes on the reference machine (docs/vision.md).
 PAGE_PACE = 0.2
 HEADLESS_PACE = 0.6
+#: A hand covers the cell laid on in the first turn up to this one that lays on a board.
+SHOWN_BY = 8
 #: The share of a turn's pace the table lies still before the press (the rest: hands).
 STILL_SHARE = 0.4
 COLOURS = ("red", "blue", "yellow", "green", "purple")
@@ -59,6 +61,8 @@ class Tally:
     setup_corrections: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # What the demo shows early on purpose: a turn refused, a covered cell asked about.
+    shown: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         turns = self.read + self.confirmed + self.by_hand
@@ -67,6 +71,7 @@ class Tally:
             f"{self.confirmed} confirmed by the host, {self.by_hand} entered by hand; "
             f"{self.reread} presses repeated after an unreadable table"
         ]
+        lines += [f"  shown: {what}" for what in self.shown]
         lines += [f"  entered by hand: {why}" for why in self.notes]
         if self.mismatched:
             lines.append(f"  {self.mismatched} turns recorded differently from the table!")
@@ -129,6 +134,8 @@ class Demo:
             self.session = Session(catalogue)
         self.tally = Tally()
         self.hands = 0
+        self.cover: tuple[int, tuple[int, int]] | None = None  # a hand resting on a cell
+        self.to_ask = True  # the question of a covered cell is still to be shown
         self.frame_seed = args.seed
         self.sim_time = 0.0
         self.camera_spec = self._camera()
@@ -169,6 +176,13 @@ class Demo:
             hands=self.hands,
             rng=np.random.default_rng(self.frame_seed),
         )
+        if self.cover is not None:
+            from vision.synthetic.scene import hand_over_cell
+
+            seat, cell = self.cover
+            scene = hand_over_cell(
+                scene, self.pack.catalogue, seat, cell, np.random.default_rng(self.args.seed)
+            )
         rendered = render_table(
             scene,
             self.pack,
@@ -245,15 +259,19 @@ class Demo:
         # A fresh generator per turn: a resumed game chooses exactly as an unbroken one.
         bot = GreedyPlayer(random.Random(self.args.seed * 100_003 + self.world.turn_number))
         turn = bot.choose(rules, self.world)
-        # The player lays the tile: hands over the table, then away.
-        self.hands = 1
-        self.camera.set_motion(True)
+        number = self.world.turn_number
+        ship_before = self.world.ship
         record = rules.apply(self.world, turn)
-        self._wait(self.args.pace * (1 - STILL_SHARE))
-        self.hands = 0
-        self.camera.set_motion(False)
-        self._wait(self.args.pace * STILL_SHARE)
         truth = record.turn
+        # Early on, what the companion is for: a refused turn, then a question to the host.
+        if number == 0:
+            self._refused_then_right(mover.seat, ship_before)
+        elif 0 < number <= SHOWN_BY and self.to_ask and isinstance(turn.action, TakeToBoard):
+            self.to_ask = False
+            if self._asked_and_answered(mover.seat, turn.action.cell, truth):
+                self._check_against_world()
+                return
+        self._lay()
         for _attempt in range(3):
             verdict = self._press_and_read(mover.seat)
             if self._resolve(verdict, truth):
@@ -262,6 +280,44 @@ class Demo:
         else:
             self._by_hand(truth, "the table stayed unreadable")
         self._check_against_world()
+
+    def _lay(self) -> None:
+        """Hands over the table for a part of the pace, then away and still."""
+        self.hands = 1
+        self.camera.set_motion(True)
+        self._wait(self.args.pace * (1 - STILL_SHARE))
+        self.hands = 0
+        self.camera.set_motion(False)
+        self._wait(self.args.pace * STILL_SHARE)
+
+    def _refused_then_right(self, seat: int, ship_before: int) -> None:
+        """The demo's first turn, shown on purpose: the player lays the tile but leaves the
+        explorer ship where it stood and presses; the companion refuses the turn with its
+        sentence; the player then moves the ship (the turn is read again as usual)."""
+        moved_to = self.world.ship
+        self.world.ship = ship_before
+        self._lay()
+        verdict = self._press_and_read(seat)
+        if isinstance(verdict, Refused):
+            self.tally.shown.append(f"a turn refused: {verdict.reason}")
+        self.world.ship = moved_to
+
+    def _asked_and_answered(self, seat: int, cell: tuple[int, int], truth: Turn) -> bool:
+        """The demo's second turn, shown on purpose: a hand rests on the cell the tile was
+        laid on when the player presses; the companion asks the host which turn it was and
+        the host answers (True once the turn is recorded)."""
+        self.cover = (seat, cell)
+        try:
+            self._lay()
+            verdict = self._press_and_read(seat)
+        finally:
+            self.cover = None
+        if not isinstance(verdict, Doubtful):
+            return self._resolve(verdict, truth)
+        recorded = self._resolve(verdict, truth)
+        if recorded:
+            self.tally.shown.append(f"a covered cell asked about: {verdict.reason}")
+        return recorded
 
     def _resolve(self, verdict: Verdict | None, truth: Turn) -> bool:
         """The simulated host's part; True once the turn is recorded."""

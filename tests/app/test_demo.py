@@ -73,3 +73,22 @@ def test_a_demo_killed_mid_game_resumes_and_ends_as_an_unbroken_one(
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout) == printed
+
+
+def test_the_first_turns_show_a_refusal_and_a_question_answered_by_the_host(
+    unbroken: Any, cache: Path
+) -> None:
+    printed, _ = unbroken
+    out = subprocess.run(
+        [*DEMO, "--cache", str(cache)], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    refused = "  shown: a turn refused: The explorer ship stands where it stood"
+    asked = "  shown: a covered cell asked about: Some cells could not be seen"
+    assert any(line.startswith(refused) for line in lines), out.stdout
+    assert any(line.startswith(asked) for line in lines), out.stdout
+    assert "1 confirmed by the host" in out.stdout
+    # Shown on purpose, recorded as played: the scores are those of the --json run.
+    totals = next(line for line in lines if line.startswith("total")).split()[1:]
+    assert [int(t) for t in totals] == [p["total"] for p in printed["players"]]

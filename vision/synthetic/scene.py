@@ -635,3 +635,20 @@ def keyed_cells(table: TableRead) -> Iterator[tuple[CellKey, CellRead | None]]:
             for c, cell in enumerate(row):
                 yield (seat, r, c), cell
         yield (seat, STORAGE_ROW, 0), seat_read.storage
+
+
+def hand_over_cell(
+    scene: TableScene,
+    catalogue: Catalogue,
+    seat: int,
+    cell: tuple[int, int],
+    rng: np.random.Generator,
+) -> TableScene:
+    """The scene with one more hand, resting on `cell` of `seat`'s board, its arm from beyond
+    that seat: a cell the camera cannot see."""
+    s = next(x for x in scene.seats if x.seat == seat)
+    layout = catalogue.board(s.side)
+    at = _seat_cell_on_table(s, cell, layout, catalogue.tile_mm)
+    behind = area_to_table((0.0, 450.0), s.origin_mm, s.facing_deg)
+    hand = _reaching_hand(at, behind, cfg.HAND_WIDTH_MM, rng)
+    return replace(scene, clutter=(*scene.clutter, hand))
