@@ -8,6 +8,11 @@ Session records it, and every phone page follows live. When a read is doubtful t
 host answers the question by looking at the table (it knows the truth); when it is
 unreadable, the player clears the table and presses again; a refused read (a misread of a
 legal turn) is entered by hand, as a host would. The summary at the end counts each case.
+
+Early on the demo shows what the companion is for: its first turn is pressed before the
+explorer ship is moved (refused, with the rule's sentence, then moved and read again), and
+a hand rests on the tile laid in the first turn that lays one on a board (the companion
+asks the host, who answers). Both are recorded as played, so a seed's scores stay the same.
 """
 
 from __future__ import annotations
