@@ -256,11 +256,12 @@ def _teach_batch(ui: Terminal, session: TeachSession, view: BatchView) -> bool:
 
 
 def camera_frames(camera: Any, ui: Terminal) -> Iterator[tuple[str, np.ndarray]]:
-    """A picture from an open hardware.camera source each time the player presses Enter."""
+    """A picture from an open hardware.camera source each time the player presses Enter: its
+    still (the Pi camera's full sensor), sharper than the frames a game is read from."""
     taken = 0
     while True:
         ui.ask("lay it out as shown, then press Enter to take the picture ('q' quits)> ")
-        frame = camera.capture()
+        frame = camera.still()
         if frame is None:
             ui.say(f"  the camera gave no picture: {camera.status().message}")
             continue

@@ -85,6 +85,8 @@ class CameraSource(Protocol):
 
     def capture(self) -> Frame | None: ...
 
+    def still(self) -> Frame | None: ...
+
     @property
     def status(self) -> CameraStatus: ...
 
@@ -212,6 +214,11 @@ class _Source:
         """A full-resolution BGR frame for a read, or None (see `status`)."""
         return self._frame(self._read_capture)
 
+    def still(self) -> Frame | None:
+        """The sharpest picture the camera can take of a still table (teaching a box), or None
+        (see `status`): a capture, except where the sensor gives more (the Pi camera)."""
+        return self._frame(self._read_still)
+
     def __enter__(self) -> _Source:
         self.open()
         return self
@@ -232,6 +239,9 @@ class _Source:
 
     def _read_capture(self) -> Image:
         raise NotImplementedError
+
+    def _read_still(self) -> Image:
+        return self._read_capture()
 
     # -- shared machinery ------------------------------------------------------------------
 
@@ -407,6 +417,23 @@ class PiCamera2Source(_Source):
 
     def _read_capture(self) -> Image:
         return as_bgr(self._array("main"))
+
+    def _read_still(self) -> Image:
+        """A still at the sensor's full resolution (4608 x 2592 on a Camera Module 3), taken
+        with the focus, exposure and white balance the table's frames have; the camera goes
+        back to its video streams after it."""
+        camera = self._camera
+        controls = dict(self._locked)
+        if self._has_focus_motor and self._lens_position is not None:
+            controls |= {"AfMode": AF_MANUAL, "LensPosition": self._lens_position}
+        configuration = camera.create_still_configuration(
+            main={"size": tuple(camera.sensor_resolution), "format": "RGB888"},
+            controls=controls,
+        )
+        array = self._wait(camera.switch_mode_and_capture_array(configuration, "main", wait=False))
+        if array is None:
+            raise _Lost("the Pi camera returned an empty still.")
+        return as_bgr(np.asarray(array))
 
     # -- set for the table -----------------------------------------------------------------
 
