@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hardware.camera import open_camera
+from hardware.camera import FolderSource, PiCamera2Source, open_camera
 from hardware.config import CameraConfig
 from tests.hardware.fakes import FakePicamera2
 
@@ -52,6 +52,7 @@ def test_the_pi_camera_teaches_with_full_resolution_stills(
     still_picamera2: type[StillPicamera2],
 ) -> None:
     source = open_camera(CameraConfig(kind="picamera2", size=(2880, 1620), preview_size=(320, 180)))
+    assert isinstance(source, PiCamera2Source)
     still = source.still()
     assert still is not None and still.image.shape == (2592, 4608, 3)
     camera = still_picamera2.made[0]
@@ -71,6 +72,7 @@ def test_other_sources_give_a_capture_as_their_still(tmp_path: Any) -> None:
     source = open_camera(
         CameraConfig(kind="folder", path=str(tmp_path), size=(160, 90), preview_size=(32, 18))
     )
+    assert isinstance(source, FolderSource)
     still = source.still()
     assert still is not None and still.image.shape == (90, 160, 3)
     source.close()
