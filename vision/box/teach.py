@@ -547,16 +547,27 @@ def _ship_picture(mat: _Mat, cfg: TeachConfig) -> tuple[Image, tuple[float, floa
     area_mm2 = stats[biggest, cv2.CC_STAT_AREA] / mat.px**2
     if area_mm2 < cfg.ship_min_area_mm2:
         raise TeachError("nothing ship-sized is seen on the mat: lay the explorer ship on it")
-    blob = (labels == biggest).astype(np.uint8)
-    contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    (cx, cy), (rect_w, rect_h), angle = cv2.minAreaRect(max(contours, key=cv2.contourArea))
-    # Square the ship to the mat's axes: turn by at most 45° either way, never a quarter.
+    body = (labels == biggest).astype(np.uint8)
+    contours, _ = cv2.findContours(body, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    _, _, angle = cv2.minAreaRect(max(contours, key=cv2.contourArea))
+    # Square the ship to the mat's axes by its body (thin parts would tilt the box): turn by
+    # at most 45° either way, never a quarter.
     while angle > 45.0:
         angle -= 90.0
-        rect_w, rect_h = rect_h, rect_w
     while angle <= -45.0:
         angle += 90.0
-        rect_w, rect_h = rect_h, rect_w
+    blob = _whole_piece(body, mat, cfg)
+    # The whole piece's extent along the body's axes.
+    t = math.radians(angle)
+    ys, xs = np.nonzero(blob)
+    along = xs * math.cos(t) + ys * math.sin(t)
+    across = -xs * math.sin(t) + ys * math.cos(t)
+    rect_w = float(along.max() - along.min() + 1)
+    rect_h = float(across.max() - across.min() + 1)
+    mid_along = (along.max() + along.min()) / 2
+    mid_across = (across.max() + across.min()) / 2
+    cx = mid_along * math.cos(t) - mid_across * math.sin(t)
+    cy = mid_along * math.sin(t) + mid_across * math.cos(t)
     margin = cfg.ship_margin_mm * mat.px
     width_mm = (rect_w + 2 * margin) / mat.px
     height_mm = (rect_h + 2 * margin) / mat.px
@@ -564,7 +575,6 @@ def _ship_picture(mat: _Mat, cfg: TeachConfig) -> tuple[Image, tuple[float, floa
     out_w = max(64, round(width_mm * scale))
     out_h = max(64, round(height_mm * scale))
     centre = mat.to_mm @ np.array([cx, cy, 1.0])
-    t = math.radians(angle)
     c, s = math.cos(t), math.sin(t)
     # ship picture px -> display mm (turned by `angle`, as the blob lies)
     ship_to_mm = np.array([[c, -s, centre[0]], [s, c, centre[1]], [0, 0, 1]]) @ np.array(
@@ -587,6 +597,39 @@ def _ship_picture(mat: _Mat, cfg: TeachConfig) -> tuple[Image, tuple[float, floa
     holes = _fill_holes(alpha > 127)
     alpha = np.where(holes, 255, 0).astype(np.uint8)
     return np.dstack([colour, alpha]), (width_mm, height_mm)
+
+
+def _whole_piece(blob: NDArray[np.uint8], mat: _Mat, cfg: TeachConfig) -> NDArray[np.uint8]:
+    """The ship's blob grown back into its thin parts (a spar, a sail's tip) that the mask's
+    opening cut off: into every pixel of the unopened mask within `ship_join_mm` of it and
+    connected to it, the mat's printed outlines (where the kit prints them) excepted."""
+    lines = np.zeros(blob.shape, np.uint8)
+    from_mm = np.linalg.inv(mat.to_mm)
+    geo = mat.geometry
+    squares = [(0.0, 0.0, geo.lane_inner), (0.0, 0.0, geo.half_extent)]
+    squares += [(*geo.cell_centre(r, c), geo.tile_mm / 2) for r, c in CELLS]
+    width = max(1, round(cfg.line_removal_mm * mat.px))
+    for cx, cy, half in squares:
+        corners = (
+            np.array(
+                [
+                    [cx - half, cy - half, 1],
+                    [cx + half, cy - half, 1],
+                    [cx + half, cy + half, 1],
+                    [cx - half, cy + half, 1],
+                ]
+            )
+            @ from_mm.T
+        )
+        cv2.polylines(lines, [np.round(corners[:, :2]).astype(np.int32)], True, 1, width)
+    grow = (mat.foreground_raw & (lines == 0)).astype(np.uint8) | blob
+    step = np.ones((3, 3), np.uint8)
+    for _ in range(max(1, round(cfg.ship_join_mm * mat.px))):
+        grown = np.asarray(cv2.dilate(blob, step), np.uint8) & grow
+        if np.array_equal(grown, blob):
+            break
+        blob = grown
+    return blob
 
 
 def _fill_holes(mask: NDArray[np.bool_]) -> NDArray[np.bool_]:
