@@ -309,9 +309,9 @@ def test_the_host_plays_a_tongiaki_turn_by_taps(browser: Browser) -> None:
         expect(guest.locator("#whose-turn")).to_have_text("Ana’s turn")
         assert guest.locator("#moves").is_hidden() and guest.locator("#newgame").is_hidden()
         page.click(".hex[data-tile=tonga]")
-        expect(page.locator("#moves-filter")).to_contain_text("Moves on tonga")
+        expect(page.locator("#moves-filter")).to_contain_text("Moves on Tonga")
         labels = page.locator("#action-list button.action").all_text_contents()
-        assert labels and all("tonga" in label for label in labels)
+        assert labels and all("Tonga" in label for label in labels)
         page.click("#action-list button.action >> nth=2")
         expect(page.locator("#whose-turn")).to_have_text("Ben’s turn")
         assert desk.game is not None

@@ -23,15 +23,12 @@ from companion.games.base import BoardGame
 from companion.games.giants.game import GiantsGame
 from companion.games.session import BoardSession, moves_of
 from web import auth
-from web.api import giants
+from web.api import giants, tongiaki
 from web.sse import Watched
 
 EXTENSION = "companion_games"
 #: The longest player name the form takes.
 MAX_NAME = 24
-#: Tongiaki's map edges, clockwise from east (companion.games.tongiaki.tiles.EDGE_NAMES).
-EDGES = ("east", "south-east", "south-west", "west", "north-west", "north-east")
-
 bp = Blueprint("games", __name__)
 
 
@@ -39,26 +36,7 @@ def action_label(key: str, data: dict[str, Any]) -> str:
     """A button's few words for an action in its JSON form."""
     kind = str(data.get("type", "?"))
     if key == "tongiaki":
-        beaches = ", ".join(str(b + 1) for b in data.get("beaches", []))
-        if kind == "place":
-            return f"Boat on {data['island']} beach {data['beach'] + 1}"
-        if kind == "expand":
-            take = data.get("take")
-            text = f"Expand on {data['island']}: beach {beaches}"
-            return text + (f" (boat from {take[0]} beach {take[1] + 1})" if take else "")
-        if kind == "arrive":
-            return f"Arrive at {data['island']}: beach {beaches}"
-        if kind == "royal":
-            return f"Royal island {data['island']}"
-        if kind == "resettle":
-            return "New settlement"
-        if kind == "migrate":
-            edge = EDGES[data["edge"] % 6]
-            return f"Sail from {data['island']} beach {data['beach'] + 1} to the {edge}"
-        if kind == "land":
-            return f"Land {data['colour']} at beach {data['beach'] + 1}"
-        if kind == "lay":
-            return f"Lay at ({data['q']}, {data['r']}) turned {data['rotation'] * 60}°"
+        return tongiaki.action_words(data)
     parts = []
     for name, value in data.items():
         if name in ("type", "player") or value is None or value is False or value == 0:
@@ -136,6 +114,9 @@ def register(
         "stream": stream,
     }
     app.register_blueprint(bp)
+    tongiaki.register(
+        app, board=board, require_host=require_host, is_host=is_host, read_body=read_body
+    )
 
 
 def _ext() -> dict[str, Any]:

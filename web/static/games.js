@@ -82,34 +82,8 @@
     sub.textContent = game.title + ' · ' + game.phase;
   }
 
-  function scoreTable(score, final) {
-    var players = score.players;
-    var top = Math.max.apply(null, players.map(function (p) { return p.total; }));
-    function lead(p) { return final ? score.winners.indexOf(p.name) >= 0 : p.total === top; }
-    var rows = [];
-    players.forEach(function (p) {
-      Object.keys(p).forEach(function (key) {
-        if (key !== 'name' && key !== 'total' && rows.indexOf(key) < 0) rows.push(key);
-      });
-    });
-    var table = el('table', { class: 'scores' + (final ? ' final-table' : '') });
-    table.appendChild(el('thead', {}, [el('tr', {}, [el('th', { scope: 'col', text: '' })].concat(
-      players.map(function (p) {
-        return el('th', { scope: 'col', class: lead(p) ? 'lead' : '',
-          text: (final && lead(p) ? '★ ' : '') + p.name });
-      })))]));
-    var body = el('tbody');
-    rows.forEach(function (key) {
-      body.appendChild(el('tr', {}, [el('th', { scope: 'row', text: words(key) })].concat(
-        players.map(function (p) {
-          return el('td', { class: lead(p) ? 'lead' : '', text: String(p[key] === undefined ? '' : p[key]) });
-        }))));
-    });
-    body.appendChild(el('tr', { class: 'total' }, [el('th', { scope: 'row', text: 'Total' })].concat(
-      players.map(function (p) { return el('td', { class: lead(p) ? 'lead' : '', text: String(p.total) }); }))));
-    table.appendChild(body);
-    return table;
-  }
+  // The rows and their order: scores.js, the same wherever a score is drawn.
+  function scoreTable(score, final) { return window.CompanionScores.table(score, final); }
 
   function renderScores(game) {
     var final = clear(byId('final'));
@@ -202,22 +176,24 @@
     return action.type === 'land' && fleet && fleet.island === hex.tile;
   }
 
-  function tapHex(q, r, tile) {
+  function tapHex(q, r, tile, name) {
     var same = ui.hex && ui.hex.q === q && ui.hex.r === r;
-    ui.hex = same ? null : { q: q, r: r, tile: tile };
+    ui.hex = same ? null : { q: q, r: r, tile: tile, name: name || tile };
     render();
   }
 
-  function hexNode(h, ghost) {
+  function hexNode(h, ghost, newest) {
     var c = centre(h.q, h.r), x = c[0], y = c[1];
     var chosen = ui.hex && ui.hex.q === h.q && ui.hex.r === h.r;
     var kind = ghost ? 'ghost' : h.kind;
+    var name = h.name || h.tile;
     var g = sv('g', {
-      class: 'hex hex-' + kind + (chosen ? ' chosen' : ''), 'data-q': h.q, 'data-r': h.r,
+      class: 'hex hex-' + kind + (chosen ? ' chosen' : '') + (newest ? ' newest' : ''), 'data-q': h.q, 'data-r': h.r,
       'data-tile': ghost ? null : h.tile, role: 'button', tabindex: 0,
-      'aria-label': ghost ? 'empty sea at ' + h.q + ', ' + h.r : h.tile + ' at ' + h.q + ', ' + h.r,
-      onclick: function () { tapHex(h.q, h.r, ghost ? null : h.tile); },
-      onkeydown: function (event) { if (event.key === 'Enter') tapHex(h.q, h.r, ghost ? null : h.tile); }
+      'aria-label': ghost ? 'empty sea at ' + h.q + ', ' + h.r
+        : name + (newest ? ' (laid last)' : '') + ' at ' + h.q + ', ' + h.r,
+      onclick: function () { tapHex(h.q, h.r, ghost ? null : h.tile, name); },
+      onkeydown: function (event) { if (event.key === 'Enter') tapHex(h.q, h.r, ghost ? null : h.tile, name); }
     });
     g.appendChild(sv('polygon', { points: corners(x, y, HEX - 1), class: 'hex-shape' }));
     if (ghost) return g;
@@ -232,9 +208,10 @@
     }
     g.appendChild(sv('circle', { cx: x, cy: y, r: HEX * 0.42, class: 'island' }));
     if (h.royal) g.appendChild(sv('circle', { cx: x, cy: y, r: HEX * 0.42, class: 'royal', stroke: BOATS[h.royal] || '#333' }));
-    g.appendChild(sv('text', { x: x, y: y + 3, class: 'hex-value', 'text-anchor': 'middle',
-      text: h.kind === 'start' ? 'T' : h.value }));
-    g.appendChild(sv('text', { x: x, y: y + 11, class: 'hex-name', 'text-anchor': 'middle', text: h.tile }));
+    if (h.kind !== 'start') {
+      g.appendChild(sv('text', { x: x, y: y + 3, class: 'hex-value', 'text-anchor': 'middle', text: h.value }));
+    }
+    g.appendChild(sv('text', { x: x, y: h.kind === 'start' ? y + 3 : y + 11, class: 'hex-name', 'text-anchor': 'middle', text: name }));
     // Each beach by its (first) pier: its number, then a berth per boat along the edge.
     (h.beaches || []).forEach(function (beach, i) {
       var edge = beach.piers.length ? beach.piers[0] : i;
@@ -274,17 +251,27 @@
     var w = Math.max.apply(null, xs) + pad - minX, h = Math.max.apply(null, ys) + pad - minY;
     var svg = sv('svg', { class: 'hexmap', viewBox: [minX, minY, w, h].map(function (n) { return n.toFixed(1); }).join(' '),
       role: 'group', 'aria-label': 'The map: tap a hex to see its moves' });
-    hexes.forEach(function (hx) { svg.appendChild(hexNode(hx, false)); });
-    ghosts.forEach(function (hx) { svg.appendChild(hexNode(hx, true)); });
-    svg.style.maxWidth = Math.max(260, w * 1.4) + 'px';
-    svg.style.minWidth = Math.round(w * 0.65) + 'px';  // a hex stays a thumb wide: the card scrolls
+    var newest = hexes.length > 1 ? view.newest : null;
+    hexes.forEach(function (hx) {
+      svg.appendChild(hexNode(hx, false, newest && newest.q === hx.q && newest.r === hx.r));
+    });
+    ghosts.forEach(function (hx) { svg.appendChild(hexNode(hx, true, false)); });
+    // The whole map in the card at every stage: scaled to its width (and to most of the
+    // screen's height), a small map no more than twice its drawn size.
+    svg.style.maxWidth = Math.round(w * 2) + 'px';
+    svg.style.maxHeight = '70vh';
     board.appendChild(svg);
+    if (newest) {
+      var laid = hexes.filter(function (hx) { return hx.q === newest.q && hx.r === newest.r; })[0];
+      board.appendChild(el('p', { class: 'hint newest-note', text: 'Laid last (ringed): '
+        + (laid && laid.kind === 'water' ? 'water' + (laid.value ? ' (' + laid.value + ')' : '') : (laid ? laid.name : newest.tile)) }));
+    }
     if (view.revealed) {
       board.appendChild(el('p', { class: 'hint', text: 'Revealed: ' + view.revealed.kind + ' ' + view.revealed.tile
         + (view.revealed.value ? ' (' + view.revealed.value + ')' : '') + ': tap a dashed hex to lay it.' }));
     }
     if (view.fleet) {
-      board.appendChild(el('p', { class: 'hint', text: 'Landing at ' + view.fleet.island + ': ' + view.fleet.boats.join(', ') }));
+      board.appendChild(el('p', { class: 'hint', text: 'Landing at ' + (view.fleet.name || view.fleet.island) + ': ' + view.fleet.boats.join(', ') }));
     }
     (view.news || []).forEach(function (line) { board.appendChild(el('p', { class: 'hint', text: line })); });
     var players = clear(byId('players'));
@@ -335,7 +322,7 @@
     });
     var filter = byId('moves-filter');
     if (ui.hex) {
-      filter.textContent = 'Moves on ' + (ui.hex.tile || 'the hex ' + ui.hex.q + ', ' + ui.hex.r)
+      filter.textContent = 'Moves on ' + (ui.hex.name || 'the hex ' + ui.hex.q + ', ' + ui.hex.r)
         + ': tap the hex again to see all.';
     } else {
       filter.textContent = game.key === 'tongiaki' ? 'Tap a hex on the map to see its moves.' : '';
@@ -369,6 +356,9 @@
     var host = current.you.host;
     if (current.you.csrf) csrf = current.you.csrf;
     byId('host-note').hidden = host;
+    byId('note-start').hidden = !!game;
+    byId('note-playing').hidden = !game || game.over;
+    byId('note-over').hidden = !game || !game.over;
     byId('newgame').hidden = !host;
     renderBanner(game);
     renderUnsaved(current);

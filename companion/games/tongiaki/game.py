@@ -51,6 +51,12 @@ TONGIAKI_ACTIONS = (Place, Expand, Arrive, Royal, Decline, Resettle, Migrate, La
 MAX_ROYAL = 2
 
 
+def island_name(tile: str | None) -> str:
+    """An island as players name it: Tonga by its name, any other by its tile id."""
+    start = default_tiles().start.id
+    return start.capitalize() if tile == start else str(tile)
+
+
 @dataclass
 class Hex:
     """A laid tile: which one, how it is turned, the boats on each beach, a royal island's owner."""
@@ -271,14 +277,14 @@ class Tongiaki:
         if s.step == "migrate":
             return f"{name}: choose a full beach and the pier its boats sail from"
         if s.step == "land":
-            return f"{name}: land the fleet's {len(s.fleet)} boats on {s.target}"
+            return f"{name}: land the fleet's {len(s.fleet)} boats on {island_name(s.target)}"
         if s.step == "royal":
-            return f"{name}: found a royal island on {s.target}, or decline"
+            return f"{name}: found a royal island on {island_name(s.target)}, or decline"
         if s.step == "lay":
             kind = "island" if self._spec(s.stack[0]).is_island else "water"
             return f"{name}: lay the revealed {kind} tile next to the map"
         if s.step == "settle":
-            return f"{name}: place a boat on a beach of {s.target}"
+            return f"{name}: place a boat on a beach of {island_name(s.target)}"
         return "the game is over"
 
     def legal_actions(self) -> list[AnyAction]:
@@ -402,17 +408,29 @@ class Tongiaki:
                 "water": sum(1 for t in s.stack if not self._spec(t).is_island),
             },
             "removed": list(s.removed),
+            "newest": self._newest(),
             "news": list(s.news),
             "score": self.score().to_json(),
             "legal": [a.to_json() for a in self._legal()],
         }
         if s.step == "land":
-            view["fleet"] = {"island": s.target, "boats": list(s.fleet)}
+            view["fleet"] = {
+                "island": s.target,
+                "name": island_name(s.target),
+                "boats": list(s.fleet),
+            }
         if s.step == "lay":
             view["revealed"] = self._tile_view(self._spec(s.stack[0]), 0)
         return view
 
     # ------------------------------------------------------------------ reading the map
+
+    def _newest(self) -> dict[str, Any] | None:
+        """The tile laid last (Tonga before any other), where the map marks it."""
+        if not self.state.hexes:
+            return None
+        (q, r), h = list(self.state.hexes.items())[-1]
+        return {"q": q, "r": r, "tile": h.tile}
 
     def _spec(self, tile_id: str) -> TileSpec:
         return self.tiles.spec(tile_id)
@@ -586,7 +604,9 @@ class Tongiaki:
         if isinstance(action, Place | Expand | Arrive | Royal | Migrate):
             h = self._island_hex(action.island)
             if h.royal:
-                raise IllegalMove(f"{action.island} is a royal island: no boat may land there.")
+                raise IllegalMove(
+                    f"{island_name(action.island)} is a royal island: no boat may land there."
+                )
             beaches = (
                 [action.beach]
                 if isinstance(action, Place | Migrate)
@@ -594,7 +614,7 @@ class Tongiaki:
             )
             for b in beaches:
                 if not 0 <= b < len(h.boats):
-                    raise IllegalMove(f"{action.island} has no beach {b}.")
+                    raise IllegalMove(f"{island_name(action.island)} has no beach {b}.")
         if isinstance(action, Place) and s.step == "setup":
             if action.island != self.tiles.start.id:
                 raise IllegalMove("The opening boats go on Tonga.")
@@ -604,19 +624,25 @@ class Tongiaki:
                     "Every beach of Tonga keeps at least one berth free at the start."
                 )
         if isinstance(action, Place) and s.step == "settle" and action.island != s.target:
-            raise IllegalMove(f"The new settlement's boat goes on {s.target}.")
+            raise IllegalMove(f"The new settlement's boat goes on {island_name(s.target)}.")
         if isinstance(action, Expand):
             self._refuse_expand(action, me)
         if isinstance(action, Arrive) and self._on_map(me) > 0:
             raise IllegalMove("Only a player with no boat on the map brings new boats in.")
         if isinstance(action, Royal) and action.island != s.target:
-            raise IllegalMove(f"Your own fleet has landed on {s.target}: only it may be royal.")
+            raise IllegalMove(
+                f"Your own fleet has landed on {island_name(s.target)}: only it may be royal."
+            )
         if isinstance(action, Migrate):
             h = self._island_hex(action.island)
             if len(h.boats[action.beach]) < self._berths(h, action.beach):
-                raise IllegalMove(f"Beach {action.beach} of {action.island} is not full.")
+                raise IllegalMove(
+                    f"Beach {action.beach} of {island_name(action.island)} is not full."
+                )
             if action.edge not in self._piers(h, action.beach):
-                raise IllegalMove(f"Beach {action.beach} of {action.island} has no pier that way.")
+                raise IllegalMove(
+                    f"Beach {action.beach} of {island_name(action.island)} has no pier that way."
+                )
             if action not in self._migrations():
                 raise IllegalMove(
                     "That migration came back to this same position: it would sail for ever, "
@@ -625,7 +651,7 @@ class Tongiaki:
         if isinstance(action, Land):
             assert s.target is not None
             if not 0 <= action.beach < len(self._island_hex(s.target).boats):
-                raise IllegalMove(f"{s.target} has no beach {action.beach}.")
+                raise IllegalMove(f"{island_name(s.target)} has no beach {action.beach}.")
             if action.colour not in s.fleet:
                 raise IllegalMove(f"The fleet has no {action.colour} boat.")
             if action.beach not in self._landing_beaches():
@@ -644,7 +670,7 @@ class Tongiaki:
         count = s.turn_counts.get(action.island, 0)
         if count == 0:
             raise IllegalMove(
-                f"You expand only on an island where you had a boat: {action.island}."
+                f"You expand only on an island where you had a boat: {island_name(action.island)}."
             )
         if len(set(action.beaches)) != len(action.beaches):
             raise IllegalMove("An expansion puts at most one boat on each beach.")
@@ -662,12 +688,16 @@ class Tongiaki:
         free = self._free_beaches(action.island)
         full = [b for b in action.beaches if b not in free]
         if full:
-            raise IllegalMove(f"Beach {full[0]} of {action.island} has no free berth.")
+            raise IllegalMove(f"Beach {full[0]} of {island_name(action.island)} has no free berth.")
         k = min(count, len(free), s.supply[me] + (action.take is not None))
         if action.take is not None and k == 0:
-            raise IllegalMove(f"{action.island} has no free berth for the boat you take.")
+            raise IllegalMove(
+                f"{island_name(action.island)} has no free berth for the boat you take."
+            )
         if len(action.beaches) != k:
-            raise IllegalMove(f"This expansion adds exactly {k} boat(s) to {action.island}.")
+            raise IllegalMove(
+                f"This expansion adds exactly {k} boat(s) to {island_name(action.island)}."
+            )
 
     # ------------------------------------------------------------------ doing
 
@@ -712,7 +742,9 @@ class Tongiaki:
             s.supply[me] -= 1
             s.royals[me] += 1
             s.target = None
-            s.news.append(f"{s.names[s.current]} founds a royal island on {action.island}.")
+            s.news.append(
+                f"{s.names[s.current]} founds a royal island on {island_name(action.island)}."
+            )
             self._end_turn()
         elif isinstance(action, Decline):
             s.target = None
@@ -773,7 +805,7 @@ class Tongiaki:
                 return
             if stop.kind == "royal":
                 origin_tile = s.hexes[origin].tile
-                s.news.append(f"A royal island turns the fleet back to {origin_tile}.")
+                s.news.append(f"A royal island turns the fleet back to {island_name(origin_tile)}.")
                 self._begin_landing(origin_tile, fleet)
                 return
             if stop.kind == "island":
@@ -902,7 +934,9 @@ class Tongiaki:
             for c in (c for b in h.boats for c in b):
                 s.supply[c] += 1
             s.removed.append(h.tile)
-            s.news.append(f"{h.tile} is cut off: its boats go home and the tile leaves the map.")
+            s.news.append(
+                f"{island_name(h.tile)} is cut off: its boats go home and the tile leaves the map."
+            )
         s.lay_for = "cycle"
 
     def _end_turn(self) -> None:
@@ -941,6 +975,7 @@ class Tongiaki:
         spec = self._spec(h.tile)
         data = {"q": at[0], "r": at[1], "rotation": h.rotation, **self._tile_view(spec, h.rotation)}
         if spec.is_island:
+            data["name"] = island_name(h.tile)
             data["royal"] = h.royal
             for beach, boats in zip(data["beaches"], h.boats, strict=True):
                 beach["boats"] = list(boats)

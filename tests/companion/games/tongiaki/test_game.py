@@ -219,6 +219,14 @@ def test_the_view_draws_the_map_from_data_in_axial_coordinates() -> None:
     assert view["stack"] == {"islands": 14, "water": 15}
 
 
+def test_the_view_names_tonga_with_a_capital_and_marks_the_newest_tile() -> None:
+    game = Tongiaki.new(["Ana", "Bo"], 1)
+    view = game.view()
+    assert view["map"][0]["name"] == "Tonga" and view["map"][0]["tile"] == "tonga"
+    assert view["newest"] == {"q": 0, "r": 0, "tile": "tonga"}
+    assert "Tonga" in game.phase()
+
+
 def test_the_view_shows_the_revealed_tile_and_the_landing_fleet() -> None:
     game = laid(
         [tile("i07", 0, 0, boats=[["blue", "orange", "red"], ["yellow"]])],
@@ -227,7 +235,9 @@ def test_the_view_shows_the_revealed_tile_and_the_landing_fleet() -> None:
     )
     game.push(Expand("i07", (0,)))
     game.push(Migrate("i07", 0, 1))
-    assert game.view()["fleet"] == {"island": "i13", "boats": ["blue", "orange", "red", "yellow"]}
+    fleet = ["blue", "orange", "red", "yellow"]
+    assert game.view()["fleet"] == {"island": "i13", "name": "i13", "boats": fleet}
+    assert game.view()["newest"] == {"q": 0, "r": 2, "tile": "i13"}  # past w14 at (0, 1)
     game = laid([tile("i07", 0, 0, boats=[["red"], []])], first=["w14"])
     game.push(Resettle())
     assert game.view()["revealed"]["tile"] == "w14"
