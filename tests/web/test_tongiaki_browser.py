@@ -111,6 +111,12 @@ def test_a_table_enters_a_five_player_final_count_by_taps(
     expect(guest.locator("#score tr[data-row=total] td")).to_have_text(totals)
     assert guest.locator("#islands button").count() == 0
     assert guest.locator("#add-island").is_hidden()
+    assert guest.locator("#count-again").is_hidden()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#count-again")  # a new count: Tonga alone again, sent whole
+    expect(page.locator("#islands .island")).to_have_count(1)
+    expect(guest.locator("#islands .island")).to_have_count(1)
+    expect(guest.locator("#score tr[data-row=total] td")).to_have_text(["0"] * 5)
     assert problems == []
 
 

@@ -216,6 +216,7 @@
     byId('guest-note').hidden = host;
     byId('players-card').hidden = !host;
     byId('add-island').hidden = !host;
+    byId('count-again').hidden = !host;
     if (host) { renderPlayers(); renderAdd(); }
     var list = clear(byId('islands'));
     count.islands.forEach(function (island, index) { list.appendChild(renderIsland(island, index)); });
@@ -245,6 +246,11 @@
     var seat = count.names.length - 1;
     count.names.pop();
     count.islands.forEach(function (i) { delete i.boats[seat]; if (i.royal === seat) i.royal = null; });
+    changed();
+  });
+  byId('count-again').addEventListener('click', function () {
+    if (!window.confirm('Start the count again? Every island entered goes.')) return;
+    count.islands = [{ value: 0, boats: {}, royal: null }];
     changed();
   });
   byId('players-plus').addEventListener('click', function () {
