@@ -93,6 +93,11 @@ def test_a_log_that_stops_mid_game_is_said_to_be_unfinished(
         ("[1, 2", "not valid JSON"),
         ('{"players": ["Ana", "Bo"], "islands": [{"value": "5"}]}', "island 1's value"),
         ('{"game": "maori", "islands": []}', "not a 'tongiaki' one"),
+        (
+            '{"players": ["Ana", "Bo"], "islands": [{"value": 5, "boat": {"Ana": 1}}]}',
+            "no key 'boat'",
+        ),
+        ('{"players": ["Ana", "Bo"], "islands": [{"value": 5, "boats": {"Ana": 16}}]}', "0 to 15"),
     ],
 )
 def test_a_bad_file_exits_2_with_one_line(
