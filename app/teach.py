@@ -42,8 +42,9 @@ from vision.reader.lens import Lens
 FRAME_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 HELP = (
     "Enter keeps what is shown. Corrections, several per line: b1=7 (type 7), b1=7@90 "
-    "(laid turned 90 degrees clockwise), b1=- (nothing there). 'list' shows the types, "
-    "'stop' teaches no more tiles, 'q' quits without writing."
+    "(laid turned 90 degrees clockwise), b1=- (nothing there). 'again' takes the next "
+    "picture instead, 'list' shows the types, 'stop' teaches no more tiles, 'q' quits "
+    "without writing."
 )
 CORRECTION = re.compile(r"([a-d])([1-4])=(-|[a-z0-9-]+)(?:@(\d+))?")
 
@@ -228,11 +229,14 @@ def _show_batch(
 
 
 def _teach_batch(ui: Terminal, session: TeachSession, view: BatchView) -> bool:
-    """Confirm one batch; False when the player stopped teaching tiles."""
+    """Confirm one batch; False when the player stopped teaching tiles or asked for the
+    picture again (the step stays)."""
     pending: dict[Cell, CellAnswer | None] = {}
     while True:
         _show_batch(ui, session, view, pending)
-        answer = ui.ask("confirm (Enter), correct (b1=7 ...), 'list', 'stop' or 'q'> ")
+        answer = ui.ask("confirm (Enter), correct (b1=7 ...), 'again', 'list', 'stop' or 'q'> ")
+        if answer.lower() == "again":
+            return False
         if answer == "":
             try:
                 session.accept(view, pending)
@@ -320,14 +324,16 @@ def _confirm_picture(ui: Terminal, session: TeachSession, view: PictureView) -> 
     for warning in view.warnings:
         ui.say(f"  note: {warning}")
     while True:
-        answer = ui.ask("keep it (Enter), or 'q'> ")
+        answer = ui.ask("keep it (Enter), 'again' or 'q'> ")
         if answer == "":
             session.accept(view)
+            return
+        if answer.lower() == "again":
             return
         if answer.lower() == "skip" and view.kind is StepKind.BOARD:
             session.skip()
             return
-        ui.say("  press Enter to keep this picture, or q to quit")
+        ui.say("  press Enter to keep this picture, 'again' for the next one, or q to quit")
 
 
 def plan_lines(session: TeachSession) -> list[str]:

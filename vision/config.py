@@ -702,6 +702,19 @@ class TeachConfig:
     # channel is washed out by glare (the player is told).
     glare_level: int = 250
     glare_fraction: float = 0.04
+    # A tile picture is worth taking again when the frame has fewer pixels a millimetre
+    # there than the table-kit asks for, ...
+    least_px_per_mm: float = 1.5
+    # ... when its outline is softer than this (mm: the sigma of a Gaussian blur that makes
+    # the step to paper, measured across this much of each side, as gentle; a tile's printed
+    # rim keeps it below the lens's own blur: on the renderer's frames at 1.7 px/mm its
+    # hardest light measures up to 0.66, a lens blurring 1.4 mm 0.74 and more), ...
+    blurred_mm: float = 0.75
+    profile_mm: float = 3.0
+    # ... or when more than this fraction of a band beyond one of its sides (from 1 mm, past
+    # the kit's gap, to this far out), other tiles left out, holds something unlike paper.
+    covered_edge_fraction: float = 0.3
+    cover_band_mm: float = 6.0
     # The ship: the smallest plausible outline, and the paper kept around it.
     ship_min_area_mm2: float = 120.0
     ship_margin_mm: float = 3.0

@@ -94,6 +94,7 @@ class CellView:
     picture: Image
     suggestion: CellAnswer | None
     found: bool  # the tile's own edges were found (else the nominal square is used)
+    again: str = ""  # why this picture is worth taking again ("" when it is good)
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,6 +516,97 @@ def _washed_out(picture: Image, cfg: TeachConfig) -> bool:
     return float(np.mean(np.min(picture, axis=2) >= cfg.glare_level)) > cfg.glare_fraction
 
 
+def _worth_again(
+    mat: _Mat, square: Matrix, others: Sequence[Matrix], picture: Image, cfg: TeachConfig
+) -> str:
+    """Why a found tile's picture is worth taking again, as the end of a sentence ("" when it
+    is good): too small in the frame, blurred, cut by glare or partly covered."""
+    frame_px = mat.pose.px_per_mm(tuple(square[:2, 2] / square[2, 2]))
+    if frame_px < cfg.least_px_per_mm:
+        return (
+            f"it is too small, {frame_px:.1f} pixels a millimetre where the kit asks for "
+            f"{cfg.least_px_per_mm:g} (bring the camera closer)"
+        )
+    blur = _blur_mm(mat, square, cfg)
+    if blur is not None and blur > cfg.blurred_mm:
+        return f"it is blurred, its edges {blur:.1f} mm soft (focus the camera on the mat)"
+    if _washed_out(picture, cfg):
+        return "glare washes part of it out (softer light gives a better picture)"
+    if _covered_edge(mat, square, others, cfg) > cfg.covered_edge_fraction:
+        return "something lies across its edge (a hand, a piece: clear it away)"
+    return ""
+
+
+def _side_profiles(mat: _Mat, square: Matrix, cfg: TeachConfig) -> list[NDArray[np.float64]]:
+    """How unlike paper the view is across each side of a tile square, averaged along the
+    side's middle: from `profile_mm` inside to `profile_mm` outside, every 0.1 mm."""
+    tile = mat.geometry.tile_mm
+    reach = cfg.profile_mm
+    depth = np.arange(-reach, reach + 1e-9, 0.1)
+    along = np.linspace(-0.3 * tile, 0.3 * tile, 24)
+    unlike = np.linalg.norm(mat.unlike_paper, axis=2).astype(np.float32)
+    from_mm = np.linalg.inv(mat.to_mm) @ square
+    out = []
+    for nx, ny in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        d, a = np.meshgrid(tile / 2 + depth, along)
+        x = nx * d + (ny != 0) * a
+        y = ny * d + (nx != 0) * a
+        p = np.stack([x.ravel(), y.ravel(), np.ones(x.size)])
+        q = from_mm @ p
+        mx = (q[0] / q[2]).reshape(x.shape).astype(np.float32)
+        my = (q[1] / q[2]).reshape(x.shape).astype(np.float32)
+        samples = cv2.remap(unlike, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        out.append(np.asarray(samples, np.float64).mean(axis=0))
+    return out
+
+
+def _blur_mm(mat: _Mat, square: Matrix, cfg: TeachConfig) -> float | None:
+    """How soft a tile's outline is: the Gaussian blur (sigma, mm) that makes a step as high
+    as the one across its sides as gentle as it is, from the sides with paper beyond them;
+    None when no side has."""
+    sigmas = []
+    for profile in _side_profiles(mat, square, cfg):
+        n = len(profile)
+        inside = float(np.median(profile[: n // 4]))
+        outside = float(np.median(profile[-n // 4 :]))
+        step = inside - outside
+        if step < cfg.hue_distance or outside > cfg.hue_distance:
+            continue  # no clean step to paper on this side (a neighbour, a pale edge)
+        slope = float(np.max(-np.diff(profile))) / 0.1
+        if slope > 0:
+            sigmas.append(step / (math.sqrt(2 * math.pi) * slope))
+    return float(np.median(sigmas)) if sigmas else None
+
+
+def _covered_edge(mat: _Mat, square: Matrix, others: Sequence[Matrix], cfg: TeachConfig) -> float:
+    """The largest fraction of a band beyond one side of a tile (past the kit's gap) that
+    holds something unlike paper, other tiles' squares left out: a hand or a piece across
+    the tile's edge (a shadow is paper)."""
+    tile = mat.geometry.tile_mm
+    unlike = np.linalg.norm(mat.unlike_paper, axis=2) > cfg.hue_distance
+    free = np.ones(unlike.shape, np.uint8)
+    from_mm = np.linalg.inv(mat.to_mm)
+    half = tile / 2 + 0.5
+    corners = np.array([[-half, -half, 1], [half, -half, 1], [half, half, 1], [-half, half, 1]])
+    for other in others:
+        q = (from_mm @ other @ corners.T).T
+        cv2.fillConvexPoly(free, np.round(q[:, :2] / q[:, 2:]).astype(np.int32), 0)
+    worst = 0.0
+    lo, hi = tile / 2 + 1.0, tile / 2 + cfg.cover_band_mm
+    along = np.linspace(-0.45 * tile, 0.45 * tile, 40)
+    for nx, ny in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        d, a = np.meshgrid(np.linspace(lo, hi, 8), along)
+        x = nx * d + (ny != 0) * a
+        y = ny * d + (nx != 0) * a
+        q = from_mm @ square @ np.stack([x.ravel(), y.ravel(), np.ones(x.size)])
+        px = np.clip(np.round(q[0] / q[2]).astype(int), 0, unlike.shape[1] - 1)
+        py = np.clip(np.round(q[1] / q[2]).astype(int), 0, unlike.shape[0] - 1)
+        keep = free[py, px] > 0
+        if keep.sum() >= 0.25 * keep.size:
+            worst = max(worst, float(unlike[py, px][keep].mean()))
+    return worst
+
+
 def _occupied(mat: _Mat, centre: tuple[float, float], cfg: TeachConfig) -> bool:
     half = mat.geometry.tile_mm / 2 - cfg.inner_shrink_mm
     from_mm = np.linalg.inv(mat.to_mm)
@@ -805,17 +897,21 @@ class TeachSession:
     def _look_batch(self, frame: Image, step: Step) -> BatchView:
         mat = _locate_mat(frame, self.tile_mm, self.vision, self.config)
         cells: dict[Cell, CellView] = {}
-        for cell in CELLS:
+        squares = {c: _find_tile(mat, mat.geometry.cell_centre(*c), self.config) for c in CELLS}
+        found_squares = [q.to_mm for q in squares.values() if q.found]
+        for cell, square in squares.items():
             centre = mat.geometry.cell_centre(*cell)
-            square = _find_tile(mat, centre, self.config)
-            tile_to_mm, found = square.to_mm, square.found
-            occupied = found or _occupied(mat, centre, self.config)
-            picture = _tile_picture(mat, tile_to_mm, self.config)
+            occupied = square.found or _occupied(mat, centre, self.config)
+            picture = _tile_picture(mat, square.to_mm, self.config)
             planned = step.plan.get(cell)
             # Only a tile whose four edges were found gets the planned type by default; a
             # shadow or a tile seen unclearly waits for the player's answer.
-            suggestion = CellAnswer(planned) if found and planned else None
-            cells[cell] = CellView(cell, occupied, picture, suggestion, found)
+            suggestion = CellAnswer(planned) if square.found and planned else None
+            again = ""
+            if square.found:
+                others = [m for m in found_squares if m is not square.to_mm]
+                again = _worth_again(mat, square.to_mm, others, picture, self.config)
+            cells[cell] = CellView(cell, occupied, picture, suggestion, square.found, again)
         warnings = []
         clear = sum(v.found for v in cells.values())
         if clear != len(step.plan):
@@ -826,10 +922,9 @@ class TeachSession:
                     f"{cell_name(cell)}: something lies there but its edges are "
                     "not clear; name its type to keep it"
                 )
-            elif view.found and _washed_out(view.picture, self.config):
+            elif view.again:
                 warnings.append(
-                    f"{cell_name(cell)}: glare washes part of this tile out; "
-                    "softer light gives a better picture"
+                    f"{cell_name(cell)}: this picture is worth taking again: {view.again}"
                 )
         return BatchView(step.batch, cells, tuple(warnings), _bgr(frame))
 

@@ -297,6 +297,7 @@ def _view_json(store: TeachStore, cat: Catalogue) -> dict[str, Any] | None:
                 "name": cell_name(cell),
                 "occupied": cv.occupied,
                 "found": cv.found,
+                "again": cv.again,
                 "crop": f"/api/teach/crop/{n}.png?v={store.looks}",
                 "suggestion": None
                 if suggestion is None

@@ -161,6 +161,7 @@ def test_close_tiles_with_shadows_are_cut_on_their_own_squares(box: Pack) -> Non
     off = {}
     for (r, c), cv in view.cells.items():
         assert cv.found, f"{r},{c}: the tile's square is not found"
+        assert cv.again == "", f"{r},{c}: {cv.again}"  # a neighbour's shadow covers nothing
         off[ids[4 * r + c]] = edges_off_mm(cv.picture, box.tiles[ids[4 * r + c]], box.tile_mm)
     worst = max(off, key=lambda k: off[k])
     assert off[worst] <= 0.7, f"{worst}: an edge lies {off[worst]:.1f} mm off ({off})"
