@@ -165,6 +165,8 @@ def test_a_whole_run_on_the_phone_writes_a_pack(
     assert isinstance(view, dict) and view["kind"] == "tiles"
     occupied = [c["name"] for c in view["cells"] if c["occupied"]]
     assert occupied == ["a1", "b1", "c1"]
+    # Each cell says why its picture is worth taking again ("" for a good one).
+    assert [c["again"] for c in view["cells"] if c["occupied"]] == ["", "", ""]
     crop = host.client.get(view["cells"][0]["crop"])
     assert crop.status_code == 200 and crop.mimetype == "image/png"
     picture = cv2.imdecode(np.frombuffer(crop.data, np.uint8), cv2.IMREAD_COLOR)
