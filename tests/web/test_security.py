@@ -40,6 +40,8 @@ GOOD_BODIES: dict[str, dict[str, Any]] = {
 TEACH_CHANGES = {f"/api/teach/{a}" for a in ("start", "look", "accept", "skip", "finish", "cancel")}
 #: The board games' changes (web.api.games): a new game, an action, an undo, a resume.
 GAMES_CHANGES = {f"/api/games/{a}" for a in ("new", "action", "undo", "resume")}
+#: Giants' final count by taps (web.api.giants_count): the count sent whole, or cleared.
+GIANTS_COUNT_CHANGES = {"/api/games/giants/count", "/api/games/giants/count/clear"}
 
 
 def post_routes(app: Flask) -> list[str]:
@@ -91,6 +93,7 @@ def test_the_only_routes_that_take_changes_are_known(app: Flask) -> None:
             *TEACH_CHANGES,
             *GAMES_CHANGES,
             "/api/games/tongiaki/count",
+            *GIANTS_COUNT_CHANGES,
         }
     )
     for rule in app.url_map.iter_rules():

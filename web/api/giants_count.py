@@ -4,15 +4,14 @@ The host taps each Moai standing on an Ahu onto the drawn island (owner, size, h
 enters each player's Rongo half-tablets and place on the points track; every change is sent
 whole (POST /api/games/giants/count) and scored by the engine's own scorer
 (`companion.games.giants.final_count.score_final_count`), so the page shows exactly what
-`companion score --game giants FILE` prints for the file it offers
-(GET /api/games/giants/count/file). Guests follow the count read-only on the same page
+`companion score --game giants FILE` prints for the count the page offers as a file
+(`count` of GET /api/games/giants/count). Guests follow the count read-only on the same page
 (/games/giants/count, live through /games/giants/count/events). The count is kept in memory
 while the companion runs.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,8 +27,6 @@ from web.api import giants
 from web.sse import Watched
 
 EXTENSION = "companion_giants_count"
-#: The file name the count is offered under.
-FILE_NAME = "giants-final-count.json"
 
 bp = Blueprint("giants_count", __name__)
 
@@ -167,18 +164,3 @@ def api_clear_count() -> Response:
     _ext()["read_body"]()
     _desk().clear()
     return jsonify({"ok": True, "text": "The count is cleared."})
-
-
-@bp.get("/api/games/giants/count/file")
-def api_count_file() -> Response:
-    """The count as a file for `companion score --game giants FILE` (409 before a count)."""
-    desk = _desk()
-    with desk.lock:
-        count = desk.count
-    if count is None:
-        raise NotNow("No final count has been entered yet.")
-    response = Response(
-        json.dumps(count, ensure_ascii=False, indent=1), mimetype="application/json"
-    )
-    response.headers["Content-Disposition"] = f'attachment; filename="{FILE_NAME}"'
-    return response

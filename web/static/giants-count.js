@@ -218,6 +218,11 @@
       byId('count-title').textContent = '★ ' + w.join(' and ') + (w.length > 1 ? ' share the win' : ' wins');
       byId('winners').textContent = w.length > 1 ? 'Tied on points: the rulebook has no tie-break, so they share the win.' : '';
       clear(byId('score')).appendChild(scoreTable(state.score));
+      var text = JSON.stringify(state.count, null, 1);
+      byId('count-json').textContent = text;
+      var link = byId('count-file');
+      if (link.href && link.href.indexOf('blob:') === 0) URL.revokeObjectURL(link.href);
+      link.href = URL.createObjectURL(new Blob([text + '\n'], { type: 'application/json' }));
     }
   }
 
