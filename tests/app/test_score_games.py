@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from tests.web.test_tongiaki_pages import FIVE, file_score
 
 TALLY = {
     "game": "tongiaki",
@@ -115,3 +116,17 @@ def test_a_bad_file_exits_2_with_one_line(
 def test_an_unknown_game_is_a_usage_error(tally: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", "--game", "chess", str(tally)]) == 2
     assert "invalid choice: 'chess'" in capsys.readouterr().err
+
+
+def test_the_phones_count_scores_as_companion_score_prints_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The score the Tongiaki count page shows (the game file's score, tests/web/
+    test_tongiaki_pages.py) is what `companion score --game tongiaki FILE --json` prints."""
+    path = tmp_path / "count.json"
+    path.write_text(json.dumps(FIVE), "utf-8")
+    capsys.readouterr()
+    assert main(["score", "--game", "tongiaki", str(path), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == file_score(tmp_path, FIVE)
+    assert printed["winners"] == ["Blue"]

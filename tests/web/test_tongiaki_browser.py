@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
 from companion.games.session import BoardSession
 from companion.session import Session
 from tests.web.conftest import served, web_settings
 from tests.web.test_browser import browser, host_phone, phone, shoot  # noqa: F401
-from tests.web.test_tongiaki_pages import FIVE
+from tests.web.test_tongiaki_pages import FIVE, file_score
 from web.app import create_app
 from web.serve import Server
 
@@ -43,23 +42,15 @@ def desk() -> Iterator[tuple[Server, BoardSession]]:
         yield server, board
 
 
-def cli_score(tmp_path: Path, data: Any, capsys: pytest.CaptureFixture[str]) -> Any:
-    path = tmp_path / "count.json"
-    path.write_text(json.dumps(data), "utf-8")
-    capsys.readouterr()
-    assert main(["score", "--game", "tongiaki", str(path), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def test_a_table_enters_a_five_player_final_count_by_taps(
     browser: Browser,  # noqa: F811
     desk: Any,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """FIVE (tests/web/test_tongiaki_pages.py), tapped in: islands added by value, boats
-    stepped, royal islands marked. The page's score is `companion score --game tongiaki` of the
-    file it shows, and a guest reads the same. Counts the taps: a second each."""
+    stepped, royal islands marked. The page's score is the score of the file it shows (as
+    `companion score --game tongiaki` scores it), and a guest reads the same. Counts the taps:
+    a second each."""
     server, _board = desk
     problems: list[str] = []
     page = host_phone(browser, server.local_url, problems)
@@ -86,12 +77,12 @@ def test_a_table_enters_a_five_player_final_count_by_taps(
         for name, boats in island["boats"].items():
             for _ in range(boats):
                 tap(f'{here} .stepper[data-seat="{seats[name]}"] button.plus')
-    expected = cli_score(tmp_path, FIVE, capsys)
+    expected = file_score(tmp_path, FIVE)
     totals = [str(p["total"]) for p in expected["players"]]
     expect(page.locator("#score tr[data-row=total] td")).to_have_text(totals)
     shown = json.loads(page.locator("#count-file").text_content() or "{}")
     assert shown == FIVE
-    assert cli_score(tmp_path, shown, capsys) == expected
+    assert file_score(tmp_path, shown) == expected
     rows = page.locator("#score tr[data-row]").evaluate_all(
         "rows => rows.map(r => r.getAttribute('data-row'))"
     )

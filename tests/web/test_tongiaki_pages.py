@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from app.cli import main
+from companion.games.files import score_game_file
 from companion.games.session import BoardSession, board_journal
 from companion.session import Session
 from tests.web.conftest import Host, log_in, web_settings
@@ -41,13 +41,12 @@ FIVE: dict[str, Any] = {
 }
 
 
-def cli_score(tmp_path: Path, data: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> Any:
-    """What `companion score --game tongiaki FILE --json` prints for `data`."""
+def file_score(tmp_path: Path, data: dict[str, Any]) -> Any:
+    """The score of `data` kept as a Tongiaki game file, as JSON carries it: what
+    `companion score --game tongiaki FILE --json` prints (tests/app/test_score_games.py)."""
     path = tmp_path / "count.json"
     path.write_text(json.dumps(data), "utf-8")
-    capsys.readouterr()
-    assert main(["score", "--game", "tongiaki", str(path), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    return json.loads(json.dumps(score_game_file("tongiaki", path).to_json()))
 
 
 def test_moves_name_tonga_with_a_capital() -> None:
@@ -95,7 +94,7 @@ def test_the_guests_note_fits_the_game_state(client: FlaskClient, host: Host) ->
 
 
 def test_the_count_is_the_hosts_and_guests_read_it(
-    client: FlaskClient, host: Host, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    client: FlaskClient, host: Host, tmp_path: Path
 ) -> None:
     guest = client.application.test_client()
     response = guest.post("/api/games/tongiaki/count", json=FIVE)
@@ -104,7 +103,7 @@ def test_the_count_is_the_hosts_and_guests_read_it(
     response = host.post("/api/games/tongiaki/count", FIVE)
     assert response.status_code == 200, response.get_json()
     score = response.get_json()["score"]
-    assert score == cli_score(tmp_path, FIVE, capsys)
+    assert score == file_score(tmp_path, FIVE)
     assert score["over"] is True and score["winners"] == ["Blue"]
     assert [p["total"] for p in score["players"]] == [14, 14, 14, 11, 11]
     read = guest.get("/api/games/tongiaki/count").get_json()
