@@ -14,6 +14,8 @@ import pytest
 from app.cli import main
 from companion.games.giants import GiantsGame
 from companion.games.giants.bots import choose_action, play_random_game
+from companion.games.giants.final_count import score_final_count
+from tests.web.test_giants_count import five_player_count
 
 NAMES = ["Ana", "Bo", "Cy"]
 
@@ -167,3 +169,16 @@ def test_a_wrong_final_count_exits_2_with_one_sentence(
     code, out, err = _score(_write(tmp_path, data), capsys)
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and words in err
+
+
+def test_the_phones_final_count_prints_the_score_the_page_shows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file Giants' count page saves (tests/web/test_giants_count.py) printed by
+    `companion score --game giants FILE --json` as the engine scores the count."""
+    count = five_player_count()
+    path = tmp_path / "giants-final-count.json"
+    path.write_text(json.dumps(count, indent=1), encoding="utf-8")  # what the page saves
+    capsys.readouterr()
+    assert main(["score", "--game", "giants", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == score_final_count(count).to_json()

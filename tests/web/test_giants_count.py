@@ -1,16 +1,15 @@
 """Giants' final count on the phones: the host sends the count, the engine's scorer scores it,
-guests read it, and the file it offers scores the same with `companion score`."""
+guests read it, and the file it offers scores the same as a game file."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from flask.testing import FlaskClient
 
+from companion.games.files import score_game_file
 from companion.games.giants.final_count import score_final_count
 from tests.web.conftest import Host
 
@@ -73,17 +72,12 @@ def test_a_count_the_scorer_refuses_is_one_sentence_and_keeps_the_last_one(host:
     assert host.post("/api/games/giants/count", {}).status_code == 400
 
 
-def test_the_count_s_file_scores_the_same_with_companion_score(host: Host, tmp_path: Path) -> None:
+def test_the_count_s_file_scores_the_same_as_a_giants_game_file(host: Host, tmp_path: Path) -> None:
+    """The file the page saves is scored as `companion score --game giants` scores a game file
+    (its print: tests/app/test_score_giants.py)."""
     count = five_player_count()
     shown = host.post("/api/games/giants/count", {"count": count}).get_json()["score"]
     path = tmp_path / "giants-final-count.json"
     kept = host.client.get("/api/games/giants/count").get_json()["count"]
     path.write_text(json.dumps(kept, indent=1), encoding="utf-8")  # what the page saves
-    printed = subprocess.run(
-        [sys.executable, "-m", "app", "score", "--game", "giants", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    ).stdout
-    assert json.loads(printed) == shown
+    assert json.loads(json.dumps(score_game_file("giants", path).to_json())) == shown
