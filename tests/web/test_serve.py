@@ -114,23 +114,23 @@ def _post(path: str) -> bytes:
     ],
     ids=["64-kib-and-one", "a-terabyte-declared", "chunked"],
 )
-@pytest.mark.parametrize("path", ["/api/login", "/api/turns", "/api/state", "/"])
 def test_a_body_over_the_limit_is_the_apps_413_before_it_is_spooled(
-    session: Session, path: str, body: bytes
+    session: Session, body: bytes
 ) -> None:
     # waitress refuses the body before reading (and, past its buffer, spooling) it, and hands
     # the request to the app without it: the answer is the app's, its sentence and headers.
     app = create_app(session, web_settings(host="127.0.0.1", port=0))
     with served(app) as server:
-        status, headers, content = _exchange(server.port, _post(path) + body)
-    assert status == 413
-    for name, value in SECURITY_HEADERS.items():
-        assert headers[name.lower()] == value
-    assert headers["connection"] == "close"
-    assert b"exceeds max_body" not in content  # not waitress's own plain text
-    if path.startswith("/api/"):
-        assert headers["content-type"] == "application/json"
-        assert json.loads(content) == {"error": "The request is too large."}
+        for path in ("/api/login", "/api/turns", "/api/state", "/"):
+            status, headers, content = _exchange(server.port, _post(path) + body)
+            assert status == 413, path
+            for name, value in SECURITY_HEADERS.items():
+                assert headers[name.lower()] == value, path
+            assert headers["connection"] == "close"
+            assert b"exceeds max_body" not in content  # not waitress's own plain text
+            if path.startswith("/api/"):
+                assert headers["content-type"] == "application/json"
+                assert json.loads(content) == {"error": "The request is too large."}
 
 
 def test_a_body_of_the_limit_reaches_the_route(session: Session) -> None:
