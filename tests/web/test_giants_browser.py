@@ -132,6 +132,47 @@ def test_the_host_places_pieces_by_tapping_the_island(browser: Browser, desk: An
     assert problems == []
 
 
+#: The page's answers to a move held back `ms` milliseconds, as on a busy companion or a weak
+#: Wi-Fi: the change's notice (/games/events) reaches the page before the answer does.
+SLOW_ANSWERS = """(() => {
+  const fetch = window.fetch;
+  window.fetch = function (url, options) {
+    const answer = fetch.apply(this, arguments);
+    const move = options && options.method === 'POST' && String(url).endsWith('/api/games/action');
+    if (!move) return answer;
+    return answer.then(r => new Promise(done => setTimeout(() => done(r), %d)));
+  };
+})();"""
+
+
+def test_taps_on_the_next_turn_are_kept_while_a_move_waits_for_its_answer(
+    browser: Browser,  # noqa: F811
+    desk: Any,
+) -> None:
+    """The page draws the next turn only once the move sent has its answer, so the host's
+    next taps are not cleared by that answer nor dropped while it is awaited."""
+    server, board = desk
+    board.start("giants", ["Ana", "Ben", "Cy"], 3)
+    to_placing(board)
+    island = game_of(board).island
+    names = layout(island)["hexes"]
+    forest = next(h for h in island.hexes if h.kind == "forest")
+    problems: list[str] = []
+    page = host_phone(browser, server.local_url, problems)
+    page.wait_for_selector("#host-tools:not([hidden])")
+    page.add_init_script(SLOW_ANSWERS % 1500)
+    page.goto(server.local_url + "games")
+    page.click("#giants-controls [data-piece=worker]")
+    page.click(f'.g-hex[data-hex="{names[island.only("village")]["name"]}"]')
+    expect(page.locator("#whose-turn")).to_have_text("Ben’s turn")
+    page.click("#giants-controls [data-piece=sorcerer]")
+    page.click(f'.g-hex[data-hex="{names[forest.id]["name"]}"]')
+    page.locator(".g-choices button.action", has_text="using its power").click()
+    expect(page.locator("#whose-turn")).to_have_text("Cy’s turn")
+    assert last_action(board)["piece"] == "sorcerer"
+    assert problems == []
+
+
 def to_erecting(board: BoardSession) -> dict[str, Any]:
     """Seeded bots play until the player to move can carry a Moai to an Ahu and erect it;
     that move's JSON."""

@@ -48,9 +48,11 @@
   }
 
   // Asks with the version shown: the answer is the whole state only when something changed.
+  // While a move sent waits for its answer the page keeps the state it was tapped on: the
+  // answer clears the taps and then draws the next state, so a tap on the next state is kept.
   var fetching = false, again = false;
   function refresh(whole) {
-    if (fetching) { again = true; return Promise.resolve(); }
+    if (fetching || ui.busy) { again = true; return Promise.resolve(); }
     fetching = true;
     var url = '/api/games/state' + (whole ? '' : '?since=' + encodeURIComponent(current.version));
     return fetch(url, { cache: 'no-store', credentials: 'same-origin' })
