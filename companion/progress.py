@@ -3,11 +3,12 @@
 Every command that works for more than a few seconds (learning a box's models, the headless
 demo, the benchmarks, printing the kit, teaching) shows its progress this way when standard
 error is a terminal, and prints nothing extra when it is piped or redirected, so its output
-stays the same for scripts.
+stays the same for scripts. Worker processes show nothing of their own: one line a terminal.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 import threading
 import time
@@ -58,7 +59,11 @@ class Progress:
 
 
 def terminal_progress(what: str, stream: TextIO | None = None) -> Progress | None:
-    """A Progress labelled `what` when `stream` (standard error) is a terminal, else None."""
+    """A Progress labelled `what` when `stream` (standard error) is a terminal, else None.
+    A worker process (multiprocessing's) shows none: the terminal it shares has one line,
+    its main process's, which counts the workers' part."""
+    if multiprocessing.parent_process() is not None:
+        return None
     out = sys.stderr if stream is None else stream
     try:
         tty = out.isatty()

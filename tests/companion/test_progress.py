@@ -4,7 +4,9 @@ are tested in tests/app/)."""
 from __future__ import annotations
 
 import io
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
@@ -32,6 +34,19 @@ def test_a_closed_stream_gets_no_progress() -> None:
     stream = io.StringIO()
     stream.close()
     assert terminal_progress("learning", stream) is None
+
+
+def _shown_in_this_process() -> bool:
+    return terminal_progress("learning the ship", FakeTerminal()) is not None
+
+
+def test_a_worker_process_shows_no_line_of_its_own_on_the_terminal() -> None:
+    """The box's learning draws its tables in worker processes (vision.box.learning), which
+    learn the ship model themselves: their lines would take turns with the learning's bar."""
+    assert _shown_in_this_process()
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=context) as pool:
+        assert pool.submit(_shown_in_this_process).result() is False
 
 
 def test_a_terminal_sees_the_bar_redrawn_in_place_and_the_line_ended() -> None:
