@@ -25,7 +25,7 @@ import queue
 import signal
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -194,10 +194,6 @@ def run(args: argparse.Namespace) -> int:
         notifier=notifier,
     )
 
-    def teach_frame() -> Any:
-        frame = camera.capture()
-        return None if frame is None else frame.image
-
     board = resume_board(table.state_dir)
     app = create_app(
         session,
@@ -206,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         keep_lessons=lambda frames, pack_dir: keep_taught_lessons(
             frames, pack_dir, table.state_dir
         ),
-        teach_frames=None if hardware.camera.kind == "none" else teach_frame,
+        teach_frames=None if hardware.camera.kind == "none" else teach_pictures(camera),
         teach_root=table.state_dir / "packs",
         ended_logins=table.state_dir / ENDED_LOGINS_FILE,
         camera=camera if isinstance(camera, TableCamera) else None,
@@ -251,6 +247,17 @@ def _close(
         session.journal.close()
     if board.journal is not None:
         board.journal.close()
+
+
+def teach_pictures(camera: Any) -> Callable[[], Any]:
+    """The pictures the host page's teaching takes: the camera's stills (the Pi camera's whole
+    sensor at the table's focus and exposure), None while it gives none."""
+
+    def take() -> Any:
+        frame = camera.still()
+        return None if frame is None else frame.image
+
+    return take
 
 
 def keep_taught_lessons(frames: list[Any], pack_dir: Path, state_dir: Path) -> None:
