@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.learning import Learner, learn_box
 from companion.catalogue import read_toml
 from companion.errors import DataError
 from companion.games.session import BoardSession, resume_board
@@ -174,12 +175,10 @@ def run(args: argparse.Namespace) -> int:
             log.info("%d cells this table labelled revise its judge", len(lessons))
         corrections = CorrectionLessons(book, pack)
         session.listeners.on_correction.append(corrections.corrected)
-        reader = _ServiceReader(
-            IncrementalReader(pack, side=table.side, lessons=lessons),
-            lens_watch,
-            session,
-            corrections,
-        )
+        incremental = IncrementalReader(pack, side=table.side, lessons=lessons)
+        reader = _ServiceReader(incremental, lens_watch, session, corrections)
+        if hardware.camera.kind != "none":  # without a camera no read ever wants them
+            start_learning(incremental.tables, session)
 
     from vision.reader.motion import MotionGate
 
@@ -258,6 +257,22 @@ def teach_pictures(camera: Any) -> Callable[[], Any]:
         return None if frame is None else frame.image
 
     return take
+
+
+def start_learning(learner: Learner, session: Session) -> threading.Thread:
+    """The box's models learnt (or loaded from the cache) beside the serving, from the start:
+    the phones show how far the learning is and the time left (app.learning), and the first
+    read waits for it. A learning that fails is logged; the first read tries again."""
+
+    def work() -> None:
+        try:
+            learn_box(learner, session)
+        except Exception:
+            log.exception("the box's models could not be learnt")
+
+    thread = threading.Thread(target=work, name="learning", daemon=True)
+    thread.start()
+    return thread
 
 
 def keep_taught_lessons(frames: list[Any], pack_dir: Path, state_dir: Path) -> None:
