@@ -301,6 +301,15 @@ class LiveTable:
             session.note("refused", "The camera is not working: enter the turn on the host page.")
             self.indicators.refused()
             return
+        if session.learning is not None:
+            # A read now would wait for the learning in this loop, and the watchdog with it.
+            session.note(
+                "refused",
+                "The companion is still learning this box (the phones show how far): "
+                "press again once it is done, or enter the turn on the host page.",
+            )
+            self.indicators.refused()
+            return
         phase = session.phase
         if phase is Phase.CONFIRM:
             session.note("refused", "Answer the question on the host page first.")

@@ -16,6 +16,7 @@ from gpiozero.pins.mock import MockFactory
 from companion.actions import Pass, TakeToBoard, Turn
 from companion.game import Seat
 from companion.journal import Journal
+from companion.progress import Learning
 from companion.reading import CameraState, TableRead
 from companion.session import Phase, Question, Session
 from companion.tracker import Accepted, infer_turn, read_of_state
@@ -143,6 +144,21 @@ def test_with_the_camera_lost_the_page_says_so_and_a_press_is_refused(rig: Rig) 
     camera.ok = True
     run(live, 2)
     assert live.session.view()["camera"]["status"] == "ok"
+
+
+def test_a_press_while_the_box_learns_is_refused_without_waiting_for_it(rig: Rig) -> None:
+    live = rig.live
+    live.session.set_learning(Learning("Learning the tiles of the box", 3, 40, 12.0, 150.0))
+    live.events.put(TurnDone(None, 0.0))
+    live.step()
+    assert live.session.view()["log"][-1]["text"].startswith(
+        "The companion is still learning this box (the phones show how far): press again"
+    )
+    assert live.reads == 0 and not live.session.reading
+    live.session.set_learning(None)
+    live.events.put(TurnDone(None, 0.0))
+    run(live)
+    assert live.reads == 1
 
 
 def test_the_undo_button_takes_back_the_last_turn(rig: Rig) -> None:
