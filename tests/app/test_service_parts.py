@@ -94,6 +94,8 @@ def test_a_learning_that_fails_is_logged_and_leaves_the_pages_clear(
     assert "could not be learnt" in caplog.text and "no memory left" in caplog.text
 
 
+# No GPIO here: gpiozero says so for each pin library it tries; the service goes on without.
+@pytest.mark.filterwarnings("ignore::gpiozero.exc.PinFactoryFallback")
 def test_the_service_learns_its_box_from_the_start_and_teaches_with_stills(
     tmp_path: Path, pack_dirs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
