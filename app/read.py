@@ -13,6 +13,7 @@ import argparse
 import io
 import json
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +43,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the read as one JSON object (docs/formats.md)"
     )
     parser.add_argument(
+        "--recogniser",
+        choices=("matcher", "net"),
+        default=VisionConfig().read.recogniser,
+        help="what names each cell: the matcher and the box's judge, or the cell network "
+        "(docs/cellnet.md); default %(default)s",
+    )
+    parser.add_argument(
         "--lens",
         type=float,
         default=0.0,
@@ -62,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise CompanionError(f"--lens: {e}") from None
     config = VisionConfig()
+    config = replace(config, read=replace(config.read, recogniser=args.recogniser))
     pack = load_pack(args.pack)
     pack.catalogue.board(args.side)  # a pack without that side fails before the photo is read
     image = read_frame(Path(args.image), config.read.max_pixels)

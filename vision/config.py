@@ -198,6 +198,14 @@ class ReadConfig:
     # (each is sent to it and back). `companion bench vision --set read.cells_here_weight=W` times a
     # read with another share.
     cells_here_weight: float = 1.1
+    # What names each cell: "matcher" (vision.reader.recognise and the box's judge) or "net"
+    # (the cell network, vision.cellnet: no judge to learn for a new box).
+    recogniser: str = "matcher"
+    # The cell network's one decision setting: the wrong-rate among the cells it names, held
+    # with `net_confidence` on `net_tables` rendered tables of the box (vision.cellnet.calibrate).
+    net_wrong_rate: float = 0.005
+    net_confidence: float = 0.95
+    net_tables: int = 40
 
 
 @dataclass(frozen=True, slots=True)

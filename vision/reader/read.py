@@ -42,6 +42,9 @@ from vision.box.judge import CellJudge, judge_for
 from vision.box.lessons import Lessons
 from vision.box.pack import Pack
 from vision.box.tilemodel import TileModel, learn_pack
+from vision.cellnet.calibrate import Calibration, calibration_for
+from vision.cellnet.geometry import net_crop
+from vision.cellnet.model import BOARD_CELL, DISPLAY_CELL, STORAGE_CELL, box_pictures, cell_net
 from vision.config import CellConfig, ShipConfig, VisionConfig
 from vision.reader.areas import (
     DISPLAY,
@@ -264,6 +267,8 @@ class BoxModels:
     tiles: TileModel
     judge: CellJudge | None
     ship: ShipModel
+    # The cell network's threshold for this box (config.read.recogniser "net").
+    calibration: Calibration | None = None
 
 
 def box_models(
@@ -278,6 +283,19 @@ def box_models(
     while the judge learns); the judge revised by this table's `lessons`."""
     cache = cache or cache_dir()
     tiles = learn_pack(pack, config.crops.px_per_mm, config.cells)
+    if config.read.recogniser == "net":
+        net = cell_net()
+        calibration = calibration_for(
+            net,
+            box_pictures(net, pack),
+            pack,
+            tables=config.read.net_tables,
+            target=config.read.net_wrong_rate,
+            confidence=config.read.net_confidence,
+            cache=cache,
+            progress=progress,
+        )
+        return BoxModels(tiles, None, ship_model(pack, config, cache), calibration)
     judge = judge_for(pack, tiles, config, progress, lessons=lessons, cache=cache)
     return BoxModels(tiles, judge, ship_model(pack, config, cache))
 
@@ -451,10 +469,19 @@ def _read_located(
             )
 
     t0 = time.perf_counter()
-    slots, matches, hidden, cutting, waited, cut = _cut_and_read(
-        colour, view, models.tiles, pack, side, config, look_for_ship, workers
-    )
-    reads = table_reads(matches, pack, config, models=models)
+    if config.read.recogniser == "net":
+        look_for_ship()
+        crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
+        cutting, waited = time.perf_counter() - t0, 0.0
+        threshold = 1.0 if models.calibration is None else models.calibration.threshold
+        reads = net_reads(crops, refs, slots, pack, config, threshold)
+        matches: list[CellMatch] = []
+        cut = dict(zip(slots, crops, strict=True))
+    else:
+        slots, matches, hidden, cutting, waited, cut = _cut_and_read(
+            colour, view, models.tiles, pack, side, config, look_for_ship, workers
+        )
+        reads = table_reads(matches, pack, config, models=models)
     timings["crops"] = cutting
     timings["cells"] = time.perf_counter() - t0 - cutting
     timings["waiting"] = waited
@@ -490,7 +517,7 @@ def _read_located(
         tuple(warnings),
         view.shape,
         timings,
-        dict(zip(slots, matches, strict=True)),
+        dict(zip(slots, matches, strict=False)),
         cut,
         {area: hidden[area] for area in (DISPLAY, *sorted(view.seats)) if area in hidden},
     )
@@ -741,6 +768,32 @@ def _cut_and_read(
     matches = [match for got in part_reads for match in got]
     matches = weighed(matches, out_slots, model.config)
     return out_slots, matches, hidden, cutting, workers.waited, cut
+
+
+def net_reads(
+    crops: Sequence[Image],
+    refs: Sequence[Image | None],
+    slots: Sequence[Slot],
+    pack: Pack,
+    config: VisionConfig,
+    threshold: float,
+) -> list[CellRead]:
+    """Every crop named by the cell network (vision.cellnet) against the pack's pictures, or
+    unknown where its answer is less sure than `threshold` (the box's calibration)."""
+
+    if not crops:
+        return []
+    net = cell_net()
+    box = box_pictures(net, pack)
+    ppm = config.crops.px_per_mm
+    kinds = [
+        DISPLAY_CELL if slot[0] == DISPLAY else STORAGE_CELL if slot[1] < 0 else BOARD_CELL
+        for slot in slots
+    ]
+    squares = [net_crop(c, c.shape[0] / ppm, pack.tile_mm) for c in crops]
+    boards = [None if r is None else net_crop(r, r.shape[0] / ppm, pack.tile_mm) for r in refs]
+    p = net.probabilities(squares, kinds, boards, box)
+    return [read for read, _sure in net.answers(p, box, threshold)]
 
 
 def weighed(

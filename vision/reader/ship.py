@@ -22,12 +22,9 @@ it per pack object, and as a file in a cache directory when asked.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +38,7 @@ from numpy.typing import NDArray
 
 from companion.progress import terminal_progress
 from vision import kit
-from vision.box.cache import cache_dir
+from vision.box.cache import cache_dir, write_quietly
 from vision.box.pack import Pack
 from vision.box.tilemodel import Image, TileModel
 from vision.config import ShipConfig, VisionConfig
@@ -600,7 +597,7 @@ def ship_model(
             if shown is not None:
                 shown.finish()
             if path is not None:
-                _write_quietly(path, model.to_json())
+                write_quietly(path, model.to_json())
         if len(_MODELS) > 8:
             _MODELS.clear()
         _MODELS[key] = (pack, model)
@@ -615,22 +612,6 @@ def _pack_key(pack: Pack, cfg: ShipConfig) -> str:
         digest.update(str(picture.shape).encode())
         digest.update(np.ascontiguousarray(picture).tobytes())
     return digest.hexdigest()
-
-
-def _write_quietly(path: Path, text: str) -> None:
-    """Write a file whole (through a temporary beside it) or not at all."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".ship-", suffix=".json")
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
 
 
 @lru_cache(maxsize=8)

@@ -1,0 +1,66 @@
+"""The calibration's bound and threshold (vision.cellnet.calibrate)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.cellnet.calibrate import Calibration, binomial_upper, choose_threshold, upper_bound
+
+
+def test_the_binomial_bound_is_clopper_pearsons() -> None:
+    # No failure in n: the bound solves (1 - p)^n = alpha.
+    assert binomial_upper(0, 600, 0.95) == pytest.approx(1 - 0.05 ** (1 / 600), rel=1e-6)
+    # 1 of 100 at 95 %: 0.0466 (the exact Clopper-Pearson value, one-sided).
+    assert binomial_upper(1, 100, 0.95) == pytest.approx(0.04656, abs=2e-5)
+    assert binomial_upper(3, 3, 0.95) == 1.0
+    assert binomial_upper(0, 0, 0.95) == 1.0
+
+
+def test_cells_that_err_together_widen_the_bound() -> None:
+    answered = np.full(40, 100, np.int64)
+    spread = np.zeros(40, np.int64)
+    spread[:8] = 1  # 8 wrong, one a table
+    together = np.zeros(40, np.int64)
+    together[0] = 8  # 8 wrong, all on one table
+    alone = upper_bound(spread, answered, 0.95)
+    clustered = upper_bound(together, answered, 0.95)
+    assert alone == pytest.approx(binomial_upper(8, 4000, 0.95))
+    assert clustered > alone
+
+
+def test_the_threshold_leaves_out_the_wrong_answers_it_must() -> None:
+    rng = np.random.default_rng(0)
+    n = 4000
+    tables = np.repeat(np.arange(40), n // 40)
+    sure = rng.uniform(0.5, 1.0, n)
+    named = np.ones(n, bool)
+    wrong = np.zeros(n, bool)
+    wrong[np.argsort(sure)[:60]] = True  # the least sure 60 are wrong
+    threshold, bound, answered, wrong_count = choose_threshold(
+        sure, wrong, named, tables, 0.005, 0.95
+    )
+    assert bound <= 0.005
+    assert wrong_count == int((wrong & (sure >= threshold)).sum())
+    assert answered == int((sure >= threshold).sum())
+    # The 60 least sure are all left out, and most of the rest answered.
+    assert threshold > np.sort(sure)[59]
+    assert answered > 0.8 * n
+
+
+def test_a_box_that_cannot_hold_the_rate_names_nothing() -> None:
+    n = 200
+    sure = np.linspace(0.5, 1.0, n)
+    wrong = np.zeros(n, bool)
+    wrong[-1] = True  # the surest answer is wrong, and there are few cells
+    threshold, bound, answered, _ = choose_threshold(
+        sure, wrong, np.ones(n, bool), np.zeros(n, np.int64), 0.005, 0.95
+    )
+    assert threshold > 1.0 and answered == 0 and bound == 0.0
+
+
+def test_a_calibration_round_trips_and_refuses_another_version() -> None:
+    made = Calibration(0.93, 0.005, 0.95, 0.0041, 3100, 40, 2800, 3)
+    assert Calibration.from_json(made.to_json()) == made
+    with pytest.raises(ValueError):
+        Calibration.from_json('{"version": 0, "threshold": 1}')

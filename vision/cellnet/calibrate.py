@@ -1,0 +1,265 @@
+"""A box's abstain threshold, set so that its wrong-rate holds with a stated confidence.
+
+At a new box's first read the network reads random tables drawn with the box's own pictures
+(vision.cellnet.data.draw_box_cells). Each cell's answer and how sure it is are compared with
+the truth; the threshold is the least at which the wrong-rate among answered cells is at most
+`target`, with `confidence`, by fixed-sequence testing (Learn then Test: thresholds from the
+surest down, each tested at the full level, stopping at the first that fails). A test's
+bound is Clopper-Pearson's upper bound on the rate, with the cells of one table counted as a
+cluster: the count is shrunk by the design effect the tables' spread shows (never below 1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from vision.box.cache import write_quietly
+from vision.box.pack import Pack
+from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells
+from vision.cellnet.model import BoxPictures, CellNet
+
+__all__ = ["Calibration", "calibrate", "calibration_for", "choose_threshold", "upper_bound"]
+
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The threshold and what it rests on: `cells` of `tables` tables, `answered` of them
+    answered at the threshold with `wrong` wrong, and the wrong-rate's upper bound there."""
+
+    threshold: float
+    target: float
+    confidence: float
+    bound: float
+    cells: int
+    tables: int
+    answered: int
+    wrong: int
+
+    def to_json(self) -> str:
+        return json.dumps({"version": VERSION, **asdict(self)})
+
+    @classmethod
+    def from_json(cls, text: str) -> Calibration:
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.pop("version", None) != VERSION:
+            raise ValueError("not a calibration of this version")
+        return cls(**data)
+
+
+def binomial_upper(wrong: float, n: float, confidence: float) -> float:
+    """Clopper-Pearson's upper bound on a rate seen `wrong` times in `n` (both may be
+    fractional after a design effect: `wrong` is rounded up, `n` down)."""
+    k, m = math.ceil(wrong - 1e-9), math.floor(n + 1e-9)
+    if m <= 0:
+        return 1.0
+    if k >= m:
+        return 1.0
+    alpha = 1.0 - confidence
+
+    def cdf(p: float) -> float:  # P(X <= k) for X ~ Binomial(m, p), in log space
+        if p <= 0.0:
+            return 1.0
+        if p >= 1.0:
+            return 0.0
+        terms = [
+            math.lgamma(m + 1)
+            - math.lgamma(i + 1)
+            - math.lgamma(m - i + 1)
+            + i * math.log(p)
+            + (m - i) * math.log1p(-p)
+            for i in range(k + 1)
+        ]
+        top = max(terms)
+        return math.exp(top) * sum(math.exp(t - top) for t in terms)
+
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if cdf(mid) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def upper_bound(wrong: NDArray[np.int64], answered: NDArray[np.int64], confidence: float) -> float:
+    """The upper bound on the wrong-rate of answered cells, per-table counts given: the
+    binomial bound on counts shrunk by the design effect of the tables (cells of one table
+    err together: the ratio's variance over tables against the binomial one)."""
+    n = float(answered.sum())
+    k = float(wrong.sum())
+    if n <= 0:
+        return 1.0
+    deff = 1.0
+    tables = int((answered > 0).sum())
+    if k > 0 and tables > 1:
+        r = k / n
+        resid = wrong - r * answered
+        clustered = tables / (tables - 1) * float((resid**2).sum()) / n**2
+        binomial = r * (1 - r) / n
+        if binomial > 0:
+            deff = max(1.0, clustered / binomial)
+    return binomial_upper(k / deff, n / deff, confidence)
+
+
+def choose_threshold(
+    sure: NDArray[np.float64],
+    wrong: NDArray[np.bool_],
+    named: NDArray[np.bool_],
+    tables: NDArray[np.int64],
+    target: float,
+    confidence: float,
+    steps: int = 200,
+) -> tuple[float, float, int, int]:
+    """(threshold, bound, answered, wrong): the least threshold, tried from the surest down
+    (from where enough cells are answered to hold `target` at all), before the first whose
+    bound exceeds `target`. `named`: cells the network would answer
+    at threshold 0 (not covered, not unknown); `wrong`: those answers that are wrong."""
+    ids = np.unique(tables)
+    index = np.searchsorted(ids, tables)
+    levels: list[float] = []
+    if named.any():
+        levels = np.unique(np.quantile(sure[named], np.linspace(1.0, 0.0, steps))).tolist()
+    best = (1.0 + 1e-9, 0.0, 0, 0)
+    # Too few answered cells can hold no rate even with none wrong: the tests start where
+    # they can pass (the count answered does not depend on the truth, so this is no peeking).
+    least = math.ceil(math.log(1.0 - confidence) / math.log1p(-target))
+    for t in sorted(levels, reverse=True):
+        answered = named & (sure >= t)
+        if int(answered.sum()) < least:
+            continue
+        per_answered = np.bincount(index[answered], minlength=len(ids)).astype(np.int64)
+        per_wrong = np.bincount(index[answered & wrong], minlength=len(ids)).astype(np.int64)
+        bound = upper_bound(per_wrong, per_answered, confidence)
+        if bound > target:
+            break
+        best = (float(t), bound, int(answered.sum()), int((answered & wrong).sum()))
+    return best
+
+
+def graded(
+    net: CellNet, box: BoxPictures, cells: PackCells
+) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Each cell's (how sure, answered wrongly, answered at all) as the network reads it."""
+    kinds = [int(k) for k in cells.kinds]
+    boards = [cells.boards[i] if kinds[i] == 1 else None for i in range(len(kinds))]
+    p = net.probabilities(list(cells.crops), kinds, boards, box)
+    answers = net.answers(p, box, threshold=0.0)
+    candidate = {t: i for i, t in enumerate(box.tile_ids)}
+    sure = np.zeros(len(answers))
+    wrong = np.zeros(len(answers), bool)
+    named = np.zeros(len(answers), bool)
+    for i, (read, how_sure) in enumerate(answers):
+        sure[i] = how_sure
+        if read.unknown:
+            continue
+        named[i] = True
+        label = int(cells.tiles[i])
+        if label == COVERED:
+            wrong[i] = True
+        elif label == EMPTY:
+            wrong[i] = not read.empty
+        elif read.empty or read.tile is None:
+            wrong[i] = True
+        else:
+            truth = candidate[cells.tile_ids[label]] * 4 + (int(cells.rotations[i]) // 90) % 4
+            got = candidate[read.tile] * 4 + (read.rotation // 90) % 4
+            wrong[i] = not box.same[truth, got]
+    return sure, wrong, named
+
+
+def calibrate(
+    net: CellNet,
+    box: BoxPictures,
+    pack: Pack,
+    tables: int,
+    target: float,
+    confidence: float,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Calibration:
+    """The box's threshold from `tables` random tables of its own pictures."""
+    rng = np.random.default_rng([seed, 20261207, 1])
+    parts: list[PackCells] = []
+    for i in range(tables):
+        if progress:
+            progress(i, tables)
+        parts.append(draw_box_cells(pack, 1, rng))
+    if progress:
+        progress(tables, tables)
+    sure_parts, wrong_parts, named_parts, table_parts = [], [], [], []
+    for i, part in enumerate(parts):
+        if not len(part.tiles):
+            continue
+        s, w, n = graded(net, box, part)
+        sure_parts.append(s)
+        wrong_parts.append(w)
+        named_parts.append(n)
+        table_parts.append(np.full(len(s), i, np.int64))
+    if not sure_parts:
+        return Calibration(1.0, target, confidence, 1.0, 0, 0, 0, 0)
+    sure = np.concatenate(sure_parts)
+    wrong = np.concatenate(wrong_parts)
+    named = np.concatenate(named_parts)
+    table = np.concatenate(table_parts)
+    threshold, bound, answered, wrong_count = choose_threshold(
+        sure, wrong, named, table, target, confidence
+    )
+    return Calibration(
+        threshold=threshold,
+        target=target,
+        confidence=confidence,
+        bound=bound,
+        cells=len(sure),
+        tables=len(sure_parts),
+        answered=answered,
+        wrong=wrong_count,
+    )
+
+
+def calibration_for(
+    net: CellNet,
+    box: BoxPictures,
+    pack: Pack,
+    *,
+    tables: int,
+    target: float,
+    confidence: float,
+    cache: Path | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Calibration:
+    """The box's calibration, from the cache directory when it holds one for these pictures,
+    this network and these settings, else made now and kept there."""
+    key = _key(net, pack, tables, target, confidence)
+    path = None if cache is None else cache / f"calibration-{key}.json"
+    if path is not None:
+        try:
+            return Calibration.from_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, TypeError):
+            pass
+    made = calibrate(net, box, pack, tables, target, confidence, progress=progress)
+    if path is not None:
+        write_quietly(path, made.to_json())
+    return made
+
+
+def _key(net: CellNet, pack: Pack, *settings: Sequence[float] | float | int) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{VERSION} {net.digest} {pack.tile_mm!r} {settings!r}".encode())
+    for name in sorted(pack.tiles):
+        picture = np.ascontiguousarray(pack.tiles[name])
+        digest.update(f"{name} {picture.shape}".encode())
+        digest.update(picture.tobytes())
+    for side in sorted(pack.boards):
+        digest.update(np.ascontiguousarray(pack.boards[side]).tobytes())
+    return digest.hexdigest()

@@ -1,0 +1,260 @@
+"""The cell network's learning cells: random art packs laid out and photographed by the renderer.
+
+Each pack (`vision.synthetic.artpacks`, style "random" with its own seed: other colours,
+other art, another board) is laid out on random tables (`vision.synthetic.scene`) and
+photographed by a random camera under random light (`vision.box.learning.random_effects`);
+the reader's own steps place the areas and cut the crops (`locate_table`, `cell_places`,
+`cut_cells`), so the network learns the crops it will be handed, errors of placement
+included. A cell's label is the renderer's truth: the tile and its rotation, empty, or
+covered (hidden enough that the reader should not answer).
+
+Nothing here reads ../shared/vision-devset: the packs, tables and cameras are the project's.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.catalogue import Catalogue, default_catalogue
+from vision.box.pack import Pack
+from vision.cellnet.geometry import NET_PX, net_crop, net_picture
+from vision.config import VisionConfig
+
+__all__ = [
+    "COVERED",
+    "EMPTY",
+    "PackCells",
+    "candidates",
+    "draw_box_cells",
+    "draw_cells",
+    "draw_pack_cells",
+]
+
+#: Labels that are not a tile.
+EMPTY = -1
+COVERED = -2
+#: Pictures are kept at twice the network's side, to be spoiled and shrunk while learning.
+PICTURE_PX = 128
+ROTATIONS = (0, 90, 180, 270)
+
+
+@dataclass(frozen=True)
+class PackCells:
+    """One pack's learning cells.
+
+    crops: (N, NET_PX, NET_PX, 3) uint8; kinds: 0 display, 1 board, 2 storage; boards: the
+    empty board's look of each board cell (zeros elsewhere); tiles: index into `tile_ids`
+    or EMPTY / COVERED; rotations: the tile's rotation; pictures: (T, PICTURE_PX,
+    PICTURE_PX, 3), each tile's picture upright in the crop geometry, as the pack has it
+    (raw: not yet spoiled); same: (4T, 4T) bool, candidates (tile, rotation) that mean the
+    same; tables: the table each cell comes from."""
+
+    name: str
+    tile_ids: tuple[str, ...]
+    crops: NDArray[np.uint8]
+    kinds: NDArray[np.int8]
+    boards: NDArray[np.uint8]
+    tiles: NDArray[np.int16]
+    rotations: NDArray[np.int16]
+    pictures: NDArray[np.uint8]
+    raw: tuple[NDArray[np.uint8], ...]
+    same: NDArray[np.bool_]
+    tables: NDArray[np.int16]
+    tile_mm: float
+
+    def save(self, path: Path) -> None:
+        raw = {f"raw{i}": picture for i, picture in enumerate(self.raw)}
+        np.savez_compressed(
+            path,
+            name=np.array(self.name),
+            tile_ids=np.array(self.tile_ids),
+            crops=self.crops,
+            kinds=self.kinds,
+            boards=self.boards,
+            tiles=self.tiles,
+            rotations=self.rotations,
+            pictures=self.pictures,
+            same=self.same,
+            tables=self.tables,
+            tile_mm=np.array(self.tile_mm),
+            **raw,  # type: ignore[arg-type]
+        )
+
+    @classmethod
+    def load(cls, path: Path) -> PackCells:
+        with np.load(path) as data:
+            count = len(data["tile_ids"])
+            return cls(
+                name=str(data["name"]),
+                tile_ids=tuple(str(t) for t in data["tile_ids"]),
+                crops=data["crops"],
+                kinds=data["kinds"],
+                boards=data["boards"],
+                tiles=data["tiles"],
+                rotations=data["rotations"],
+                pictures=data["pictures"],
+                raw=tuple(data[f"raw{i}"] for i in range(count)),
+                same=data["same"],
+                tables=data["tables"],
+                tile_mm=float(data["tile_mm"]),
+            )
+
+
+def candidates(catalogue: Catalogue, tile_ids: Sequence[str]) -> NDArray[np.bool_]:
+    """(4T, 4T): candidate i = tile i // 4 at ROTATIONS[i % 4]; True where two mean the same."""
+    meanings = [
+        catalogue.meaning(tile_id).rotated(rotation)
+        for tile_id in tile_ids
+        for rotation in ROTATIONS
+    ]
+    n = len(meanings)
+    same = np.zeros((n, n), bool)
+    for i in range(n):
+        for j in range(n):
+            same[i, j] = meanings[i] == meanings[j]
+    return same
+
+
+def _random_catalogue(rng: np.random.Generator) -> Catalogue:
+    """The default catalogue at a tile side the kit allows, most often the box's own."""
+    catalogue = default_catalogue()
+    tile_mm = float(rng.choice([catalogue.tile_mm, rng.uniform(38.0, 52.0)]))
+    return replace(catalogue, tile_mm=round(tile_mm, 1))
+
+
+def draw_pack_cells(seed: int, tables: int, config: VisionConfig | None = None) -> PackCells:
+    """A random art pack (`seed`) and the cells of `tables` random tables drawn with it."""
+    from vision.box.pack import load_pack
+    from vision.synthetic.artpacks import write_art_pack
+
+    rng = np.random.default_rng([seed, 20261207])
+    catalogue = _random_catalogue(rng)
+    px = int(rng.integers(160, 320))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_art_pack(Path(tmp) / "pack", "random", catalogue=catalogue, seed=seed, px=px)
+        pack = load_pack(root)
+    return replace(draw_box_cells(pack, tables, rng, config), name=f"random-{seed}")
+
+
+def draw_box_cells(
+    pack: Pack,
+    tables: int,
+    rng: np.random.Generator,
+    config: VisionConfig | None = None,
+) -> PackCells:
+    """The cells of `tables` random tables drawn with `pack`'s pictures, photographed by
+    random cameras under random light, cut by the reader's own steps."""
+    from vision.box.learning import random_effects
+    from vision.reader.read import TableNotFound, cell_places, cut_cells, locate_table
+    from vision.synthetic.render import random_camera, render_table
+    from vision.synthetic.render_config import FRAME_PX
+    from vision.synthetic.scene import TABLE_TOPS, Difficulty, keyed_cells, random_scene
+
+    config = config or VisionConfig()
+    tile_ids = tuple(t.id for t in pack.catalogue)
+    index = {t: i for i, t in enumerate(tile_ids)}
+    crops: list[NDArray[np.uint8]] = []
+    kinds: list[int] = []
+    boards: list[NDArray[np.uint8]] = []
+    labels: list[int] = []
+    turns: list[int] = []
+    table_of: list[int] = []
+    blank = np.zeros((NET_PX, NET_PX, 3), np.uint8)
+    layout = pack.catalogue.board("front")
+    for table in range(tables):
+        difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
+        seats = int(rng.integers(2, 6))
+        scene = random_scene(pack.catalogue, rng, seats, "front", difficulty)
+        scene = replace(
+            scene, table_top=str(rng.choice(TABLE_TOPS)), storage_cards=bool(rng.random() < 0.7)
+        )
+        shrink = float(rng.uniform(0.55, 1.0))
+        size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))
+        spec = random_camera(rng, scene, pack, size=size)
+        rendered = render_table(scene, pack, spec, random_effects(rng), rng)
+        try:
+            view = locate_table(
+                rendered.image, pack.tile_mm, layout, config, boards=pack.boards.get("front")
+            )
+        except TableNotFound:
+            continue
+        places, _hidden = cell_places(rendered.image.shape, view, pack, "front", config)
+        cut = cut_cells(rendered.image, places, config)
+        truth = dict(keyed_cells(rendered.truth))
+        for place, crop in zip(places, cut, strict=True):
+            slot = place.slot
+            if slot not in truth:
+                continue
+            cell = truth[slot]
+            storage = slot[1] < 0
+            if storage and not scene.storage_cards:
+                continue  # the bare table's slot is weighed by the table round it
+            crops.append(net_crop(crop, place.crop_mm, pack.tile_mm))
+            kinds.append(0 if slot[0] == "display" else 2 if storage else 1)
+            look = place.ref
+            boards.append(blank if look is None else net_crop(look, place.crop_mm, pack.tile_mm))
+            if slot in rendered.covered:
+                labels.append(COVERED)
+                turns.append(0)
+            elif cell is None or cell.tile is None:
+                labels.append(EMPTY)
+                turns.append(0)
+            else:
+                labels.append(index[cell.tile])
+                turns.append(cell.rotation % 360)
+            table_of.append(table)
+    raw = tuple(np.asarray(pack.tiles[t], np.uint8) for t in tile_ids)
+    pictures = np.stack([net_picture(p, pack.tile_mm, PICTURE_PX) for p in raw])
+    empty = np.zeros((0, NET_PX, NET_PX, 3), np.uint8)
+    return PackCells(
+        name=pack.name,
+        tile_ids=tile_ids,
+        crops=np.stack(crops) if crops else empty,
+        kinds=np.asarray(kinds, np.int8),
+        boards=np.stack(boards) if boards else empty,
+        tiles=np.asarray(labels, np.int16),
+        rotations=np.asarray(turns, np.int16),
+        pictures=pictures,
+        raw=raw,
+        same=candidates(pack.catalogue, tile_ids),
+        tables=np.asarray(table_of, np.int16),
+        tile_mm=pack.tile_mm,
+    )
+
+
+def _draw_into(job: tuple[int, int, str]) -> str:
+    seed, tables, out = job
+    path = Path(out) / f"pack-{seed:05d}.npz"
+    if not path.exists():
+        cells = draw_pack_cells(seed, tables)
+        part = path.with_suffix(".part.npz")
+        cells.save(part)
+        part.rename(path)
+    return str(path)
+
+
+def draw_cells(
+    out: Path,
+    seeds: Sequence[int],
+    tables: int,
+    workers: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Path]:
+    """The cells of every pack seed in `seeds`, one file each in `out` (kept: a file already
+    there is not drawn again), drawn in `workers` processes."""
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = [(seed, tables, str(out)) for seed in seeds]
+    done: list[Path] = []
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        for path in pool.imap(_draw_into, jobs):
+            done.append(Path(path))
+            if progress:
+                progress(len(done), len(jobs))
+    return done

@@ -1,0 +1,211 @@
+"""The cell network at run time: OpenCV's dnn module runs the embedding, numpy the comparison.
+
+`CellNet` owns the network (vision/data/cellnet.onnx) and its head (cellnet.json, written
+beside it by vision.cellnet.train); `BoxPictures` is one pack's pictures embedded once (each
+tile in its four rotations); `CellNet.probabilities` gives every crop's probabilities over
+[candidates..., empty board, empty, covered], and `answers` turns them into cell reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from companion.catalogue import Catalogue
+from companion.reading import EMPTY, UNKNOWN, CellRead
+from vision.box.pack import Pack
+from vision.cellnet.geometry import net_picture, turned
+
+__all__ = ["BOARD_CELL", "DISPLAY_CELL", "STORAGE_CELL", "BoxPictures", "CellNet", "cell_net"]
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+DISPLAY_CELL, BOARD_CELL, STORAGE_CELL = 0, 1, 2
+ROTATIONS = (0, 90, 180, 270)
+
+Image = NDArray[np.uint8]
+Floats = NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class BoxPictures:
+    """A pack's pictures as the network sees them: candidate i is tile `tile_ids[i // 4]` at
+    ROTATIONS[i % 4]; `windows` (4T, D * w * w) their maps' middles, `same` (4T, 4T) the
+    candidates that mean the same."""
+
+    tile_ids: tuple[str, ...]
+    windows: Floats
+    same: NDArray[np.bool_]
+
+
+class CellNet:
+    """The network and its head; one per process (`cell_net`). OpenCV's dnn nets are not
+    safe to run from two threads at once: a lock keeps them apart."""
+
+    def __init__(self, onnx: Path = DATA / "cellnet.onnx", head: Path = DATA / "cellnet.json"):
+        self._net = cv2.dnn.readNetFromONNX(str(onnx))
+        text = head.read_text(encoding="utf-8")
+        meta = json.loads(text)
+        #: Names this network's weights (what a box's calibration was made with).
+        self.digest = hashlib.blake2b(onnx.read_bytes() + text.encode(), digest_size=8).hexdigest()
+        h = meta["head"]
+        self.card = meta.get("card", {})
+        self.features = int(h["features"])
+        self.cells = int(h["cells"])
+        self.window = int(h["window"])
+        self.scale = float(h["scale"])
+        self.board_bias = float(h["board_bias"])
+        self.aux_weight = np.asarray(h["aux_weight"], np.float32)
+        self.aux_bias = np.asarray(h["aux_bias"], np.float32)
+        self._lock = threading.Lock()
+
+    def maps(self, images: Sequence[Image], batch: int = 64) -> Floats:
+        """(N, D, c, c) feature maps of NET_PX squares (BGR uint8)."""
+        if not images:
+            return np.zeros((0, self.features, self.cells, self.cells), np.float32)
+        out = []
+        for lo in range(0, len(images), batch):
+            part = np.stack(images[lo : lo + batch]).astype(np.float32).transpose(0, 3, 1, 2)
+            with self._lock:
+                self._net.setInput(np.ascontiguousarray(part))
+                out.append(np.array(self._net.forward(), np.float32))
+        return np.concatenate(out)
+
+    def pictures(self, tiles: dict[str, Image], catalogue: Catalogue) -> BoxPictures:
+        """Every tile picture of a pack embedded in its four rotations."""
+        tile_ids = tuple(t.id for t in catalogue if t.id in tiles)
+        squares = [
+            turned(net_picture(np.asarray(tiles[t], np.uint8), catalogue.tile_mm), r)
+            for t in tile_ids
+            for r in ROTATIONS
+        ]
+        maps = _normalised(self.maps(squares))
+        w = self.window
+        windows = maps[:, :, 1 : 1 + w, 1 : 1 + w].reshape(len(squares), -1)
+        meanings = [catalogue.meaning(t).rotated(r) for t in tile_ids for r in ROTATIONS]
+        same = np.array([[a == b for b in meanings] for a in meanings], bool)
+        return BoxPictures(tile_ids, np.ascontiguousarray(windows), same)
+
+    def probabilities(
+        self,
+        crops: Sequence[Image],
+        kinds: Sequence[int],
+        boards: Sequence[Image | None],
+        box: BoxPictures,
+    ) -> Floats:
+        """(N, 4T + 3): each crop's probabilities over [candidates..., empty board, empty,
+        covered]. `crops` and `boards` (the empty board's look of a board cell, else None)
+        are NET_PX squares in the network's geometry (vision.cellnet.geometry.net_crop)."""
+        n = len(crops)
+        on_board = [i for i in range(n) if kinds[i] == BOARD_CELL and boards[i] is not None]
+        looks = [look for i in on_board if (look := boards[i]) is not None]
+        raw = self.maps([*crops, *looks])
+        crop_raw = raw[:n]
+        x = _normalised(crop_raw)
+        scores = _shifted(x, box.windows, self.window)
+        board = np.full(n, np.nan, np.float32)
+        if on_board:
+            b = _normalised(raw[n:])
+            board[on_board] = _paired(x[on_board], b, self.window)
+        kind = np.eye(3, dtype=np.float32)[np.asarray(kinds, np.intp)]
+        aux_in = np.concatenate(
+            [
+                crop_raw.mean(axis=(2, 3)),
+                scores.max(axis=1, keepdims=True),
+                np.nan_to_num(board, nan=0.0)[:, None],
+                kind,
+            ],
+            axis=1,
+        )
+        aux = aux_in @ self.aux_weight.T + self.aux_bias
+        board_logit = np.where(np.isnan(board), -1e4, self.scale * board + self.board_bias)
+        logits = np.concatenate([self.scale * scores, board_logit[:, None], aux], axis=1)
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return np.asarray(p / p.sum(axis=1, keepdims=True), np.float32)
+
+    def answers(
+        self, probabilities: Floats, box: BoxPictures, threshold: float
+    ) -> list[tuple[CellRead, float]]:
+        """Each cell's answer and how sure: the most likely meaning (equal meanings' candidates
+        summed; the two empties summed), unknown when covered is likelier or the answer's
+        probability is below `threshold`. The probability is returned either way."""
+        k = len(box.windows)
+        out: list[tuple[CellRead, float]] = []
+        for p in probabilities:
+            tiles = p[:k]
+            meaning = box.same @ tiles  # each candidate's meaning's total
+            best = int(np.argmax(meaning))
+            empty = float(p[k] + p[k + 1])
+            covered = float(p[k + 2])
+            if empty >= meaning[best] and empty >= covered:
+                read, sure = EMPTY, empty
+            elif covered >= meaning[best]:
+                read, sure = UNKNOWN, float(meaning[best])
+            else:
+                sure = float(meaning[best])
+                # The candidate of that meaning the network liked best names the rotation.
+                pick = int(np.argmax(np.where(box.same[best], tiles, -1.0)))
+                read = CellRead(box.tile_ids[pick // 4], ROTATIONS[pick % 4], sure)
+            if sure < threshold and not read.unknown:
+                read = UNKNOWN
+            out.append((read, sure))
+        return out
+
+
+def _normalised(maps: Floats) -> Floats:
+    norm = np.sqrt((maps * maps).sum(axis=1, keepdims=True)) + 1e-6
+    return np.asarray(maps / norm, np.float32)
+
+
+def _shifted(crops: Floats, windows: Floats, w: int) -> Floats:
+    """(N, K): best over 3 x 3 shifts of the mean cosine of a crop's map with each window."""
+    best: Floats | None = None
+    for dy in range(3):
+        for dx in range(3):
+            part = crops[:, :, dy : dy + w, dx : dx + w].reshape(len(crops), -1)
+            s = np.asarray(part @ windows.T / (w * w), np.float32)
+            best = s if best is None else np.maximum(best, s)
+    assert best is not None
+    return best
+
+
+def _paired(crops: Floats, boards: Floats, w: int) -> Floats:
+    window = boards[:, :, 1 : 1 + w, 1 : 1 + w]
+    best: Floats | None = None
+    for dy in range(3):
+        for dx in range(3):
+            part = crops[:, :, dy : dy + w, dx : dx + w]
+            s = np.asarray((part * window).sum(axis=(1, 2, 3)) / (w * w), np.float32)
+            best = s if best is None else np.maximum(best, s)
+    assert best is not None
+    return best
+
+
+_BOXES: dict[int, tuple[object, BoxPictures]] = {}
+
+
+def box_pictures(net: CellNet, pack: Pack) -> BoxPictures:
+    """A pack's pictures embedded by `net`, kept per pack object."""
+    kept = _BOXES.get(id(pack))
+    if kept is not None and kept[0] is pack:
+        return kept[1]
+    box = net.pictures(dict(pack.tiles), pack.catalogue)
+    if len(_BOXES) > 8:
+        _BOXES.clear()
+    _BOXES[id(pack)] = (pack, box)
+    return box
+
+
+@cache
+def cell_net() -> CellNet:
+    """The committed network, loaded once per process."""
+    return CellNet()

@@ -1,0 +1,349 @@
+"""Learning the cell network (PyTorch; `./dev train`, never at run time).
+
+One network embeds a cell's crop and a pack's pictures alike (`Embed`); a cell's answer
+compares its crop's feature map with each candidate's (every tile picture in its four
+rotations), with the empty board's look at that cell, and with what a crop alone tells of an
+empty slot or a covering hand (`Head`). A new box needs no new learning: its pictures are
+embedded once. Learning draws each step from one pack: its cells against its own pictures,
+spoiled as a scanner or as teaching through the table camera would give them.
+
+The embedding is exported to ONNX (read by OpenCV's dnn module on the Pi); the head's few
+weights go beside it as JSON (vision/cellnet/model.py reads both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from companion.progress import terminal_progress
+from vision.box.cache import cache_dir
+from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_cells
+from vision.cellnet.geometry import FEATURE_CELLS, REF_WINDOW
+from vision.cellnet.spoil import scanned_picture, spoil_crop, taught_picture
+
+FEATURES = 24
+DATA = Path(__file__).resolve().parents[1] / "data"
+#: Held-out packs' seeds start here: none of them is learnt from.
+VAL_SEEDS = 9000
+#: Tiles whose pictures one learning step compares its cells with (a pack has some 40).
+REF_TILES = 24
+
+
+class Embed(nn.Module):
+    """(N, 3, 64, 64) BGR 0-255 -> (N, FEATURES, 8, 8). Brightness is divided out first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def block(a: int, b: int, stride: int = 1) -> list[nn.Module]:
+            return [nn.Conv2d(a, b, 3, stride, 1, bias=False), nn.BatchNorm2d(b), nn.ReLU()]
+
+        self.body = nn.Sequential(
+            *block(3, 16, 2),
+            *block(16, 24),
+            nn.MaxPool2d(2),
+            *block(24, 32),
+            *block(32, 48),
+            nn.MaxPool2d(2),
+            *block(48, 64),
+            nn.Conv2d(64, FEATURES, 1),
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = x / 255.0
+        level = x.mean(dim=(1, 2, 3), keepdim=True)
+        return self.body(x / (level + 0.05) - 1.0)  # type: ignore[no-any-return]
+
+
+def normalised(f: Tensor) -> Tensor:
+    return f / (f.norm(dim=1, keepdim=True) + 1e-6)
+
+
+def shifted_scores(crops: Tensor, refs: Tensor) -> Tensor:
+    """(N, K): best over 3 x 3 shifts of the mean cosine between a crop's map and the middle
+    (REF_WINDOW square) of each reference's map. Both (., D, 8, 8), normalised."""
+    w = REF_WINDOW
+    window = refs[:, :, 1 : 1 + w, 1 : 1 + w].flatten(1)  # (K, D*w*w)
+    best: Tensor | None = None
+    for dy in range(3):
+        for dx in range(3):
+            part = crops[:, :, dy : dy + w, dx : dx + w].flatten(1)
+            s = part @ window.T / (w * w)
+            best = s if best is None else torch.maximum(best, s)
+    assert best is not None
+    return best
+
+
+def paired_scores(crops: Tensor, refs: Tensor) -> Tensor:
+    """(N,): `shifted_scores` of each crop against its own reference."""
+    w = REF_WINDOW
+    window = refs[:, :, 1 : 1 + w, 1 : 1 + w]
+    best: Tensor | None = None
+    for dy in range(3):
+        for dx in range(3):
+            s = (crops[:, :, dy : dy + w, dx : dx + w] * window).sum(dim=(1, 2, 3)) / (w * w)
+            best = s if best is None else torch.maximum(best, s)
+    assert best is not None
+    return best
+
+
+class Head(nn.Module):
+    """Logits over [candidates..., empty board, empty, covered] for each crop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.tensor(12.0))
+        self.board_bias = nn.Parameter(torch.tensor(0.0))
+        # empty and covered from the crop's pooled features, its best candidate and board
+        # scores, and its kind (display, board, storage).
+        self.aux = nn.Linear(FEATURES + 2 + 3, 2)
+
+    def forward(
+        self, crop_maps: Tensor, ref_maps: Tensor, board_maps: Tensor, kinds: Tensor
+    ) -> Tensor:
+        x = normalised(crop_maps)
+        scores = shifted_scores(x, normalised(ref_maps))
+        board = paired_scores(x, normalised(board_maps))
+        is_board = kinds == 1
+        pooled = crop_maps.mean(dim=(2, 3))
+        kind = nn.functional.one_hot(kinds.long(), 3).float()
+        aux = self.aux(
+            torch.cat([pooled, scores.max(dim=1, keepdim=True).values, board[:, None], kind], 1)
+        )
+        board_logit = torch.where(
+            is_board, self.scale * board + self.board_bias, torch.full_like(board, -1e4)
+        )
+        return torch.cat([self.scale * scores, board_logit[:, None], aux], 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scale": float(self.scale),
+            "board_bias": float(self.board_bias),
+            "aux_weight": self.aux.weight.detach().tolist(),
+            "aux_bias": self.aux.bias.detach().tolist(),
+        }
+
+
+@dataclass
+class Batch:
+    crops: Tensor
+    kinds: Tensor
+    boards: Tensor
+    refs: Tensor
+    positives: Tensor  # (N, K + 3) bool
+
+
+def positives(cells: PackCells, idx: np.ndarray, tiles: np.ndarray | None = None) -> np.ndarray:
+    """Which of [candidates..., empty board, empty, covered] each cell's truth allows (the
+    candidates of `tiles` only, if given)."""
+    k = cells.same.shape[0]
+    keep = np.arange(k) if tiles is None else (tiles[:, None] * 4 + np.arange(4)).ravel()
+    out = np.zeros((len(idx), len(keep) + 3), bool)
+    k = len(keep)
+    for row, i in enumerate(idx):
+        label = int(cells.tiles[i])
+        if label == COVERED:
+            out[row, k + 2] = True
+        elif label == EMPTY:
+            out[row, k + 1] = True
+            out[row, k] = cells.kinds[i] == 1
+        else:
+            out[row, :k] = cells.same[label * 4 + (int(cells.rotations[i]) // 90) % 4][keep]
+    return out
+
+
+def references(
+    cells: PackCells, rng: np.random.Generator, taught: bool, tiles: np.ndarray | None = None
+) -> np.ndarray:
+    """(4T, 64, 64, 3): the pictures of `tiles` (all the pack's if None) in their four
+    rotations, as scanned or taught."""
+    light = np.exp(rng.normal(0.0, 0.15, 3)).astype(np.float32) * float(np.exp(rng.normal(0, 0.2)))
+    out: list[np.ndarray] = []
+    chosen = range(len(cells.raw)) if tiles is None else tiles
+    for t in chosen:
+        raw = cells.raw[int(t)]
+        if taught:
+            picture = taught_picture(raw, cells.tile_mm, rng, light)
+        else:
+            picture = scanned_picture(raw, cells.tile_mm, rng)
+        out.extend(np.ascontiguousarray(np.rot90(picture, -k)) for k in range(4))
+    return np.stack(out)
+
+
+def to_tensor(images: np.ndarray) -> Tensor:
+    return torch.from_numpy(np.ascontiguousarray(images.transpose(0, 3, 1, 2))).float()
+
+
+def make_batch(cells: PackCells, rng: np.random.Generator, size: int, spoil: bool) -> Batch:
+    idx = rng.choice(len(cells.tiles), size=min(size, len(cells.tiles)), replace=False)
+    crops = cells.crops[idx]
+    if spoil:
+        crops = np.stack([spoil_crop(c, rng) for c in crops])
+    # The truths' tiles, their siblings (most alike by meaning: the hard negatives come
+    # with them by chance) and random others, up to `REF_TILES` tiles.
+    truth = np.unique(cells.tiles[idx][cells.tiles[idx] >= 0])
+    others = rng.permutation(np.setdiff1d(np.arange(len(cells.raw)), truth))
+    tiles = np.sort(np.concatenate([truth, others[: max(0, REF_TILES - len(truth))]]))
+    refs = references(cells, rng, taught=bool(rng.random() < 0.6), tiles=tiles)
+    return Batch(
+        crops=to_tensor(crops),
+        kinds=torch.from_numpy(cells.kinds[idx].astype(np.int64)),
+        boards=to_tensor(cells.boards[idx]),
+        refs=to_tensor(refs),
+        positives=torch.from_numpy(positives(cells, idx, tiles)),
+    )
+
+
+def embedded(
+    embed: Embed, crops: Tensor, boards: Tensor, kinds: Tensor, refs: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The maps of crops, board looks and pictures: one pass of the network over the crops,
+    the board looks of the board cells (the others' are never weighed) and the pictures."""
+    n = len(crops)
+    on_board = kinds == 1
+    maps = embed(torch.cat([crops, boards[on_board], refs]))
+    m = int(on_board.sum())
+    board_maps = torch.zeros_like(maps[:n])
+    board_maps[on_board] = maps[n : n + m]
+    return maps[:n], board_maps, maps[n + m :]
+
+
+def loss_of(embed: Embed, head: Head, batch: Batch) -> tuple[Tensor, Tensor]:
+    crop_maps, board_maps, ref_maps = embedded(
+        embed, batch.crops, batch.boards, batch.kinds, batch.refs
+    )
+    logits = head(crop_maps, ref_maps, board_maps, batch.kinds)
+    log_p = logits.log_softmax(dim=1)
+    pos = torch.logsumexp(log_p.masked_fill(~batch.positives, -1e4), dim=1)
+    right = batch.positives.gather(1, logits.argmax(dim=1, keepdim=True)).float().mean()
+    return -pos.mean(), right
+
+
+def export(embed: Embed, head: Head, out: Path, card: dict[str, Any]) -> None:
+    embed.eval()
+    dummy = torch.zeros(2, 3, 64, 64)
+    onnx_path = out / "cellnet.onnx"
+    torch.onnx.export(
+        embed,
+        (dummy,),
+        str(onnx_path),
+        input_names=["crops"],
+        output_names=["maps"],
+        dynamic_axes={"crops": {0: "n"}, "maps": {0: "n"}},
+        opset_version=13,
+        dynamo=False,
+    )
+    meta = {"features": FEATURES, "cells": FEATURE_CELLS, "window": REF_WINDOW, **head.to_json()}
+    (out / "cellnet.json").write_text(json.dumps({"head": meta, "card": card}, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="./dev train", description="draw the learning cells and learn the cell network"
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=cache_dir() / "cellnet-data",
+        help="where the drawn cells are kept (a pack already drawn there is not drawn again)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DATA, help="where cellnet.onnx and cellnet.json are written"
+    )
+    parser.add_argument("--packs", type=int, default=600, help="random art packs to learn from")
+    parser.add_argument("--tables", type=int, default=4, help="tables drawn with each pack")
+    parser.add_argument("--val-packs", type=int, default=16, help="held-out packs to measure on")
+    parser.add_argument("--steps", type=int, default=3000, help="learning steps")
+    parser.add_argument("--batch", type=int, default=64, help="cells a step")
+    parser.add_argument("--seed", type=int, default=0, help="the learning's random seed")
+    args = parser.parse_args(argv)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    torch.set_num_threads(2)
+    shown = terminal_progress("drawing learning cells")
+    train_seeds = list(range(args.packs))
+    val_seeds = list(range(VAL_SEEDS, VAL_SEEDS + args.val_packs))
+    train_files = draw_cells(args.data / "train", train_seeds, args.tables, progress=shown)
+    val_files = draw_cells(args.data / "val", val_seeds, args.tables, progress=shown)
+    if shown is not None:
+        shown.finish()
+    packs = [PackCells.load(p) for p in train_files]
+    vals = [PackCells.load(p) for p in val_files]
+    print(f"{len(packs)} packs, {sum(len(p.tiles) for p in packs)} cells", flush=True)
+    embed, head = Embed(), Head()
+    params = [*embed.parameters(), *head.parameters()]
+    opt = torch.optim.AdamW(params, lr=2e-3, weight_decay=1e-4)
+    start = time.time()
+    for step in range(args.steps):
+        lr = 2e-3 * 0.5 * (1 + math.cos(math.pi * step / args.steps))
+        for group in opt.param_groups:
+            group["lr"] = lr
+        embed.train()
+        cells = packs[int(rng.integers(len(packs)))]
+        batch = make_batch(cells, rng, args.batch, spoil=True)
+        loss, right = loss_of(embed, head, batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 50 == 0:
+            print(
+                f"step {step} loss {loss.item():.3f} right {right.item():.3f} "
+                f"{time.time() - start:.0f}s",
+                flush=True,
+            )
+        if (step + 1) % 500 == 0 and step + 1 < args.steps:
+            args.out.mkdir(parents=True, exist_ok=True)
+            export(embed, head, args.out, {"steps": step + 1, "partial": True})
+            print("val", evaluate(embed, head, vals, args.seed), flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    card = {
+        "steps": args.steps,
+        "batch": args.batch,
+        "seed": args.seed,
+        "train_packs": len(packs),
+        "train_cells": int(sum(len(p.tiles) for p in packs)),
+        "seconds": round(time.time() - start),
+        "validation": evaluate(embed, head, vals, args.seed),
+    }
+    export(embed, head, args.out, card)
+    return 0
+
+
+def evaluate(embed: Embed, head: Head, vals: list[PackCells], seed: int) -> dict[str, float]:
+    """Share of held-out cells whose most likely answer is right, per kind of pack pictures."""
+    embed.eval()
+    out: dict[str, float] = {}
+    with torch.no_grad():
+        for taught in (False, True):
+            rng = np.random.default_rng([seed, 7])
+            right = total = 0.0
+            for cells in vals:
+                refs = to_tensor(references(cells, rng, taught))
+                ref_maps = embed(refs)
+                for lo in range(0, len(cells.tiles), 128):
+                    idx = np.arange(lo, min(lo + 128, len(cells.tiles)))
+                    crops = to_tensor(cells.crops[idx])
+                    boards = to_tensor(cells.boards[idx])
+                    maps = embed(torch.cat([crops, boards]))
+                    n = len(idx)
+                    kinds = torch.from_numpy(cells.kinds[idx].astype(np.int64))
+                    logits = head(maps[:n], ref_maps, maps[n:], kinds)
+                    pos = torch.from_numpy(positives(cells, idx))
+                    right += float(pos.gather(1, logits.argmax(1, keepdim=True)).sum())
+                    total += n
+            out["taught" if taught else "scanned"] = round(right / max(total, 1), 4)
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
