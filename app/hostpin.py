@@ -18,7 +18,7 @@ from pathlib import Path
 
 from companion.errors import DataError
 from companion.journal import write_atomically
-from web.settings import MIN_PIN_DIGITS, PIN_PATTERN, generate_pin
+from web.settings import MIN_PIN_DIGITS, PIN_PATTERN, generate_pin, pin_too_short
 
 log = logging.getLogger("companion.run")
 PIN_FILE = "host-pin"
@@ -38,7 +38,7 @@ def kept_pin(state_dir: Path) -> tuple[str, Path]:
         raise DataError(str(path), f"the kept host PIN cannot be read ({exc.strerror}).") from None
     if data is not None:
         text = data.decode("utf-8", "replace").strip() if len(data) <= MAX_BYTES else ""
-        if text.isascii() and text.isdigit() and len(text) < MIN_PIN_DIGITS:
+        if pin_too_short(text):
             log.warning(
                 "%s holds a PIN of fewer than %d digits, too easy to guess: a new host PIN "
                 "replaces it",

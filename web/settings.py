@@ -18,10 +18,16 @@ from companion.errors import DataError
 #: The fewest digits a host PIN may have: the arithmetic is in docs/security.md, "The PIN
 #: policy" (a 6-digit PIN outlasts a night of guessing with odds of some 10 000 to 1).
 MIN_PIN_DIGITS = 6
-PIN_PATTERN = re.compile(r"[0-9]{6,12}")
+MAX_PIN_DIGITS = 12
+PIN_PATTERN = re.compile(rf"[0-9]{{{MIN_PIN_DIGITS},{MAX_PIN_DIGITS}}}")
 #: A zeroconf name: what comes before `.local` (a DNS label).
 NAME_PATTERN = re.compile(r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?")
 GENERATED_PIN_DIGITS = 6
+
+
+def pin_too_short(text: str) -> bool:
+    """Whether `text` is digits alone, but fewer than MIN_PIN_DIGITS of them."""
+    return re.fullmatch(r"[0-9]+", text) is not None and len(text) < MIN_PIN_DIGITS
 
 
 def generate_pin() -> str:
@@ -109,13 +115,15 @@ class WebSettings:
         if self.pin is not None and (
             not isinstance(self.pin, str) or not PIN_PATTERN.fullmatch(self.pin)
         ):
-            if isinstance(self.pin, str) and re.fullmatch(r"[0-9]{1,5}", self.pin):
+            if isinstance(self.pin, str) and pin_too_short(self.pin):
                 raise _problem(
                     "pin",
                     f"a PIN of {len(self.pin)} digits is too easy to guess; use "
-                    f'{MIN_PIN_DIGITS} to 12 (docs/security.md, "The PIN policy").',
+                    f'{MIN_PIN_DIGITS} to {MAX_PIN_DIGITS} (docs/security.md, "The PIN policy").',
                 )
-            raise _problem("pin", "a PIN is 6 to 12 digits, written as a string.")
+            raise _problem(
+                "pin", f"a PIN is {MIN_PIN_DIGITS} to {MAX_PIN_DIGITS} digits, written as a string."
+            )
         if self.secret_key is not None and (
             not isinstance(self.secret_key, str) or len(self.secret_key) < 16
         ):
