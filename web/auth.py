@@ -51,6 +51,15 @@ def csrf_token() -> str:
     return token
 
 
+def you(host: bool) -> dict[str, object]:
+    """What a page's state says of the asking phone: whether it is the host's, and the host's
+    CSRF token."""
+    you: dict[str, object] = {"host": host}
+    if host:
+        you["csrf"] = csrf_token()
+    return you
+
+
 def csrf_ok(sent: str | None) -> bool:
     """True when `sent` is this session's CSRF token."""
     token = session.get(_CSRF_KEY)

@@ -120,10 +120,7 @@ def state() -> dict[str, Any]:
     here = table()
     session = here.session
     view = session.view()
-    you: dict[str, Any] = {"host": is_host()}
-    if you["host"]:
-        you["csrf"] = auth.csrf_token()
-    view["you"] = you
+    view["you"] = auth.you(is_host())
     view["web"] = {
         "colours": forms.PLAYER_COLOURS,
         "snapshot_interval_s": here.settings.snapshot_interval_s,

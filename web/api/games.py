@@ -139,10 +139,7 @@ def _change() -> dict[str, Any]:
 def _state() -> dict[str, Any]:
     host = bool(_ext()["is_host"]())
     state = view(_board(), host)
-    you: dict[str, Any] = {"host": host}
-    if host:
-        you["csrf"] = auth.csrf_token()
-    state["you"] = you
+    state["you"] = auth.you(host)
     state["games"] = [
         {"key": key, "title": cls.title, "min": cls.min_players, "max": cls.max_players}
         for key, cls in ((k, game_class(k)) for k in sorted(GAMES))

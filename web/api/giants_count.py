@@ -102,9 +102,6 @@ def _desk() -> CountDesk:
 def _state() -> dict[str, Any]:
     desk = _desk()
     host = bool(_ext()["is_host"]())
-    you: dict[str, Any] = {"host": host}
-    if host:
-        you["csrf"] = auth.csrf_token()
     with desk.lock:
         return {
             "version": desk.version,
@@ -112,7 +109,7 @@ def _state() -> dict[str, Any]:
             "score": desk.score,
             "island": _island(desk.island),
             "layout": giants.layout(desk.island),
-            "you": you,
+            "you": auth.you(host),
         }
 
 

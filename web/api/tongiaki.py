@@ -169,10 +169,7 @@ def _state() -> dict[str, Any]:
     host = bool(ext["is_host"]())
     count: FinalCount = ext["count"]
     state = count.state()
-    you: dict[str, Any] = {"host": host}
-    if host:
-        you["csrf"] = auth.csrf_token()
-    state["you"] = you
+    state["you"] = auth.you(host)
     state["box"] = box()
     board: BoardSession = ext["board"]
     with board.lock:
