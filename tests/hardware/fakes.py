@@ -3,13 +3,29 @@ table a fake camera films, and a fake picamera2."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import sys
+import types
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
+import pytest
 
 from companion.reading import TableRead
 from companion.state import GameState
 from companion.tracker import read_of_state
+
+Fake = TypeVar("Fake", bound="FakePicamera2")
+
+
+def install_picamera2(monkeypatch: pytest.MonkeyPatch, fake: type[Fake]) -> type[Fake]:
+    """`fake` as picamera2's Picamera2 for one test, with no camera made and none failing."""
+    fake.made = []
+    fake.fail_after = None
+    fake.focus_motor = True
+    module = types.ModuleType("picamera2")
+    module.Picamera2 = fake  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "picamera2", module)
+    return fake
 
 
 class CountingGate:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import sys
 import threading
-import types
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,7 +23,7 @@ from hardware.camera import (
     open_camera,
 )
 from hardware.config import CameraConfig
-from tests.hardware.fakes import FakePicamera2
+from tests.hardware.fakes import FakePicamera2, install_picamera2
 from tests.vision.bombs import png_deep, rle_bmp
 from vision.reader.lens import Lens
 
@@ -272,13 +271,7 @@ def test_webcam_missing_at_start_is_lost_not_an_error(fake_webcam: type[FakeCapt
 
 @pytest.fixture
 def fake_picamera2(monkeypatch: pytest.MonkeyPatch) -> type[FakePicamera2]:
-    FakePicamera2.made = []
-    FakePicamera2.fail_after = None
-    FakePicamera2.focus_motor = True
-    module = types.ModuleType("picamera2")
-    module.Picamera2 = FakePicamera2  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    return FakePicamera2
+    return install_picamera2(monkeypatch, FakePicamera2)
 
 
 def test_picamera2_is_configured_once_for_all_frames(fake_picamera2: type[FakePicamera2]) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import Any
 
 import numpy as np
@@ -11,7 +9,7 @@ import pytest
 
 from hardware.camera import FolderSource, PiCamera2Source, open_camera
 from hardware.config import CameraConfig
-from tests.hardware.fakes import FakePicamera2
+from tests.hardware.fakes import FakePicamera2, install_picamera2
 
 
 class StillPicamera2(FakePicamera2):
@@ -39,13 +37,7 @@ class StillPicamera2(FakePicamera2):
 
 @pytest.fixture
 def still_picamera2(monkeypatch: pytest.MonkeyPatch) -> type[StillPicamera2]:
-    StillPicamera2.made = []
-    StillPicamera2.fail_after = None
-    StillPicamera2.focus_motor = True
-    module = types.ModuleType("picamera2")
-    module.Picamera2 = StillPicamera2  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "picamera2", module)
-    return StillPicamera2
+    return install_picamera2(monkeypatch, StillPicamera2)
 
 
 def test_the_pi_camera_teaches_with_full_resolution_stills(
