@@ -1,6 +1,6 @@
 /* What every page shares (the Māori table, the host page, the board games): building elements,
- * the toast, the live badge and following a session's event stream (web/sse.py). Loaded before
- * app.js or games.js; vanilla JS, nothing from the internet. */
+ * the toast, the live badge, posting to the API and following a session's event stream
+ * (web/sse.py). Loaded before app.js or games.js; vanilla JS, nothing from the internet. */
 (function () {
   'use strict';
 
@@ -47,6 +47,26 @@
     live.textContent = { live: 'live', connecting: 'connecting…', offline: 'reconnecting…' }[mode];
   }
 
+  // POSTs `body` (an empty object when none) as JSON to `url` with `csrf` in X-CSRF-Token.
+  // Resolves to the answer's JSON; a refusal rejects with an Error whose message is the
+  // companion's sentence and whose `status` is the HTTP status.
+  function post(url, body, csrf) {
+    return fetch(url, {
+      method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify(body || {})
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        if (!response.ok) {
+          var error = new Error(data.error || ('The companion answered ' + response.status + '.'));
+          error.status = response.status;
+          throw error;
+        }
+        return data;
+      });
+    });
+  }
+
   // Follows the event stream at `url`: `changed(version)` for each `state` event. Reconnects
   // with a backoff from 1 s doubling to 30 s, and at once when the phone wakes.
   function follow(url, changed) {
@@ -77,6 +97,6 @@
 
   window.CompanionCommon = {
     SVGNS: SVGNS, build: build, el: el, sv: sv, clear: clear, byId: byId, toast: toast,
-    setLive: setLive, follow: follow
+    setLive: setLive, post: post, follow: follow
   };
 })();

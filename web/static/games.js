@@ -22,18 +22,7 @@
 
   // ------------------------------------------------------------------ API
 
-  function post(url, body) {
-    return fetch(url, {
-      method: 'POST', credentials: 'same-origin', cache: 'no-store',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-      body: JSON.stringify(body || {})
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        if (!response.ok) throw new Error(data.error || ('The companion answered ' + response.status + '.'));
-        return data;
-      });
-    });
-  }
+  function post(url, body) { return common.post(url, body, csrf); }
 
   function act(url, body, after) {
     if (ui.busy) return;

@@ -19,18 +19,7 @@
 
   function copy(value) { return value ? JSON.parse(JSON.stringify(value)) : null; }
 
-  function post(url, body) {
-    return fetch(url, {
-      method: 'POST', credentials: 'same-origin', cache: 'no-store',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-      body: JSON.stringify(body || {})
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        if (!response.ok) throw new Error(data.error || ('The companion answered ' + response.status + '.'));
-        return data;
-      });
-    });
-  }
+  function post(url, body) { return common.post(url, body, csrf); }
 
   // Sends the draft (the latest one, once the previous send is answered). A count the scorer
   // refuses is said in one sentence and the draft goes back to the last one it took.

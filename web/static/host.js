@@ -19,24 +19,7 @@
 
   // ------------------------------------------------------------------ API
 
-  function post(url, body) {
-    return fetch(url, {
-      method: 'POST',
-      credentials: 'same-origin',
-      cache: 'no-store',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-      body: JSON.stringify(body || {})
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        if (!response.ok) {
-          var error = new Error(data.error || ('The companion answered ' + response.status + '.'));
-          error.status = response.status;
-          throw error;
-        }
-        return data;
-      });
-    });
-  }
+  function post(url, body) { return window.CompanionCommon.post(url, body, csrf); }
 
   function act(url, body, okMessage) {
     return post(url, body).then(function (data) {

@@ -83,16 +83,7 @@
     if (sending) { again = true; return; }
     sending = true;
     var file = toFile();
-    fetch('/api/games/tongiaki/count', {
-      method: 'POST', credentials: 'same-origin', cache: 'no-store',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-      body: JSON.stringify(file)
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (data) {
-        if (!response.ok) throw new Error(data.error || ('The companion answered ' + response.status + '.'));
-        return data;
-      });
-    }).then(function (data) {
+    common.post('/api/games/tongiaki/count', file, csrf).then(function (data) {
       current.version = data.version;
       current.score = data.score;
       current.count = file;
