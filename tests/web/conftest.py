@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 
 from companion.actions import Turn
 from companion.game import Seat
+from companion.games.session import BoardSession
 from companion.reading import TableRead
 from companion.session import Session
 from companion.tracker import read_of_state
@@ -123,3 +124,14 @@ def log_in(client: FlaskClient, pin: str = PIN) -> Host:
 @pytest.fixture
 def host(client: FlaskClient) -> Iterator[Host]:
     yield log_in(client)
+
+
+@pytest.fixture
+def desk() -> Iterator[tuple[Server, BoardSession]]:
+    """The companion served on 127.0.0.1 with an empty board-game desk."""
+    app = create_app(
+        Session(), web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
+    )
+    board: BoardSession = app.extensions["companion_games"]["board"]
+    with served(app) as server:
+        yield server, board

@@ -6,7 +6,6 @@ CI=true (tests/web/chromium.py)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,13 +14,9 @@ from companion.games.giants.final_count import score_final_count
 from companion.games.giants.game import GiantsGame
 from companion.games.giants.island import default_island
 from companion.games.session import BoardSession
-from companion.session import Session
-from tests.web.conftest import served, web_settings
 from tests.web.test_browser import browser, host_phone, phone, shoot  # noqa: F401
 from tests.web.test_giants_count import five_player_count
 from web.api.giants import layout
-from web.app import create_app
-from web.serve import Server
 
 try:
     from playwright.sync_api import Browser, Page, expect
@@ -29,17 +24,6 @@ except ImportError:  # pragma: no cover - test_browser.py says why, and fails un
     pytest.skip("playwright is not installed", allow_module_level=True)
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def desk() -> Iterator[tuple[Server, BoardSession]]:
-    """The companion served on 127.0.0.1 with an empty board-game desk."""
-    app = create_app(
-        Session(), web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
-    )
-    board: BoardSession = app.extensions["companion_games"]["board"]
-    with served(app) as server:
-        yield server, board
 
 
 def game_of(board: BoardSession) -> GiantsGame:

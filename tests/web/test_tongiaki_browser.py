@@ -6,19 +6,13 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from companion.games.session import BoardSession
-from companion.session import Session
-from tests.web.conftest import served, web_settings
 from tests.web.test_browser import browser, host_phone, phone, shoot  # noqa: F401
 from tests.web.test_tongiaki_pages import FIVE, file_score
-from web.app import create_app
-from web.serve import Server
 
 try:
     from playwright.sync_api import Browser, expect
@@ -29,17 +23,6 @@ pytestmark = pytest.mark.browser
 
 #: The score's rows from top to bottom: the points, the total, the tie-breaks.
 ROWS = ["island_points", "royal_island_points", "total", "islands", "boats"]
-
-
-@pytest.fixture
-def desk() -> Iterator[tuple[Server, BoardSession]]:
-    """The companion served on 127.0.0.1 with an empty board-game desk."""
-    app = create_app(
-        Session(), web_settings(host="127.0.0.1", port=0, threads=8, sse_max_clients=4)
-    )
-    board: BoardSession = app.extensions["companion_games"]["board"]
-    with served(app) as server:
-        yield server, board
 
 
 def test_a_table_enters_a_five_player_final_count_by_taps(
