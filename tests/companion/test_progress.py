@@ -131,7 +131,11 @@ def test_learning_is_told_while_it_runs_and_its_end_once_it_is_over() -> None:
         watch(0, 2)
         watch(1, 2)
         watch(2, 2)
-        time.sleep(0.1)  # what follows the steps: the watch keeps telling
+        # What follows the steps: the watch keeps telling (waited for, up to a deadline).
+        steps = len(told)
+        deadline = time.monotonic() + 5.0
+        while len(told) <= steps and time.monotonic() < deadline:
+            time.sleep(0.01)
         return "models"
 
     assert watch.run(work) == "models"
