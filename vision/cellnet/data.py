@@ -43,6 +43,9 @@ COVERED = -2
 #: Pictures are kept at twice the network's side, to be spoiled and shrunk while learning.
 PICTURE_PX = 128
 ROTATIONS = (0, 90, 180, 270)
+#: Packs of this seed and above are drawn in `varied_look` (symbols smaller, and some barely
+#: standing out from their ground), those below in `random_look`.
+VARIED_FROM = 600
 
 
 @dataclass(frozen=True)
@@ -132,13 +135,16 @@ def _random_catalogue(rng: np.random.Generator) -> Catalogue:
 def draw_pack_cells(seed: int, tables: int, config: VisionConfig | None = None) -> PackCells:
     """A random art pack (`seed`) and the cells of `tables` random tables drawn with it."""
     from vision.box.pack import load_pack
-    from vision.synthetic.artpacks import write_art_pack
+    from vision.synthetic.artpacks import random_look, varied_look, write_art_pack
 
     rng = np.random.default_rng([seed, 20261207])
     catalogue = _random_catalogue(rng)
     px = int(rng.integers(160, 320))
+    look = varied_look(seed) if seed >= VARIED_FROM else random_look(seed)
     with tempfile.TemporaryDirectory() as tmp:
-        root = write_art_pack(Path(tmp) / "pack", "random", catalogue=catalogue, seed=seed, px=px)
+        root = write_art_pack(
+            Path(tmp) / "pack", "random", catalogue=catalogue, seed=seed, px=px, look=look
+        )
         pack = load_pack(root)
     return replace(draw_box_cells(pack, tables, rng, config), name=f"random-{seed}")
 

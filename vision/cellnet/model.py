@@ -38,7 +38,7 @@ Floats = NDArray[np.float32]
 @dataclass(frozen=True)
 class BoxPictures:
     """A pack's pictures as the network sees them: candidate i is tile `tile_ids[i // 4]` at
-    ROTATIONS[i % 4]; `windows` (4T, D * w * w) their maps' middles, `same` (4T, 4T) the
+    ROTATIONS[i % 4]; `windows` (4T, D, w * w) their maps' middles, `same` (4T, 4T) the
     candidates that mean the same."""
 
     tile_ids: tuple[str, ...]
@@ -63,6 +63,8 @@ class CellNet:
         self.window = int(h["window"])
         self.scale = float(h["scale"])
         self.board_bias = float(h["board_bias"])
+        self.misfit = float(h["misfit"])
+        self.sharpness = float(h["sharpness"])
         self.aux_weight = np.asarray(h["aux_weight"], np.float32)
         self.aux_bias = np.asarray(h["aux_bias"], np.float32)
         self._lock = threading.Lock()
@@ -89,7 +91,7 @@ class CellNet:
         ]
         maps = _normalised(self.maps(squares))
         w = self.window
-        windows = maps[:, :, 1 : 1 + w, 1 : 1 + w].reshape(len(squares), -1)
+        windows = maps[:, :, 1 : 1 + w, 1 : 1 + w].reshape(len(squares), maps.shape[1], -1)
         meanings = [catalogue.meaning(t).rotated(r) for t in tile_ids for r in ROTATIONS]
         same = np.array([[a == b for b in meanings] for a in meanings], bool)
         return BoxPictures(tile_ids, np.ascontiguousarray(windows), same)
@@ -110,11 +112,11 @@ class CellNet:
         raw = self.maps([*crops, *looks])
         crop_raw = raw[:n]
         x = _normalised(crop_raw)
-        scores = _shifted(x, box.windows, self.window)
+        scores = _shifted(x, box.windows, self.window, self.misfit, self.sharpness)
         board = np.full(n, np.nan, np.float32)
         if on_board:
             b = _normalised(raw[n:])
-            board[on_board] = _paired(x[on_board], b, self.window)
+            board[on_board] = _paired(x[on_board], b, self.window, self.misfit, self.sharpness)
         kind = np.eye(3, dtype=np.float32)[np.asarray(kinds, np.intp)]
         aux_in = np.concatenate(
             [
@@ -166,25 +168,37 @@ def _normalised(maps: Floats) -> Floats:
     return np.asarray(maps / norm, np.float32)
 
 
-def _shifted(crops: Floats, windows: Floats, w: int) -> Floats:
-    """(N, K): best over 3 x 3 shifts of the mean cosine of a crop's map with each window."""
+def _agreement(cos: Floats, alpha: float, sharpness: float) -> Floats:
+    """vision.cellnet.train.agreement: the cosines' mean (last axis) less `alpha` times a soft
+    maximum of their misfits."""
+    misfit = sharpness * (1.0 - cos)
+    top = misfit.max(axis=-1, keepdims=True)
+    soft = top[..., 0] + np.log(np.exp(misfit - top).mean(axis=-1))
+    return np.asarray(cos.mean(axis=-1) - alpha * soft / sharpness, np.float32)
+
+
+def _shifted(crops: Floats, windows: Floats, w: int, alpha: float, sharpness: float) -> Floats:
+    """(N, K): best over 3 x 3 shifts of the agreement of a crop's map with each window
+    (K, D, w * w)."""
+    by_place = np.ascontiguousarray(windows.transpose(2, 1, 0))  # (L, D, K)
     best: Floats | None = None
     for dy in range(3):
         for dx in range(3):
-            part = crops[:, :, dy : dy + w, dx : dx + w].reshape(len(crops), -1)
-            s = np.asarray(part @ windows.T / (w * w), np.float32)
+            part = crops[:, :, dy : dy + w, dx : dx + w].reshape(len(crops), crops.shape[1], -1)
+            cos = np.matmul(part.transpose(2, 0, 1), by_place)  # (L, N, K)
+            s = _agreement(cos.transpose(1, 2, 0), alpha, sharpness)
             best = s if best is None else np.maximum(best, s)
     assert best is not None
     return best
 
 
-def _paired(crops: Floats, boards: Floats, w: int) -> Floats:
-    window = boards[:, :, 1 : 1 + w, 1 : 1 + w]
+def _paired(crops: Floats, boards: Floats, w: int, alpha: float, sharpness: float) -> Floats:
+    window = boards[:, :, 1 : 1 + w, 1 : 1 + w].reshape(len(boards), boards.shape[1], -1)
     best: Floats | None = None
     for dy in range(3):
         for dx in range(3):
-            part = crops[:, :, dy : dy + w, dx : dx + w]
-            s = np.asarray((part * window).sum(axis=(1, 2, 3)) / (w * w), np.float32)
+            part = crops[:, :, dy : dy + w, dx : dx + w].reshape(len(crops), crops.shape[1], -1)
+            s = _agreement((part * window).sum(axis=1), alpha, sharpness)
             best = s if best is None else np.maximum(best, s)
     assert best is not None
     return best

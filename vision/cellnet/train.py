@@ -17,10 +17,11 @@ import argparse
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import torch
 from torch import Tensor, nn
@@ -31,7 +32,7 @@ from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_cells
 from vision.cellnet.geometry import FEATURE_CELLS, REF_WINDOW
 from vision.cellnet.spoil import scanned_picture, spoil_crop, taught_picture
 
-FEATURES = 24
+FEATURES = 32
 DATA = Path(__file__).resolve().parents[1] / "data"
 #: Held-out packs' seeds start here: none of them is learnt from.
 VAL_SEEDS = 9000
@@ -69,29 +70,44 @@ def normalised(f: Tensor) -> Tensor:
     return f / (f.norm(dim=1, keepdim=True) + 1e-6)
 
 
-def shifted_scores(crops: Tensor, refs: Tensor) -> Tensor:
-    """(N, K): best over 3 x 3 shifts of the mean cosine between a crop's map and the middle
+#: How sharply the comparison weighs a crop's worst-matching places (a missing palm is one
+#: place of the tile's 36: the mean alone would hide it).
+SHARPNESS = 10.0
+
+
+def agreement(cos: Tensor, alpha: Tensor) -> Tensor:
+    """A comparison's score from its cosines over the window's places (last axis): their
+    mean less `alpha` times a soft maximum of their misfits."""
+    misfit = 1.0 - cos
+    worst = torch.logsumexp(SHARPNESS * misfit, dim=-1) - math.log(cos.shape[-1])
+    return cos.mean(dim=-1) - alpha * worst / SHARPNESS
+
+
+def shifted_scores(crops: Tensor, refs: Tensor, alpha: Tensor) -> Tensor:
+    """(N, K): best over 3 x 3 shifts of the `agreement` between a crop's map and the middle
     (REF_WINDOW square) of each reference's map. Both (., D, 8, 8), normalised."""
     w = REF_WINDOW
-    window = refs[:, :, 1 : 1 + w, 1 : 1 + w].flatten(1)  # (K, D*w*w)
+    window = refs[:, :, 1 : 1 + w, 1 : 1 + w].flatten(2)  # (K, D, L)
     best: Tensor | None = None
     for dy in range(3):
         for dx in range(3):
-            part = crops[:, :, dy : dy + w, dx : dx + w].flatten(1)
-            s = part @ window.T / (w * w)
+            part = crops[:, :, dy : dy + w, dx : dx + w].flatten(2)  # (N, D, L)
+            cos = torch.einsum("ndl,kdl->nkl", part, window)
+            s = agreement(cos, alpha)
             best = s if best is None else torch.maximum(best, s)
     assert best is not None
     return best
 
 
-def paired_scores(crops: Tensor, refs: Tensor) -> Tensor:
+def paired_scores(crops: Tensor, refs: Tensor, alpha: Tensor) -> Tensor:
     """(N,): `shifted_scores` of each crop against its own reference."""
     w = REF_WINDOW
-    window = refs[:, :, 1 : 1 + w, 1 : 1 + w]
+    window = refs[:, :, 1 : 1 + w, 1 : 1 + w].flatten(2)
     best: Tensor | None = None
     for dy in range(3):
         for dx in range(3):
-            s = (crops[:, :, dy : dy + w, dx : dx + w] * window).sum(dim=(1, 2, 3)) / (w * w)
+            part = crops[:, :, dy : dy + w, dx : dx + w].flatten(2)
+            s = agreement((part * window).sum(dim=1), alpha)
             best = s if best is None else torch.maximum(best, s)
     assert best is not None
     return best
@@ -104,6 +120,7 @@ class Head(nn.Module):
         super().__init__()
         self.scale = nn.Parameter(torch.tensor(12.0))
         self.board_bias = nn.Parameter(torch.tensor(0.0))
+        self.misfit = nn.Parameter(torch.tensor(0.5))  # softplus: alpha of `agreement`
         # empty and covered from the crop's pooled features, its best candidate and board
         # scores, and its kind (display, board, storage).
         self.aux = nn.Linear(FEATURES + 2 + 3, 2)
@@ -112,8 +129,9 @@ class Head(nn.Module):
         self, crop_maps: Tensor, ref_maps: Tensor, board_maps: Tensor, kinds: Tensor
     ) -> Tensor:
         x = normalised(crop_maps)
-        scores = shifted_scores(x, normalised(ref_maps))
-        board = paired_scores(x, normalised(board_maps))
+        alpha = nn.functional.softplus(self.misfit)
+        scores = shifted_scores(x, normalised(ref_maps), alpha)
+        board = paired_scores(x, normalised(board_maps), alpha)
         is_board = kinds == 1
         pooled = crop_maps.mean(dim=(2, 3))
         kind = nn.functional.one_hot(kinds.long(), 3).float()
@@ -127,8 +145,10 @@ class Head(nn.Module):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "scale": float(self.scale),
-            "board_bias": float(self.board_bias),
+            "scale": float(self.scale.detach()),
+            "board_bias": float(self.board_bias.detach()),
+            "misfit": float(nn.functional.softplus(self.misfit.detach())),
+            "sharpness": SHARPNESS,
             "aux_weight": self.aux.weight.detach().tolist(),
             "aux_bias": self.aux.bias.detach().tolist(),
         }
@@ -162,8 +182,29 @@ def positives(cells: PackCells, idx: np.ndarray, tiles: np.ndarray | None = None
     return out
 
 
+def recoloured(images: np.ndarray, mix: np.ndarray | None) -> np.ndarray:
+    """Images (..., 3) uint8 with their colours mixed by `mix` (3 x 3), as another box's art
+    might be coloured; None leaves them as they are."""
+    if mix is None:
+        return images
+    out = images.astype(np.float32) @ mix.T
+    return np.asarray(np.clip(out + 0.5, 0, 255), np.uint8)
+
+
+def random_mix(rng: np.random.Generator) -> np.ndarray | None:
+    """Half the time, a random colour mixing: the channels shuffled and blended."""
+    if rng.random() < 0.5:
+        return None
+    mix = np.eye(3)[rng.permutation(3)] + rng.normal(0.0, 0.2, (3, 3))
+    return np.asarray(mix / np.abs(mix).sum(axis=1, keepdims=True).clip(0.5, None), np.float32)
+
+
 def references(
-    cells: PackCells, rng: np.random.Generator, taught: bool, tiles: np.ndarray | None = None
+    cells: PackCells,
+    rng: np.random.Generator,
+    taught: bool,
+    tiles: np.ndarray | None = None,
+    mix: np.ndarray | None = None,
 ) -> np.ndarray:
     """(4T, 64, 64, 3): the pictures of `tiles` (all the pack's if None) in their four
     rotations, as scanned or taught."""
@@ -171,7 +212,7 @@ def references(
     out: list[np.ndarray] = []
     chosen = range(len(cells.raw)) if tiles is None else tiles
     for t in chosen:
-        raw = cells.raw[int(t)]
+        raw = recoloured(cells.raw[int(t)], mix)
         if taught:
             picture = taught_picture(raw, cells.tile_mm, rng, light)
         else:
@@ -186,7 +227,8 @@ def to_tensor(images: np.ndarray) -> Tensor:
 
 def make_batch(cells: PackCells, rng: np.random.Generator, size: int, spoil: bool) -> Batch:
     idx = rng.choice(len(cells.tiles), size=min(size, len(cells.tiles)), replace=False)
-    crops = cells.crops[idx]
+    mix = random_mix(rng)
+    crops = recoloured(cells.crops[idx], mix)
     if spoil:
         crops = np.stack([spoil_crop(c, rng) for c in crops])
     # The truths' tiles, their siblings (most alike by meaning: the hard negatives come
@@ -194,11 +236,11 @@ def make_batch(cells: PackCells, rng: np.random.Generator, size: int, spoil: boo
     truth = np.unique(cells.tiles[idx][cells.tiles[idx] >= 0])
     others = rng.permutation(np.setdiff1d(np.arange(len(cells.raw)), truth))
     tiles = np.sort(np.concatenate([truth, others[: max(0, REF_TILES - len(truth))]]))
-    refs = references(cells, rng, taught=bool(rng.random() < 0.6), tiles=tiles)
+    refs = references(cells, rng, taught=bool(rng.random() < 0.6), tiles=tiles, mix=mix)
     return Batch(
         crops=to_tensor(crops),
         kinds=torch.from_numpy(cells.kinds[idx].astype(np.int64)),
-        boards=to_tensor(cells.boards[idx]),
+        boards=to_tensor(recoloured(cells.boards[idx], mix)),
         refs=to_tensor(refs),
         positives=torch.from_numpy(positives(cells, idx, tiles)),
     )
@@ -247,6 +289,19 @@ def export(embed: Embed, head: Head, out: Path, card: dict[str, Any]) -> None:
     (out / "cellnet.json").write_text(json.dumps({"head": meta, "card": card}, indent=1) + "\n")
 
 
+def kept(cells: PackCells) -> PackCells:
+    """A pack's cells as learning keeps them in memory: its pictures no larger than teaching
+    or scanning ever makes them here (4 px/mm), the unspoilt squares left out."""
+    side = round(4.0 * cells.tile_mm) + 8
+    raw = tuple(
+        picture
+        if max(picture.shape[:2]) <= side
+        else np.asarray(cv2.resize(picture, (side, side), interpolation=cv2.INTER_AREA), np.uint8)
+        for picture in cells.raw
+    )
+    return replace(cells, raw=raw, pictures=cells.pictures[:0])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="./dev train", description="draw the learning cells and learn the cell network"
@@ -266,6 +321,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=3000, help="learning steps")
     parser.add_argument("--batch", type=int, default=64, help="cells a step")
     parser.add_argument("--seed", type=int, default=0, help="the learning's random seed")
+    parser.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="start from this checkpoint (a learning's checkpoint.pt) instead of at random",
+    )
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -277,10 +338,14 @@ def main(argv: list[str] | None = None) -> int:
     val_files = draw_cells(args.data / "val", val_seeds, args.tables, progress=shown)
     if shown is not None:
         shown.finish()
-    packs = [PackCells.load(p) for p in train_files]
-    vals = [PackCells.load(p) for p in val_files]
+    packs = [kept(PackCells.load(p)) for p in train_files]
+    vals = [kept(PackCells.load(p)) for p in val_files]
     print(f"{len(packs)} packs, {sum(len(p.tiles) for p in packs)} cells", flush=True)
     embed, head = Embed(), Head()
+    if args.init is not None:
+        state = torch.load(args.init)
+        embed.load_state_dict(state["embed"])
+        head.load_state_dict(state["head"])
     params = [*embed.parameters(), *head.parameters()]
     opt = torch.optim.AdamW(params, lr=2e-3, weight_decay=1e-4)
     start = time.time()
@@ -316,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         "validation": evaluate(embed, head, vals, args.seed),
     }
     export(embed, head, args.out, card)
+    torch.save(
+        {"embed": embed.state_dict(), "head": head.state_dict()}, args.data / "checkpoint.pt"
+    )
     return 0
 
 
