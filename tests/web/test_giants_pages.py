@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 from companion.games.giants.game import GiantsGame
@@ -114,3 +115,80 @@ def test_the_host_is_offered_every_way_to_give_the_points_and_may_choose_one(hos
         for name, points in way.items():
             given[name] = given.get(name, 0) + points
     assert {n: after[n] - before[n] for n in after if after[n] != before[n]} == given
+
+
+def placing(names: list[str]) -> GiantsGame:
+    """A game in the placing phase of round 1: dice 1 1 2, every bid empty, no Moai taken."""
+    game = GiantsGame.new(names)
+    game.push(next(a for a in game.legal_actions() if a.to_json()["dice"] == [1, 1, 2]))
+    while game.state.phase in ("bid", "choose"):
+        game.push(game.legal_actions()[0])  # a bid of nothing, then passes
+    assert game.state.phase == "place"
+    return game
+
+
+def test_a_chief_breaking_several_tablets_says_what_each_brings() -> None:
+    """Rulebook line 251: one power per complete Rongo tablet broken."""
+    game = placing(["Ana", "Ben", "Cy"])
+    game.state.clan("Ana").rongo = 4
+    actions = [a.to_json() for a in game.legal_actions()]
+    labels = [action_words(game, a, "place") for a in actions]
+    assert len(set(labels)) == len(labels)
+    island, names = game.island, layout(game.island)
+    twice = {
+        (a["hex"], a.get("ahu")): t
+        for a, t in zip(actions, labels, strict=True)
+        if a.get("tablets")
+    }
+    assert twice and all("twice, breaking 2 Rongo tablets: " in t for t in twice.values())
+    assert twice[(island.only("village"), None)].endswith(
+        "2 workers from the container, one for each tablet"
+    )
+    assert twice[(island.only("hut"), None)].endswith(
+        "2 tribe markers from the container, one for each tablet"
+    )
+    coast = next(h for h in island.hexes if len(island.ahus_at[h.id]) == 2)
+    first, second = (names["ahus"][a]["name"] for a in island.ahus_at[coast.id])
+    assert twice[(coast.id, island.ahus_at[coast.id][1])].endswith(
+        f"the first reserves {second}; the second reserves {first}"
+    )
+
+
+def test_a_pass_while_placing_says_whether_the_player_is_asked_again() -> None:
+    """Rulebook line 259: a pass is final unless pieces are still available."""
+    game = placing(["Ana", "Ben", "Cy"])
+    ana = game.state.clan("Ana")
+    pass_ = {"type": "pass", "player": "Ana"}
+    assert action_words(game, pass_, "place") == (
+        "Ana: pass for now: asked again if another player places a piece "
+        "or takes a Rongo half-tablet"
+    )
+    ana.free_workers, ana.sorcerer, ana.chief = 0, False, False  # tribe markers left
+    assert [a.to_json()["type"] for a in game.legal_actions()] == ["rongo", "pass"]
+    assert action_words(game, pass_, "place") == "Ana: pass: nothing more in this turn's placing"
+
+
+def to_marking(game: Callable[[], GiantsGame], play: Callable[[Any], Any], seed: int = 1) -> None:
+    """Seeded bots play until the marking step at the end of transport."""
+    rng = random.Random(seed)
+    while game().state.phase != "marking":
+        assert not game().over, "the game ended before a marking step"
+        now = game()
+        play(now.roll(rng) if now.state.phase == "roll" else rng.choice(now.legal_actions()))
+
+
+def test_the_marking_step_is_said_in_the_rulebook_words(host: Host) -> None:
+    """Rulebook line 366: at the end of transport an owner may mark what did not move."""
+    assert host.post("/api/games/new", GIANTS).status_code == 200
+    board = host.client.application.extensions["companion_games"]["board"]
+    to_marking(lambda: board.game, board.play)
+    game = host.client.get("/api/games/state").get_json()["game"]
+    quarry = layout(default_island())["hexes"][default_island().only("moai_quarry")]["name"]
+    labels = {a["action"]["type"]: a["label"] for a in game["actions"]}
+    who = game["to_move"]
+    assert labels["mark"].startswith(f"{who}: mark the Moai of size ")
+    assert labels["mark"].endswith(f" in {quarry}, keeping it")
+    assert labels["pass"] == (
+        f"{who}: leave what did not move unmarked: abandoned in its quarry, anyone's to take"
+    )
+    assert game["phase"].endswith("mark a Moai or headdress that did not move this turn, or pass")

@@ -31,6 +31,8 @@ PLACES = {
     "moai_quarry": "the Moai quarry",
     "headdress_quarry": "the headdress quarry",
 }
+#: The Rongo tablets the chief breaks, in order (a reservation each).
+ORDER = ("first", "second", "third", "fourth")
 #: A piece as the rulebook names it.
 PIECES = {"worker": "a worker", "sorcerer": "the sorcerer", "chief": "the chief"}
 
@@ -215,8 +217,44 @@ def _place_words(game: GiantsGame, data: dict[str, Any]) -> str:
     else:
         ahu = names["ahus"].get(str(data.get("ahu")), {}).get("name", "an Ahu")
         power = f"{ahu} reserved"
-    via = " breaking a Rongo tablet" if data.get("piece") == "chief" else ""
-    return f"{text}, using its power{via}: {power}"
+    if data.get("piece") != "chief":
+        return f"{text}, using its power: {power}"
+    tablets = data.get("tablets") or 1
+    if tablets == 1:
+        return f"{text}, using its power breaking a Rongo tablet: {power}"
+    times = {2: "twice", 3: "three times"}.get(tablets, f"{tablets} times")
+    return f"{text}, using its power {times}, breaking {tablets} Rongo tablets: " + (
+        _powers(game, kind, hex_id, data, tablets) or power
+    )
+
+
+def _powers(
+    game: GiantsGame, kind: str, hex_id: str, data: dict[str, Any], tablets: int
+) -> str | None:
+    """What the chief's power brings when it breaks `tablets` Rongo tablets (rulebook line 251:
+    one action of the hex per tablet; a second reservation takes the hex's other free Ahu);
+    None where the hex has no action to repeat."""
+    each = {
+        "village": "workers from the container",
+        "hut": "tribe markers from the container",
+        "headdress_quarry": "headdresses sculpted",
+    }
+    if kind in each:
+        return f"{tablets} {each[kind]}, one for each tablet"
+    if not game.island.ahus_at.get(hex_id):
+        return None
+    names = layout(game.island)["ahus"]
+    first = str(data.get("ahu"))
+    others = [
+        a
+        for a in game.island.ahus_at.get(hex_id, [])
+        if a != first and game.state.ahus[a].base is None
+    ]
+    chosen = [names.get(a, {}).get("name", "an Ahu") for a in [first, *others][:tablets]]
+    return "; ".join(
+        f"the {ORDER[i] if i < len(ORDER) else _ordinal(i + 1)} reserves {name}"
+        for i, name in enumerate(chosen)
+    )
 
 
 def _move_words(game: GiantsGame, data: dict[str, Any]) -> str:
@@ -284,20 +322,41 @@ def action_words(game: GiantsGame, data: dict[str, Any], phase: str | None = Non
     elif kind == "move":
         text = _move_words(game, data)
     elif kind == "mark":
-        text = f"Mark {item_words(game, str(data.get('item')))} where it stands"
+        text = _mark_words(game, str(data.get("item")), phase)
     elif kind == "reclaim":
         text = f"Take the tribe marker back from {item_words(game, str(data.get('item')))}"
     elif kind == "pass":
-        text = _pass_words(phase)
+        text = _pass_words(game, who, phase)
     else:
         text = str(kind)
     return f"{who}: {text[0].lower()}{text[1:]}" if who else text
 
 
-def _pass_words(phase: str | None) -> str:
+def _mark_words(game: GiantsGame, item_id: str, phase: str | None) -> str:
+    """In the marking step the load lies in its quarry (rulebook line 366); marked, it stays
+    its owner's, unmarked it is abandoned."""
+    what = item_words(game, item_id)
+    item = game.state.items.get(item_id)
+    if phase != "marking" or item is None or item.hex is None:
+        return f"Mark {what} where it stands"
+    where = layout(game.island)["hexes"].get(item.hex, {}).get("name", "its quarry")
+    return f"Mark {what} in {where}, keeping it"
+
+
+def _pass_words(game: GiantsGame, who: str, phase: str | None) -> str:
+    """What a pass gives up in `phase`. While placing, a player with a worker, the sorcerer or
+    the chief still behind the screen is asked again after someone else places (line 259)."""
+    if phase == "place":
+        clan = next((c for c in game.state.clans if c.name == who), None)
+        if clan is not None and (clan.free_workers > 0 or clan.sorcerer or clan.chief):
+            return (
+                "pass for now: asked again if another player places a piece "
+                "or takes a Rongo half-tablet"
+            )
+        return "pass: nothing more in this turn's placing"
     return {
         "choose": "take no Moai",
-        "place": "pass: place nothing more this turn",
         "transport": "pass: move nothing more this turn",
+        "marking": "leave what did not move unmarked: abandoned in its quarry, anyone's to take",
         "reclaim": "keep every tribe marker where it is",
     }.get(phase or "", "pass")
