@@ -16,6 +16,7 @@ from companion.games.giants.island import default_island
 from companion.games.session import BoardSession
 from tests.web.test_browser import browser, host_phone, phone, shoot  # noqa: F401
 from tests.web.test_giants_count import five_player_count
+from tests.web.test_giants_pages import to_marking
 from web.api.giants import layout
 
 try:
@@ -286,4 +287,35 @@ def test_a_table_enters_a_five_player_final_count_by_taps(browser: Browser, desk
     shoot(page, "web-giants-count-phone.png", full_page=False)
     page.locator("#score-card").scroll_into_view_if_needed()
     shoot(page, "web-giants-count-score-phone.png", full_page=False)
+    assert problems == []
+
+
+def test_the_host_marks_an_unmoved_moai_by_tapping_it_in_its_quarry(
+    browser: Browser,  # noqa: F811
+    desk: Any,
+) -> None:
+    """Rulebook line 366: at the end of transport the owner of a Moai that did not move may
+    mark it where it lies, in the Moai quarry; a tap on it does."""
+    server, board = desk
+    board.start("giants", ["Ana", "Ben", "Cy"], 3)
+    to_marking(lambda: game_of(board), board.play)
+    game = game_of(board)
+    owner = game.to_move()
+    wanted = next(a.to_json() for a in game.legal_actions() if a.to_json()["type"] == "mark")
+    problems: list[str] = []
+    page = host_phone(browser, server.local_url, problems)
+    page.wait_for_selector("#host-tools:not([hidden])")
+    page.goto(server.local_url + "games")
+    expect(page.locator("#phase")).to_contain_text("did not move this turn")
+    expect(page.locator("#giants-controls")).to_contain_text("End of transport")
+    expect(page.locator("#giants-controls button.action", has_text="abandoned")).to_have_count(1)
+    load = page.locator(f'.giants-island .g-load.target[data-load="{wanted["item"]}"]')
+    expect(load).to_have_count(1)
+    shoot(page, "web-giants-marking-phone.png", full_page=False)
+    load.click()
+    marker = page.locator(f'.giants-island [data-load="{wanted["item"]}"] .g-marker')
+    expect(marker).to_have_count(1)
+    assert last_action(board) == wanted
+    item = game_of(board).state.items[wanted["item"]]
+    assert item.marked and item.owner == owner
     assert problems == []

@@ -249,7 +249,7 @@
         if (a.action.ahu) t.ahus[a.action.ahu] = true;
       });
     }
-    if (view.phase === 'transport' || view.phase === 'reclaim') {
+    if (view.phase === 'transport' || view.phase === 'marking' || view.phase === 'reclaim') {
       legal(game).forEach(function (a) { if (a.action.item) t.items[a.action.item] = true; });
     }
     if (view.phase === 'transport' && pick.load) {
@@ -340,6 +340,7 @@
       return;
     }
     if (view.phase === 'transport') common.toast('Tap a Moai or headdress first, then where it goes.', 'error');
+    if (view.phase === 'marking') common.toast('Tap a marked Moai or headdress in its quarry to put a tribe marker on it.', 'error');
   }
 
   function tapAhu(game, ctx, ahu) {
@@ -365,8 +366,15 @@
 
   function tapItem(game, ctx, item) {
     var view = game.view;
-    if (view.phase === 'reclaim') {
-      choose(ofType(game, 'reclaim').filter(function (a) { return a.action.item === item.id; }), ctx, 'Which?');
+    if (view.phase === 'reclaim' || view.phase === 'marking') {
+      var type = view.phase === 'reclaim' ? 'reclaim' : 'mark';
+      var these = ofType(game, type).filter(function (a) { return a.action.item === item.id; });
+      if (!these.length && view.phase === 'marking') {
+        common.toast('That ' + itemWords(item) + ' cannot be marked now: only ' + game.to_move
+          + '’s Moai and headdresses that did not move this turn.', 'error');
+        return;
+      }
+      choose(these, ctx, 'Which?');
       return;
     }
     if (view.phase !== 'transport') return;
@@ -389,6 +397,10 @@
     }
     var movable = items.filter(function (i) { return legal(game).some(function (a) { return a.action.item === i.id; }); });
     if (!movable.length) { common.toast('None of these can be moved or marked now.', 'error'); return; }
+    if (view.phase === 'marking') {  // alike loads in one quarry: marking either is the same
+      var kinds = {};
+      movable = movable.filter(function (i) { var k = itemWords(i); if (kinds[k]) return false; kinds[k] = true; return true; });
+    }
     pick.choices = { question: 'Which one?', loads: movable, game: game };
     if (view.phase === 'reclaim' || movable.length === 1) { pick.choices = null; tapItem(game, ctx, movable[0]); return; }
     ctx.rerender();
@@ -550,6 +562,24 @@
     return box;
   }
 
+  // The marking step (end of transport): what did not move lies in its quarry; its owner may
+  // mark it by a tap on it or a button, or leave it to be abandoned. Marking either of two
+  // alike loads (same kind and size, same quarry) is the same, so they share a button.
+  function markingPanel(game, ctx) {
+    var box = el('div', { class: 'g-marking' });
+    box.appendChild(el('p', { class: 'hint', text: 'End of transport: ' + game.to_move
+      + ' may put a tribe marker on a Moai or headdress of theirs that did not move this turn (lit up in its quarry);'
+      + ' what stays unmarked is abandoned. Tap it, or a button.' }));
+    var seen = {};
+    var marks = ofType(game, 'mark').filter(function (a) {
+      if (seen[a.label]) return false;
+      seen[a.label] = true;
+      return true;
+    });
+    box.appendChild(el('div', { class: 'actions' }, listButtons(marks.concat(ofType(game, 'pass')), ctx)));
+    return box;
+  }
+
   function choicesPanel(ctx) {
     var c = pick.choices;
     var box = el('div', { class: 'g-choices', role: 'group', 'aria-label': c.question },
@@ -573,6 +603,7 @@
     }
     if (phase === 'place') return placePanel(game, ctx);
     if (phase === 'transport') return transportPanel(game, ctx);
+    if (phase === 'marking') return markingPanel(game, ctx);
     return reclaimPanel(game, ctx);
   }
 
