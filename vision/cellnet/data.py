@@ -43,9 +43,9 @@ COVERED = -2
 #: Pictures are kept at twice the network's side, to be spoiled and shrunk while learning.
 PICTURE_PX = 128
 ROTATIONS = (0, 90, 180, 270)
-#: Packs of this seed and above are drawn in `varied_look` (symbols smaller, and some barely
-#: standing out from their ground), those below in `random_look`.
-VARIED_FROM = 600
+#: Packs of these seeds are drawn in `varied_look` (symbols smaller, and some barely standing
+#: out from their ground), all others in `random_look` (the held-out packs among them).
+VARIED_SEEDS = range(600, 900)
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def draw_pack_cells(seed: int, tables: int, config: VisionConfig | None = None) 
     rng = np.random.default_rng([seed, 20261207])
     catalogue = _random_catalogue(rng)
     px = int(rng.integers(160, 320))
-    look = varied_look(seed) if seed >= VARIED_FROM else random_look(seed)
+    look = varied_look(seed) if seed in VARIED_SEEDS else random_look(seed)
     with tempfile.TemporaryDirectory() as tmp:
         root = write_art_pack(
             Path(tmp) / "pack", "random", catalogue=catalogue, seed=seed, px=px, look=look

@@ -315,10 +315,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--out", type=Path, default=DATA, help="where cellnet.onnx and cellnet.json are written"
     )
-    parser.add_argument("--packs", type=int, default=600, help="random art packs to learn from")
+    parser.add_argument(
+        "--packs", type=int, default=900, help="art packs to learn from (seeds 0 to N-1)"
+    )
     parser.add_argument("--tables", type=int, default=4, help="tables drawn with each pack")
     parser.add_argument("--val-packs", type=int, default=16, help="held-out packs to measure on")
-    parser.add_argument("--steps", type=int, default=3000, help="learning steps")
+    parser.add_argument("--steps", type=int, default=4000, help="learning steps")
     parser.add_argument("--batch", type=int, default=64, help="cells a step")
     parser.add_argument("--seed", type=int, default=0, help="the learning's random seed")
     parser.add_argument(
