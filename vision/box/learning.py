@@ -24,11 +24,18 @@ import numpy as np
 from companion.reading import CellRead
 from vision.config import VisionConfig
 from vision.reader.recognise import CellMatch
-from vision.synthetic.render import Effects, random_camera, render_table
+from vision.synthetic.render import Effects, Rendered, random_camera, render_table
 from vision.synthetic.render_config import FRAME_PX
-from vision.synthetic.scene import STORAGE_ROW, TABLE_TOPS, Difficulty, keyed_cells, random_scene
+from vision.synthetic.scene import (
+    STORAGE_ROW,
+    TABLE_TOPS,
+    Difficulty,
+    TableScene,
+    keyed_cells,
+    random_scene,
+)
 
-__all__ = ["random_effects", "rendered_tables"]
+__all__ = ["random_effects", "random_table", "rendered_tables"]
 
 
 def random_effects(rng: np.random.Generator) -> Effects:
@@ -47,6 +54,25 @@ def random_effects(rng: np.random.Generator) -> Effects:
         sharpen=float(rng.uniform(0.3, 1.5)) if rng.random() < 0.5 else 0.0,
         jpeg_quality=int(rng.integers(55, 97)),
     )
+
+
+def random_table(
+    pack: Any, rng: np.random.Generator, seats: tuple[int, int] = (3, 6)
+) -> tuple[TableScene, Rendered]:
+    """A random table of `pack` (easy or hard, `seats` from the first number up to before the
+    second, wood or cloth, storage cards or none) photographed by a random camera the kit
+    allows under `random_effects`."""
+    difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
+    count = int(rng.integers(*seats))
+    scene = random_scene(pack.catalogue, rng, count, "front", difficulty)
+    scene = replace(
+        scene, table_top=str(rng.choice(TABLE_TOPS)), storage_cards=bool(rng.random() < 0.7)
+    )
+    # Smaller frames push the tables towards the kit's least 1.5 px/mm.
+    shrink = float(rng.uniform(0.55, 1.0))
+    size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))
+    spec = random_camera(rng, scene, pack, size=size)
+    return scene, render_table(scene, pack, spec, random_effects(rng), rng)
 
 
 def rendered_tables(
@@ -108,17 +134,7 @@ def table_cells(
         read=replace(config.read, cell_workers=0),
     )
     rng = np.random.default_rng([seed, 20261126, index])
-    difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
-    seats = int(rng.integers(3, 6))
-    scene = random_scene(pack.catalogue, rng, seats, "front", difficulty)
-    scene = replace(
-        scene, table_top=str(rng.choice(TABLE_TOPS)), storage_cards=bool(rng.random() < 0.7)
-    )
-    # Smaller frames push the tables towards the kit's least 1.5 px/mm.
-    shrink = float(rng.uniform(0.55, 1.0))
-    size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))
-    spec = random_camera(rng, scene, pack, size=size)
-    rendered = render_table(scene, pack, spec, random_effects(rng), rng)
+    scene, rendered = random_table(pack, rng, seats=(3, 6))
     try:
         _read, view = read_table_view(rendered.image, pack, config=plain)
     except TableNotFound:

@@ -157,11 +157,9 @@ def draw_box_cells(
 ) -> PackCells:
     """The cells of `tables` random tables drawn with `pack`'s pictures, photographed by
     random cameras under random light, cut by the reader's own steps."""
-    from vision.box.learning import random_effects
+    from vision.box.learning import random_table
     from vision.reader.read import TableNotFound, cell_places, cut_cells, locate_table
-    from vision.synthetic.render import random_camera, render_table
-    from vision.synthetic.render_config import FRAME_PX
-    from vision.synthetic.scene import TABLE_TOPS, Difficulty, keyed_cells, random_scene
+    from vision.synthetic.scene import keyed_cells
 
     config = config or VisionConfig()
     tile_ids = tuple(t.id for t in pack.catalogue)
@@ -175,16 +173,7 @@ def draw_box_cells(
     blank = np.zeros((NET_PX, NET_PX, 3), np.uint8)
     layout = pack.catalogue.board("front")
     for table in range(tables):
-        difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
-        seats = int(rng.integers(2, 6))
-        scene = random_scene(pack.catalogue, rng, seats, "front", difficulty)
-        scene = replace(
-            scene, table_top=str(rng.choice(TABLE_TOPS)), storage_cards=bool(rng.random() < 0.7)
-        )
-        shrink = float(rng.uniform(0.55, 1.0))
-        size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))
-        spec = random_camera(rng, scene, pack, size=size)
-        rendered = render_table(scene, pack, spec, random_effects(rng), rng)
+        scene, rendered = random_table(pack, rng, seats=(2, 6))
         try:
             view = locate_table(
                 rendered.image, pack.tile_mm, layout, config, boards=pack.boards.get("front")
