@@ -118,11 +118,13 @@ class CellNet:
             b = _normalised(raw[n:])
             board[on_board] = _paired(x[on_board], b, self.window, self.misfit, self.sharpness)
         kind = np.eye(3, dtype=np.float32)[np.asarray(kinds, np.intp)]
+        # A cell with no board look was learnt with a blank one: every place a misfit of 1.
+        blank = _agreement(np.zeros((1, self.window**2), np.float32), self.misfit, self.sharpness)
         aux_in = np.concatenate(
             [
                 crop_raw.mean(axis=(2, 3)),
                 scores.max(axis=1, keepdims=True),
-                np.nan_to_num(board, nan=0.0)[:, None],
+                np.where(np.isnan(board), blank[0], board)[:, None],
                 kind,
             ],
             axis=1,

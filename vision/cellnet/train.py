@@ -302,6 +302,37 @@ def kept(cells: PackCells) -> PackCells:
     return replace(cells, raw=raw, pictures=cells.pictures[:0])
 
 
+def write_check(embed: Embed, head: Head, cells: PackCells, out: Path, tiles: int = 4) -> None:
+    """`cellnet-check.npz` beside the network: a few held-out cells, the pictures of `tiles`
+    of their pack's tiles in four rotations, and the probabilities this learning's own code
+    gives them, which the run-time reader (OpenCV's dnn and numpy) must give too
+    (tests/vision/cellnet/test_check.py)."""
+    embed.eval()
+    rng = np.random.default_rng(1)
+    chosen = np.arange(tiles)
+    board = np.flatnonzero(cells.kinds == 1)[:6]
+    idx = np.concatenate([np.flatnonzero(cells.kinds != 1)[:10], board])
+    refs = references(cells, rng, taught=True, tiles=chosen)
+    kinds = torch.from_numpy(cells.kinds[idx].astype(np.int64))
+    with torch.no_grad():
+        crop_maps, board_maps, ref_maps = embedded(
+            embed, to_tensor(cells.crops[idx]), to_tensor(cells.boards[idx]), kinds, to_tensor(refs)
+        )
+        p = head(crop_maps, ref_maps, board_maps, kinds).softmax(dim=1).numpy()
+    k = len(refs)
+    same = cells.same[: 4 * tiles, : 4 * tiles]
+    np.savez_compressed(
+        out / "cellnet-check.npz",
+        crops=cells.crops[idx],
+        kinds=cells.kinds[idx],
+        boards=cells.boards[idx],
+        refs=refs,
+        same=same,
+        probabilities=p.astype(np.float32),
+        candidates=np.array(k),
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="./dev train", description="draw the learning cells and learn the cell network"
@@ -383,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         "validation": evaluate(embed, head, vals, args.seed),
     }
     export(embed, head, args.out, card)
+    write_check(embed, head, vals[0], args.out)
     torch.save(
         {"embed": embed.state_dict(), "head": head.state_dict()}, args.data / "checkpoint.pt"
     )

@@ -517,7 +517,7 @@ def _read_located(
         tuple(warnings),
         view.shape,
         timings,
-        dict(zip(slots, matches, strict=False)),
+        dict(zip(slots, matches, strict=True)) if matches else {},
         cut,
         {area: hidden[area] for area in (DISPLAY, *sorted(view.seats)) if area in hidden},
     )
