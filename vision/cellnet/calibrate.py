@@ -194,7 +194,7 @@ def calibrate(
     for i in range(tables):
         if progress:
             progress(i, tables)
-        parts.append(draw_box_cells(pack, 1, rng))
+        parts.append(draw_box_cells(pack, 1, rng, px=net.px))
     if progress:
         progress(tables, tables)
     sure_parts, wrong_parts, named_parts, table_parts = [], [], [], []

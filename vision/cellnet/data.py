@@ -40,8 +40,6 @@ __all__ = [
 #: Labels that are not a tile.
 EMPTY = -1
 COVERED = -2
-#: Pictures are kept at twice the network's side, to be spoiled and shrunk while learning.
-PICTURE_PX = 128
 ROTATIONS = (0, 90, 180, 270)
 #: Packs of these seeds are drawn in `varied_look` (symbols smaller, and some barely standing
 #: out from their ground), all others in `random_look` (the held-out packs among them).
@@ -52,10 +50,11 @@ VARIED_SEEDS = range(600, 900)
 class PackCells:
     """One pack's learning cells.
 
-    crops: (N, NET_PX, NET_PX, 3) uint8; kinds: 0 display, 1 board, 2 storage; boards: the
-    empty board's look of each board cell (zeros elsewhere); tiles: index into `tile_ids`
-    or EMPTY / COVERED; rotations: the tile's rotation; pictures: (T, PICTURE_PX,
-    PICTURE_PX, 3), each tile's picture upright in the crop geometry, as the pack has it
+    crops: (N, px, px, 3) uint8 (the network's side, NET_PX when drawn for learning); kinds:
+    0 display, 1 board, 2 storage; boards: the empty board's look of each board cell (zeros
+    elsewhere); tiles: index into `tile_ids` or EMPTY / COVERED; rotations: the tile's
+    rotation; pictures: (T, 2 px, 2 px, 3), each tile's picture upright in the crop geometry,
+    as the pack has it
     (raw: not yet spoiled); same: (4T, 4T) bool, candidates (tile, rotation) that mean the
     same; tables: the table each cell comes from."""
 
@@ -154,9 +153,10 @@ def draw_box_cells(
     tables: int,
     rng: np.random.Generator,
     config: VisionConfig | None = None,
+    px: int = NET_PX,
 ) -> PackCells:
     """The cells of `tables` random tables drawn with `pack`'s pictures, photographed by
-    random cameras under random light, cut by the reader's own steps."""
+    random cameras under random light, cut by the reader's own steps, as `px` squares."""
     from vision.box.learning import random_table
     from vision.reader.read import TableNotFound, cell_places, cut_cells, locate_table
     from vision.synthetic.scene import keyed_cells
@@ -170,7 +170,7 @@ def draw_box_cells(
     labels: list[int] = []
     turns: list[int] = []
     table_of: list[int] = []
-    blank = np.zeros((NET_PX, NET_PX, 3), np.uint8)
+    blank = np.zeros((px, px, 3), np.uint8)
     layout = pack.catalogue.board("front")
     for table in range(tables):
         scene, rendered = random_table(pack, rng, seats=(2, 6))
@@ -191,10 +191,12 @@ def draw_box_cells(
             storage = slot[1] < 0
             if storage and not scene.storage_cards:
                 continue  # the bare table's slot is weighed by the table round it
-            crops.append(net_crop(crop, place.crop_mm, pack.tile_mm))
+            crops.append(net_crop(crop, place.crop_mm, pack.tile_mm, px))
             kinds.append(0 if slot[0] == "display" else 2 if storage else 1)
             look = place.ref
-            boards.append(blank if look is None else net_crop(look, place.crop_mm, pack.tile_mm))
+            boards.append(
+                blank if look is None else net_crop(look, place.crop_mm, pack.tile_mm, px)
+            )
             if slot in rendered.covered:
                 labels.append(COVERED)
                 turns.append(0)
@@ -206,8 +208,8 @@ def draw_box_cells(
                 turns.append(cell.rotation % 360)
             table_of.append(table)
     raw = tuple(np.asarray(pack.tiles[t], np.uint8) for t in tile_ids)
-    pictures = np.stack([net_picture(p, pack.tile_mm, PICTURE_PX) for p in raw])
-    empty = np.zeros((0, NET_PX, NET_PX, 3), np.uint8)
+    pictures = np.stack([net_picture(p, pack.tile_mm, 2 * px) for p in raw])
+    empty = np.zeros((0, px, px, 3), np.uint8)
     return PackCells(
         name=pack.name,
         tile_ids=tile_ids,

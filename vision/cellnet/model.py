@@ -58,6 +58,8 @@ class CellNet:
         self.digest = hashlib.blake2b(onnx.read_bytes() + text.encode(), digest_size=8).hexdigest()
         h = meta["head"]
         self.card = meta.get("card", {})
+        #: The side (px) of the squares the network takes (vision.cellnet.geometry).
+        self.px = int(h["px"])
         self.features = int(h["features"])
         self.cells = int(h["cells"])
         self.window = int(h["window"])
@@ -70,7 +72,7 @@ class CellNet:
         self._lock = threading.Lock()
 
     def maps(self, images: Sequence[Image], batch: int = 64) -> Floats:
-        """(N, D, c, c) feature maps of NET_PX squares (BGR uint8)."""
+        """(N, D, c, c) feature maps of `px` squares (BGR uint8)."""
         if not images:
             return np.zeros((0, self.features, self.cells, self.cells), np.float32)
         out = []
@@ -85,7 +87,7 @@ class CellNet:
         """Every tile picture of a pack embedded in its four rotations."""
         tile_ids = tuple(t.id for t in catalogue if t.id in tiles)
         squares = [
-            turned(net_picture(np.asarray(tiles[t], np.uint8), catalogue.tile_mm), r)
+            turned(net_picture(np.asarray(tiles[t], np.uint8), catalogue.tile_mm, self.px), r)
             for t in tile_ids
             for r in ROTATIONS
         ]
@@ -105,7 +107,7 @@ class CellNet:
     ) -> Floats:
         """(N, 4T + 3): each crop's probabilities over [candidates..., empty board, empty,
         covered]. `crops` and `boards` (the empty board's look of a board cell, else None)
-        are NET_PX squares in the network's geometry (vision.cellnet.geometry.net_crop)."""
+        are `px` squares in the network's geometry (vision.cellnet.geometry.net_crop)."""
         n = len(crops)
         on_board = [i for i in range(n) if kinds[i] == BOARD_CELL and boards[i] is not None]
         looks = [look for i in on_board if (look := boards[i]) is not None]

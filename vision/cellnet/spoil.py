@@ -65,7 +65,8 @@ def spoil_crop(crop: Image, rng: np.random.Generator) -> Image:
             ]
         )
     if rng.random() < 0.3:
-        x = np.asarray(cv2.GaussianBlur(x, (0, 0), float(rng.uniform(0.4, 1.3))), np.float32)
+        sigma = float(rng.uniform(0.4, 1.3)) * n / 64  # 0.35-1.15 mm
+        x = np.asarray(cv2.GaussianBlur(x, (0, 0), sigma), np.float32)
     if rng.random() < 0.5:  # shot noise grows with brightness, read noise does not
         shot = rng.uniform(0.0, 0.02)
         read = rng.uniform(0.0, 0.02)
@@ -79,14 +80,20 @@ def spoil_crop(crop: Image, rng: np.random.Generator) -> Image:
     return out
 
 
-def scanned_picture(raw: Image, tile_mm: float, rng: np.random.Generator) -> Image:
+def scanned_picture(
+    raw: Image, tile_mm: float, rng: np.random.Generator, px: int = NET_PX
+) -> Image:
     """A pack picture as a scanner gives it: sharp, its colours a little off."""
     x = raw.astype(np.float32) * _cast(rng, 0.04) * float(np.exp(rng.normal(0.0, 0.08)))
-    return net_picture(np.clip(x, 0, 255).astype(np.uint8), tile_mm, NET_PX)
+    return net_picture(np.clip(x, 0, 255).astype(np.uint8), tile_mm, px)
 
 
 def taught_picture(
-    raw: Image, tile_mm: float, rng: np.random.Generator, light: NDArray[np.float32]
+    raw: Image,
+    tile_mm: float,
+    rng: np.random.Generator,
+    light: NDArray[np.float32],
+    px: int = NET_PX,
 ) -> Image:
     """A pack picture as teaching through the table camera gives it: the tile at 1.5-4 px/mm,
     soft, noisy, JPEG, under `light` (per-channel gains shared by one teaching session), cut
@@ -107,4 +114,4 @@ def taught_picture(
     out: Image = np.clip(x * 255.0 + 0.5, 0, 255).astype(np.uint8)
     if rng.random() < 0.7:
         out = _jpeg(out, int(rng.integers(50, 96)))
-    return net_picture(out, tile_mm, NET_PX)
+    return net_picture(out, tile_mm, px)

@@ -29,7 +29,7 @@ from torch import Tensor, nn
 from companion.progress import terminal_progress
 from vision.box.cache import cache_dir
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_cells
-from vision.cellnet.geometry import FEATURE_CELLS, REF_WINDOW
+from vision.cellnet.geometry import FEATURE_CELLS, NET_PX, REF_WINDOW
 from vision.cellnet.spoil import scanned_picture, spoil_crop, taught_picture
 
 FEATURES = 32
@@ -41,7 +41,8 @@ REF_TILES = 24
 
 
 class Embed(nn.Module):
-    """(N, 3, 64, 64) BGR 0-255 -> (N, FEATURES, 8, 8). Brightness is divided out first."""
+    """(N, 3, NET_PX, NET_PX) BGR 0-255 -> (N, FEATURES, NET_PX / 8, NET_PX / 8). Brightness
+    is divided out first."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -85,7 +86,8 @@ def agreement(cos: Tensor, alpha: Tensor) -> Tensor:
 
 def shifted_scores(crops: Tensor, refs: Tensor, alpha: Tensor) -> Tensor:
     """(N, K): best over 3 x 3 shifts of the `agreement` between a crop's map and the middle
-    (REF_WINDOW square) of each reference's map. Both (., D, 8, 8), normalised."""
+    (REF_WINDOW square) of each reference's map. Both (., D, FEATURE_CELLS, FEATURE_CELLS),
+    normalised."""
     w = REF_WINDOW
     window = refs[:, :, 1 : 1 + w, 1 : 1 + w].flatten(2)  # (K, D, L)
     best: Tensor | None = None
@@ -206,7 +208,7 @@ def references(
     tiles: np.ndarray | None = None,
     mix: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(4T, 64, 64, 3): the pictures of `tiles` (all the pack's if None) in their four
+    """(4T, NET_PX, NET_PX, 3): the pictures of `tiles` (all the pack's if None) in their four
     rotations, as scanned or taught."""
     light = np.exp(rng.normal(0.0, 0.15, 3)).astype(np.float32) * float(np.exp(rng.normal(0, 0.2)))
     out: list[np.ndarray] = []
@@ -273,7 +275,7 @@ def loss_of(embed: Embed, head: Head, batch: Batch) -> tuple[Tensor, Tensor]:
 
 def export(embed: Embed, head: Head, out: Path, card: dict[str, Any]) -> None:
     embed.eval()
-    dummy = torch.zeros(2, 3, 64, 64)
+    dummy = torch.zeros(2, 3, NET_PX, NET_PX)
     onnx_path = out / "cellnet.onnx"
     torch.onnx.export(
         embed,
@@ -285,7 +287,7 @@ def export(embed: Embed, head: Head, out: Path, card: dict[str, Any]) -> None:
         opset_version=13,
         dynamo=False,
     )
-    meta = {"features": FEATURES, "cells": FEATURE_CELLS, "window": REF_WINDOW, **head.to_json()}
+    meta = {"px": NET_PX, "features": FEATURES, "cells": FEATURE_CELLS, "window": REF_WINDOW, **head.to_json()}
     (out / "cellnet.json").write_text(json.dumps({"head": meta, "card": card}, indent=1) + "\n")
 
 
@@ -300,6 +302,31 @@ def kept(cells: PackCells) -> PackCells:
         for picture in cells.raw
     )
     return replace(cells, raw=raw, pictures=cells.pictures[:0])
+
+
+class ResidentPacks:
+    """The learning packs, `size` of them in memory at a time (all of them would not fit: a
+    pack's cells at 96 px take some 20 MB): a step draws one of the resident packs, and every
+    `swap_every` steps the longest resident gives way to the next pack of a seeded order, so
+    every pack is learnt from in turn."""
+
+    def __init__(
+        self, files: list[Path], size: int, swap_every: int, rng: np.random.Generator
+    ) -> None:
+        self.order = [files[int(i)] for i in rng.permutation(len(files))]
+        self.size = min(size, len(files))
+        self.swap_every = swap_every
+        self.resident = [kept(PackCells.load(p)) for p in self.order[: self.size]]
+        self.next = self.size % len(self.order)
+        self.oldest = 0
+        self.cells = 0
+
+    def draw(self, step: int, rng: np.random.Generator) -> PackCells:
+        if step and step % self.swap_every == 0 and len(self.order) > self.size:
+            self.resident[self.oldest] = kept(PackCells.load(self.order[self.next]))
+            self.oldest = (self.oldest + 1) % self.size
+            self.next = (self.next + 1) % len(self.order)
+        return self.resident[int(rng.integers(self.size))]
 
 
 def write_check(embed: Embed, head: Head, cells: PackCells, out: Path, tiles: int = 4) -> None:
@@ -340,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--data",
         type=Path,
-        default=cache_dir() / "cellnet-data",
+        default=cache_dir() / f"cellnet-data-{NET_PX}",
         help="where the drawn cells are kept (a pack already drawn there is not drawn again)",
     )
     parser.add_argument(
@@ -354,6 +381,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=4000, help="learning steps")
     parser.add_argument("--batch", type=int, default=64, help="cells a step")
     parser.add_argument("--seed", type=int, default=0, help="the learning's random seed")
+    parser.add_argument(
+        "--resident", type=int, default=200, help="learning packs held in memory at a time"
+    )
+    parser.add_argument(
+        "--swap-every",
+        type=int,
+        default=4,
+        help="steps between one resident pack giving way to the next",
+    )
     parser.add_argument(
         "--init",
         type=Path,
@@ -371,9 +407,12 @@ def main(argv: list[str] | None = None) -> int:
     val_files = draw_cells(args.data / "val", val_seeds, args.tables, progress=shown)
     if shown is not None:
         shown.finish()
-    packs = [kept(PackCells.load(p)) for p in train_files]
+    packs = ResidentPacks(train_files, args.resident, args.swap_every, rng)
     vals = [kept(PackCells.load(p)) for p in val_files]
-    print(f"{len(packs)} packs, {sum(len(p.tiles) for p in packs)} cells", flush=True)
+    drawn = {p.crops.shape[1] for p in packs.resident + vals if len(p.crops)}
+    if drawn - {NET_PX}:
+        parser.error(f"{args.data} holds cells of {sorted(drawn)} px, not the network's {NET_PX}")
+    print(f"{len(train_files)} packs, {packs.size} in memory at a time", flush=True)
     embed, head = Embed(), Head()
     if args.init is not None:
         state = torch.load(args.init)
@@ -387,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         for group in opt.param_groups:
             group["lr"] = lr
         embed.train()
-        cells = packs[int(rng.integers(len(packs)))]
+        cells = packs.draw(step, rng)
         batch = make_batch(cells, rng, args.batch, spoil=True)
         loss, right = loss_of(embed, head, batch)
         opt.zero_grad()
@@ -402,14 +441,19 @@ def main(argv: list[str] | None = None) -> int:
         if (step + 1) % 500 == 0 and step + 1 < args.steps:
             args.out.mkdir(parents=True, exist_ok=True)
             export(embed, head, args.out, {"steps": step + 1, "partial": True})
+            torch.save(
+                {"embed": embed.state_dict(), "head": head.state_dict()},
+                args.data / "checkpoint-partial.pt",
+            )
             print("val", evaluate(embed, head, vals, args.seed), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     card = {
         "steps": args.steps,
         "batch": args.batch,
         "seed": args.seed,
-        "train_packs": len(packs),
-        "train_cells": int(sum(len(p.tiles) for p in packs)),
+        "train_packs": len(train_files),
+        "resident": packs.size,
+        "swap_every": packs.swap_every,
         "seconds": round(time.time() - start),
         "validation": evaluate(embed, head, vals, args.seed),
     }

@@ -790,8 +790,11 @@ def net_reads(
         DISPLAY_CELL if slot[0] == DISPLAY else STORAGE_CELL if slot[1] < 0 else BOARD_CELL
         for slot in slots
     ]
-    squares = [net_crop(c, c.shape[0] / ppm, pack.tile_mm) for c in crops]
-    boards = [None if r is None else net_crop(r, r.shape[0] / ppm, pack.tile_mm) for r in refs]
+    px = net.px
+    squares = [net_crop(c, c.shape[0] / ppm, pack.tile_mm, px) for c in crops]
+    boards = [
+        None if r is None else net_crop(r, r.shape[0] / ppm, pack.tile_mm, px) for r in refs
+    ]
     p = net.probabilities(squares, kinds, boards, box)
     return [read for read, _sure in net.answers(p, box, threshold)]
 

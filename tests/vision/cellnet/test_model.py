@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from vision.box.pack import Pack
-from vision.cellnet.geometry import MARGIN_GREY, NET_PX, net_picture, turned
+from vision.cellnet.geometry import MARGIN_GREY, net_picture, turned
 from vision.cellnet.model import BOARD_CELL, DISPLAY_CELL, ROTATIONS, STORAGE_CELL, cell_net
 
 
 def _on_the_mat(picture: np.ndarray, tile_mm: float) -> np.ndarray:
     """A tile picture laid on the white mat, as a crop in the network's geometry."""
-    square = net_picture(picture, tile_mm)
+    square = net_picture(picture, tile_mm, cell_net().px)
     margin = np.all(square == MARGIN_GREY, axis=2)
     square[margin] = 240
     return square
@@ -21,7 +21,7 @@ def test_every_crop_gets_a_distribution_over_every_answer(pack_random: Pack) -> 
     net = cell_net()
     box = net.pictures(dict(pack_random.tiles), pack_random.catalogue)
     rng = np.random.default_rng(0)
-    crops = [rng.integers(0, 256, (NET_PX, NET_PX, 3), dtype=np.uint8) for _ in range(5)]
+    crops = [rng.integers(0, 256, (net.px, net.px, 3), dtype=np.uint8) for _ in range(5)]
     kinds = [DISPLAY_CELL, BOARD_CELL, STORAGE_CELL, BOARD_CELL, DISPLAY_CELL]
     boards = [None, crops[0], None, None, None]
     p = net.probabilities(crops, kinds, boards, box)
