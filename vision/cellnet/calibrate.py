@@ -26,15 +26,23 @@ from vision.box.pack import Pack
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells
 from vision.cellnet.model import BoxPictures, CellNet
 
-__all__ = ["Calibration", "calibrate", "calibration_for", "choose_threshold", "upper_bound"]
+__all__ = [
+    "Calibration",
+    "calibrate",
+    "calibration_for",
+    "choose_threshold",
+    "design_effect",
+    "upper_bound",
+]
 
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
 class Calibration:
     """The threshold and what it rests on: `cells` of `tables` tables, `answered` of them
-    answered at the threshold with `wrong` wrong, and the wrong-rate's upper bound there."""
+    answered at the threshold with `wrong` wrong, and the wrong-rate's upper bound there
+    (its counts divided by `design_effect`, the tables' clustering there)."""
 
     threshold: float
     target: float
@@ -44,6 +52,7 @@ class Calibration:
     tables: int
     answered: int
     wrong: int
+    design_effect: float = 1.0
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, **asdict(self)})
@@ -92,24 +101,30 @@ def binomial_upper(wrong: float, n: float, confidence: float) -> float:
     return hi
 
 
-def upper_bound(wrong: NDArray[np.int64], answered: NDArray[np.int64], confidence: float) -> float:
-    """The upper bound on the wrong-rate of answered cells, per-table counts given: the
-    binomial bound on counts shrunk by the design effect of the tables (cells of one table
-    err together: the ratio's variance over tables against the binomial one)."""
+def design_effect(wrong: NDArray[np.int64], answered: NDArray[np.int64]) -> float:
+    """How much the tables' clustering widens the wrong-rate's variance, per-table counts
+    given (cells of one table err together): the ratio estimator's variance over tables
+    against the binomial one, never below 1 (1 with no wrong answer or one table)."""
     n = float(answered.sum())
     k = float(wrong.sum())
+    tables = int((answered > 0).sum())
+    if n <= 0 or k <= 0 or tables <= 1:
+        return 1.0
+    r = k / n
+    resid = wrong - r * answered
+    clustered = tables / (tables - 1) * float((resid**2).sum()) / n**2
+    binomial = r * (1 - r) / n
+    return max(1.0, clustered / binomial) if binomial > 0 else 1.0
+
+
+def upper_bound(wrong: NDArray[np.int64], answered: NDArray[np.int64], confidence: float) -> float:
+    """The upper bound on the wrong-rate of answered cells, per-table counts given: the
+    binomial bound on counts shrunk by the tables' design effect."""
+    n = float(answered.sum())
     if n <= 0:
         return 1.0
-    deff = 1.0
-    tables = int((answered > 0).sum())
-    if k > 0 and tables > 1:
-        r = k / n
-        resid = wrong - r * answered
-        clustered = tables / (tables - 1) * float((resid**2).sum()) / n**2
-        binomial = r * (1 - r) / n
-        if binomial > 0:
-            deff = max(1.0, clustered / binomial)
-    return binomial_upper(k / deff, n / deff, confidence)
+    deff = design_effect(wrong, answered)
+    return binomial_upper(float(wrong.sum()) / deff, n / deff, confidence)
 
 
 def choose_threshold(
@@ -215,6 +230,9 @@ def calibrate(
     threshold, bound, answered, wrong_count = choose_threshold(
         sure, wrong, named, table, target, confidence
     )
+    chosen = named & (sure >= threshold)
+    per_table = np.bincount(table[chosen], minlength=len(parts)).astype(np.int64)
+    per_wrong = np.bincount(table[chosen & wrong], minlength=len(parts)).astype(np.int64)
     return Calibration(
         threshold=threshold,
         target=target,
@@ -224,6 +242,7 @@ def calibrate(
         tables=len(sure_parts),
         answered=answered,
         wrong=wrong_count,
+        design_effect=design_effect(per_wrong, per_table),
     )
 
 
