@@ -177,9 +177,12 @@ def same_answer(read: CellRead, truth: CellRead, catalogue: Catalogue) -> bool:
     return seen == catalogue.meaning(truth.tile).rotated(truth.rotation)
 
 
-def proposals(view: TableView, model: TileModel) -> dict[Any, CellRead | None]:
+def proposals(view: TableView, model: TileModel | None) -> dict[Any, CellRead | None]:
     """What the matcher proposed for each cell of a read (vision.reader.read.TableView.matches),
-    by slot: the tile it weighed last, or None."""
+    by slot: the tile it weighed last, or None; nothing when the cell network read it (no
+    templates, no matches)."""
+    if model is None:
+        return {}
     return {
         slot: None
         if m.proposal is None
