@@ -172,7 +172,12 @@ def run(args: argparse.Namespace) -> int:
         book = LessonBook(table.state_dir / LESSONS_DIR, pack)
         lessons = book.load()
         if lessons is not None:
-            log.info("%d cells this table labelled revise its judge", len(lessons))
+            log.info(
+                "%d cells this table labelled revise its judge; %d crops join the cell "
+                "network's calibration",
+                len(lessons),
+                len(lessons.cells),
+            )
         corrections = CorrectionLessons(book, pack, side=table.side)
         session.listeners.on_correction.append(corrections.corrected)
         incremental = IncrementalReader(pack, side=table.side, lessons=lessons)

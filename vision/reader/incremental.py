@@ -660,6 +660,7 @@ class IncrementalReader:
             base.hidden,
             base.patches,
             frames,
+            # The cells read again are cut first (the display companions' crops follow).
             {**base.crops, **dict(zip(fresh, crops, strict=False))},
         )
         table = _table(view, reads, ship, base.hidden, pack, self.side)
