@@ -15,7 +15,8 @@ where it lies and its truth), appended and synced like the journal's lines. A ce
 network has no matcher figures: its line holds the crop alone. At the next start the service
 hands the book's lessons to the reader: for each kind of cell in them, the judge's
 probabilities of cells of that kind are revised by what the table said (`CellJudge.taught`);
-with the cell network, the crops join the box's calibration (vision.cellnet.calibrate). A
+with the cell network, the taught frames' crops join the box's calibration
+(vision.cellnet.calibrate; a correction's are kept, not counted: `SAMPLED_SOURCES`). A
 line that cannot be read (a torn last line, figures of another judge version) is passed over,
 its crop kept when that can be read.
 """
@@ -77,6 +78,11 @@ LESSONS_DIR = "lessons"
 CELL_VERSION = 1
 #: Where a cell lies, as the cell network tells cells apart.
 CELL_KINDS = ("display", "board", "storage")
+#: The sources whose cells are a sample of the table's cells, every labelled cell of a
+#: frame kept whether the reader named it right or not: a taught frame. A correction is
+#: there because the reader was wrong (or unsure), so its cells would overstate the
+#: wrong-rate of a calibration they joined; they are kept, not counted.
+SAMPLED_SOURCES = frozenset({"teach"})
 
 Slot = tuple[Any, int, int]  # (area, row, col); a seat's storage is (seat, -1, 0)
 
@@ -86,7 +92,8 @@ class CellLesson:
     """A labelled cell as the cell network reads it: its crop as the reader cut it (square,
     north up, `crop_mm` a side), its kind (CELL_KINDS), for a board cell its (row, col) on
     the board's `side` (the empty board's look there is cut from the pack), and its truth
-    (a tile and its rotation, or empty)."""
+    (a tile and its rotation, or empty); `sampled` when its source is one of
+    SAMPLED_SOURCES (it may join the box's calibration)."""
 
     crop: NDArray[np.uint8]
     crop_mm: float
@@ -94,6 +101,7 @@ class CellLesson:
     cell: tuple[int, int]
     side: str
     truth: CellRead
+    sampled: bool
 
 
 @dataclass(frozen=True)
@@ -126,16 +134,23 @@ class Lesson:
 
 
 def cell_lesson(
-    crop: NDArray[np.uint8], slot: Slot, truth: CellRead, side: str, px_per_mm: float
+    crop: NDArray[np.uint8],
+    slot: Slot,
+    truth: CellRead,
+    side: str,
+    px_per_mm: float,
+    source: str,
 ) -> CellLesson | None:
-    """The crop of `slot` (cut at `px_per_mm`) labelled `truth`; None for an unknown truth."""
+    """The crop of `slot` (cut at `px_per_mm`) labelled `truth` by `source`; None for an
+    unknown truth."""
     if truth.unknown:
         return None
     area, row, col = slot
     kind = "display" if area == "display" else "storage" if row < 0 else "board"
     at = (row, col) if kind == "board" else (0, 0)
     crop = np.ascontiguousarray(crop, np.uint8)
-    return CellLesson(crop, crop.shape[0] / px_per_mm, kind, at, side, truth)
+    sampled = source in SAMPLED_SOURCES
+    return CellLesson(crop, crop.shape[0] / px_per_mm, kind, at, side, truth, sampled)
 
 
 def lesson(
@@ -168,7 +183,7 @@ def labelled(
     """The lesson of a cell truly holding `truth`, from what its read left: the matcher's
     `match` (with its `model`) for the judge, its `crop` for the cell network; None when
     neither is there or the truth is unknown."""
-    cell = None if crop is None else cell_lesson(crop, slot, truth, side, px_per_mm)
+    cell = None if crop is None else cell_lesson(crop, slot, truth, side, px_per_mm, source)
     item = (
         None if match is None or model is None else lesson(match, truth, model, catalogue, source)
     )
@@ -236,7 +251,7 @@ class LessonBook:
                 skipped += 1
                 continue
             item = _parse(data)
-            cell = _parse_cell(data.get("cell"))
+            cell = _parse_cell(data.get("cell"), data.get("source"))
             if item is None and cell is None:
                 skipped += 1
             elif item is not None:
@@ -289,8 +304,9 @@ def _line(item: Lesson) -> dict[str, Any]:
     return out
 
 
-def _parse_cell(data: Any) -> CellLesson | None:
-    """A line's crop (`_line`), or None when it has none or it cannot be read."""
+def _parse_cell(data: Any, source: Any) -> CellLesson | None:
+    """A line's crop (`_line`) labelled by `source`, or None when it has none or it cannot
+    be read."""
     if not isinstance(data, Mapping) or data.get("version") != CELL_VERSION:
         return None
     try:
@@ -313,7 +329,8 @@ def _parse_cell(data: Any) -> CellLesson | None:
         truth = CellRead(tile, rotation % 360, 1.0)
     else:
         return None
-    return CellLesson(np.asarray(crop, np.uint8), crop_mm, kind, (row, col), side, truth)
+    sampled = isinstance(source, str) and source in SAMPLED_SOURCES
+    return CellLesson(np.asarray(crop, np.uint8), crop_mm, kind, (row, col), side, truth, sampled)
 
 
 def _parse(data: Mapping[str, Any]) -> tuple[list[float], int, str] | None:

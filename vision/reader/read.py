@@ -297,8 +297,9 @@ def box_models(
         net = cell_net()
         box = box_pictures(net, pack)
         taught = None
-        if lessons is not None and lessons.cells:
-            taught = lesson_grades(net, box, lesson_cells(lessons.cells, pack, box, config))
+        sampled = [] if lessons is None else [c for c in lessons.cells if c.sampled]
+        if sampled:
+            taught = lesson_grades(net, box, lesson_cells(sampled, pack, box, config))
         calibration = calibration_for(
             net,
             box,

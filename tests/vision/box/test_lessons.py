@@ -265,6 +265,8 @@ def test_a_cell_read_by_the_network_is_kept_with_its_crop(
     assert [c.truth for c in got.cells] == [CellRead(tile, 90), EMPTY, CellRead(tile, 270)]
     assert np.array_equal(got.cells[0].crop, crops["display", 1, 2])
     assert got.cells[2].crop_mm == pytest.approx(140 / 2.0)
+    # Corrections are chosen by the reader's mistakes: no sample for a calibration.
+    assert not any(c.sampled for c in got.cells)
     # A torn line is passed over; a line of another judge version keeps its crop.
     first = json.loads(book.path.read_text().splitlines()[0])
     with book.path.open("a") as out:

@@ -62,7 +62,7 @@ def _answered(pack: Pack, seed: int) -> list[tuple[CellLesson, float]]:
     box = box_pictures(net, pack)
     out = []
     for crop, slot, read in zip(crops, slots, reads, strict=True):
-        item = cell_lesson(crop, slot, read, "front", NET.crops.px_per_mm)
+        item = cell_lesson(crop, slot, read, "front", NET.crops.px_per_mm, "teach")
         if item is not None:
             out.append(item)
     grades = lesson_grades(net, box, lesson_cells(out, pack, box, NET))
@@ -112,7 +112,7 @@ def test_the_network_s_models_learn_no_templates_and_lessons_join_the_calibratio
     assert agreed.tables == 5 and agreed.cells == before.cells + len(agreeing)
     assert agreed.bound <= 0.05 and agreed.wrong <= before.wrong
 
-    # The host says a cell the network named surely is another tile.
+    # A taught frame says a cell the network named surely is another tile.
     named, sure = max(
         ((item, sure) for item, sure in answered if item.truth.tile is not None),
         key=lambda pair: pair[1],
@@ -124,8 +124,13 @@ def test_the_network_s_models_learn_no_templates_and_lessons_join_the_calibratio
         t for t in box_pictures(cell_net(), pack_random).tile_ids if meaning(t) != meaning(tile)
     )
     wrong = replace(named, truth=CellRead(other, 0))
+    assert wrong.sampled
     corrected = box_models(pack_random, NET, _lessons([wrong]), cache=tmp_path).calibration
     assert corrected is not None and corrected.threshold > before.threshold
+    # The host's correction of the same cell is no sample of the table's cells: not counted.
+    correction = replace(wrong, sampled=False)
+    kept = box_models(pack_random, NET, _lessons([correction]), cache=tmp_path).calibration
+    assert kept == before
 
     # The reader of a table hands its lessons on, and what is kept stays the renders' own.
     with TableReader(pack_random, config=NET, lessons=_lessons([wrong]), cache=tmp_path) as reader:
