@@ -172,8 +172,13 @@ def run(args: argparse.Namespace) -> int:
         book = LessonBook(table.state_dir / LESSONS_DIR, pack)
         lessons = book.load()
         if lessons is not None:
-            log.info("%d cells this table labelled revise its judge", len(lessons))
-        corrections = CorrectionLessons(book, pack)
+            log.info(
+                "%d cells this table labelled revise its judge; %d crops join the cell "
+                "network's calibration",
+                len(lessons),
+                len(lessons.cells),
+            )
+        corrections = CorrectionLessons(book, pack, side=table.side)
         session.listeners.on_correction.append(corrections.corrected)
         incremental = IncrementalReader(pack, side=table.side, lessons=lessons)
         reader = _ServiceReader(incremental, lens_watch, session, corrections)
@@ -302,7 +307,7 @@ def _refuse_without_pack(image: Any) -> Any:
 class _ServiceReader:
     """The incremental reader (vision.reader.incremental); after each whole read, the lens watch
     says whether the markers ask for another lens_k; after each read, the corrections'
-    lessons keep its matches (a host's correction of one of its cells is a lesson)."""
+    lessons keep its matches and crops (a host's correction of one of its cells is a lesson)."""
 
     def __init__(self, reader: Any, lens_watch: Any, session: Session, corrections: Any) -> None:
         self.reader = reader
@@ -315,7 +320,7 @@ class _ServiceReader:
 
     def read_turn(self, image: Any, seats: Any = ()) -> Any:
         read = self.reader.read_turn(image, seats)
-        self.corrections.seen(read, self.reader.matches)
+        self.corrections.seen(read, self.reader.matches, self.reader.crops)
         view = self.reader.view
         if self.reader.report.kind == "whole" and view is not None:
             hint = self.lens_watch.hint(view.markers, image.shape[1], image.shape[0])

@@ -20,6 +20,11 @@ BENCHES: tuple[tuple[str, str, str], ...] = (
         "each pack's learnt judge, weighed out of fold: log-loss, calibration, cells answered",
     ),
     (
+        "calibration",
+        "app.bench.calibration",
+        "each box's cell-network calibration: threshold, stated wrong-rate bound, cells and tables",
+    ),
+    (
         "changes",
         "app.bench.changes",
         "rendered turns: changed cells the incremental read takes as unchanged, its speed",

@@ -177,9 +177,12 @@ def same_answer(read: CellRead, truth: CellRead, catalogue: Catalogue) -> bool:
     return seen == catalogue.meaning(truth.tile).rotated(truth.rotation)
 
 
-def proposals(view: TableView, model: TileModel) -> dict[Any, CellRead | None]:
+def proposals(view: TableView, model: TileModel | None) -> dict[Any, CellRead | None]:
     """What the matcher proposed for each cell of a read (vision.reader.read.TableView.matches),
-    by slot: the tile it weighed last, or None."""
+    by slot: the tile it weighed last, or None; nothing when the cell network read it (no
+    templates, no matches)."""
+    if model is None:
+        return {}
     return {
         slot: None
         if m.proposal is None
@@ -346,6 +349,12 @@ def read_with_true_poses(
     return TableRead(grid, ship, seats)
 
 
+def bench_pack_seed(style: str, seed: int) -> int:
+    """The seed of the `style` pack a benchmark run of seed `seed` draws: a random pack's is
+    1000 + the run's seed (never a pack looked at while tuning), any other style's 0."""
+    return 1000 + seed if style == "random" else 0
+
+
 @contextmanager
 def drawn_pack(style: str, seed: int) -> Iterator[Pack]:
     """A freshly drawn art pack (vision.synthetic.artpacks), deleted afterwards."""
@@ -466,13 +475,13 @@ def run_bench(
     lens_k: float = 0.0,
     straighten: bool = False,
 ) -> list[tuple[str, dict[str, Tally]]]:
-    """Benchmark every style (a random pack's seed is 1000 + the run's seed: never a pack
-    looked at while tuning), read with `config` (the default thresholds unless given), the
-    storage slots on the kit's cards or on the bare table, on a wooden or cloth table; the
-    tables with a mistake kept under `keep_mistakes/<style>` if given (bench_pack)."""
+    """Benchmark every style (its pack drawn with bench_pack_seed), read with `config` (the
+    default thresholds unless given), the storage slots on the kit's cards or on the bare
+    table, on a wooden or cloth table; the tables with a mistake kept under
+    `keep_mistakes/<style>` if given (bench_pack)."""
     out: list[tuple[str, dict[str, Tally]]] = []
     for style in styles:
-        pack_seed = 1000 + seed if style == "random" else 0
+        pack_seed = bench_pack_seed(style, seed)
         keep = (
             None
             if keep_mistakes is None

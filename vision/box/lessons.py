@@ -10,14 +10,20 @@ box differ from all of them. Two kinds of cells are labelled at the table itself
 
 Each is one line of `<state dir>/lessons/<pack digest>.jsonl` (the figures of
 vision.box.judge.FEATURES, the label, the kind of cell: vision.box.judge.proposed_id, where it came
-from), appended and synced like the journal's lines. At the next start the service hands
-the book's lessons to the reader: for each kind of cell in them, the judge's probabilities
-of cells of that kind are revised by what the table said (`CellJudge.taught`). A line
-that cannot be read (a torn last line, figures of another judge version) is passed over.
+from; and for the cell network, `CellLesson`: the cell's crop as the reader cut it, a PNG,
+where it lies and its truth), appended and synced like the journal's lines. A cell read by the
+network has no matcher figures: its line holds the crop alone. At the next start the service
+hands the book's lessons to the reader: for each kind of cell in them, the judge's
+probabilities of cells of that kind are revised by what the table said (`CellJudge.taught`);
+with the cell network, the taught frames' crops join the box's calibration
+(vision.cellnet.calibrate; a correction's are kept, not counted: `SAMPLED_SOURCES`). A
+line that cannot be read (a torn last line, figures of another judge version) is passed over,
+its crop kept when that can be read.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -25,15 +31,16 @@ import os
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from companion.catalogue import Catalogue
-from companion.reading import CellRead, TableRead
+from companion.reading import EMPTY, CellRead, TableRead
 from companion.session import Correction
 from vision.box.judge import (
     EMPTY_CLASS,
@@ -50,10 +57,13 @@ from vision.box.tilemodel import TileModel
 from vision.reader.recognise import CellMatch
 
 __all__ = [
+    "CellLesson",
     "CorrectionLessons",
     "LessonBook",
     "Lessons",
+    "cell_lesson",
     "keep_teach_lessons",
+    "labelled",
     "lesson",
     "teach_lessons",
 ]
@@ -64,17 +74,47 @@ LABELS = {TILE: "tile", EMPTY_CLASS: "empty", NEITHER: "neither"}
 _CODES = {name: code for code, name in LABELS.items()}
 #: The lessons' folder in a state dir (beside the game's journal and the taught packs).
 LESSONS_DIR = "lessons"
+#: The version of a line's crop (`CellLesson`), apart from the judge's figures' VERSION.
+CELL_VERSION = 1
+#: Where a cell lies, as the cell network tells cells apart.
+CELL_KINDS = ("display", "board", "storage")
+#: The sources whose cells are a sample of the table's cells, every labelled cell of a
+#: frame kept whether the reader named it right or not: a taught frame. A correction is
+#: there because the reader was wrong (or unsure), so its cells would overstate the
+#: wrong-rate of a calibration they joined; they are kept, not counted.
+SAMPLED_SOURCES = frozenset({"teach"})
+
+Slot = tuple[Any, int, int]  # (area, row, col); a seat's storage is (seat, -1, 0)
+
+
+@dataclass(frozen=True)
+class CellLesson:
+    """A labelled cell as the cell network reads it: its crop as the reader cut it (square,
+    north up, `crop_mm` a side), its kind (CELL_KINDS), for a board cell its (row, col) on
+    the board's `side` (the empty board's look there is cut from the pack), and its truth
+    (a tile and its rotation, or empty); `sampled` when its source is one of
+    SAMPLED_SOURCES (it may join the box's calibration)."""
+
+    crop: NDArray[np.uint8]
+    crop_mm: float
+    kind: str
+    cell: tuple[int, int]
+    side: str
+    truth: CellRead
+    sampled: bool
 
 
 @dataclass(frozen=True)
 class Lessons:
-    """Labelled cells of one table: figures (N, len(FEATURES)), labels, the tile id each
-    cell's matcher proposed ("" for none), and their digest."""
+    """Labelled cells of one table: for the judge, figures (N, len(FEATURES)), labels and
+    the tile id each cell's matcher proposed ("" for none; its length is theirs); for the
+    cell network, the labelled crops (`cells`); and a digest of all of them."""
 
     features: NDArray[np.float64]
     labels: NDArray[np.intp]
     groups: tuple[str, ...]
     digest: str
+    cells: tuple[CellLesson, ...] = ()
 
     def __len__(self) -> int:
         return int(self.labels.size)
@@ -82,12 +122,35 @@ class Lessons:
 
 @dataclass(frozen=True)
 class Lesson:
-    """One labelled cell."""
+    """One labelled cell: the matcher's figures with the judge's label and kind of cell
+    (None when the matcher did not read it), and its crop for the cell network (None when
+    it was not kept)."""
 
-    features: tuple[float, ...]
+    features: tuple[float, ...] | None
     label: int
     group: str  # the kind of cell (vision.box.judge.proposed_id)
     source: str
+    cell: CellLesson | None = None
+
+
+def cell_lesson(
+    crop: NDArray[np.uint8],
+    slot: Slot,
+    truth: CellRead,
+    side: str,
+    px_per_mm: float,
+    source: str,
+) -> CellLesson | None:
+    """The crop of `slot` (cut at `px_per_mm`) labelled `truth` by `source`; None for an
+    unknown truth."""
+    if truth.unknown:
+        return None
+    area, row, col = slot
+    kind = "display" if area == "display" else "storage" if row < 0 else "board"
+    at = (row, col) if kind == "board" else (0, 0)
+    crop = np.ascontiguousarray(crop, np.uint8)
+    sampled = source in SAMPLED_SOURCES
+    return CellLesson(crop, crop.shape[0] / px_per_mm, kind, at, side, truth, sampled)
 
 
 def lesson(
@@ -106,6 +169,31 @@ def lesson(
     )
 
 
+def labelled(
+    match: CellMatch | None,
+    crop: NDArray[np.uint8] | None,
+    slot: Slot,
+    truth: CellRead,
+    model: TileModel | None,
+    catalogue: Catalogue,
+    source: str,
+    side: str,
+    px_per_mm: float,
+) -> Lesson | None:
+    """The lesson of a cell truly holding `truth`, from what its read left: the matcher's
+    `match` (with its `model`) for the judge, its `crop` for the cell network; None when
+    neither is there or the truth is unknown."""
+    cell = None if crop is None else cell_lesson(crop, slot, truth, side, px_per_mm, source)
+    item = (
+        None if match is None or model is None else lesson(match, truth, model, catalogue, source)
+    )
+    if item is not None:
+        return replace(item, cell=cell)
+    if cell is not None:
+        return Lesson(None, NEITHER, "", source, cell)
+    return None
+
+
 class LessonBook:
     """The lessons one table keeps for one pack: `<directory>/<pack digest>.jsonl`."""
 
@@ -117,19 +205,7 @@ class LessonBook:
     def add(self, lessons: Iterable[Lesson]) -> int:
         """Append lessons (one synced write); returns how many. OSError when it cannot be
         written (a full disk): what was there before is kept whole."""
-        lines = [
-            json.dumps(
-                {
-                    "version": VERSION,
-                    "label": LABELS[item.label],
-                    "group": item.group,
-                    "source": item.source,
-                    "features": [round(v, 6) for v in item.features],
-                }
-            )
-            + "\n"
-            for item in lessons
-        ]
+        lines = [json.dumps(_line(item)) + "\n" for item in lessons]
         if not lines:
             return 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,37 +239,103 @@ class LessonBook:
         rows: list[list[float]] = []
         labels: list[int] = []
         groups: list[str] = []
+        cells: list[CellLesson] = []
         skipped = 0
+        digest = hashlib.blake2b(digest_size=8)
         for line in text.splitlines():
-            item = _parse(line)
-            if item is None:
+            try:
+                data = json.loads(line)
+            except ValueError:
+                data = None
+            if not isinstance(data, Mapping):
                 skipped += 1
                 continue
-            rows.append(item[0])
-            labels.append(item[1])
-            groups.append(item[2])
+            item = _parse(data)
+            cell = _parse_cell(data.get("cell"), data.get("source"))
+            if item is None and cell is None:
+                skipped += 1
+            elif item is not None:
+                rows.append(item[0])
+                labels.append(item[1])
+                groups.append(item[2])
+            if cell is not None:
+                cells.append(cell)
+                digest.update(line.encode())
         if skipped:
             log.warning(
                 "lessons %s: %d lines passed over (torn, or of another judge version)",
                 self.path,
                 skipped,
             )
-        if not rows:
+        if not rows and not cells:
             return None
-        features = np.asarray(rows, np.float64)
+        features = np.asarray(rows, np.float64).reshape(len(rows), len(FEATURES))
         codes = np.asarray(labels, np.intp)
-        digest = hashlib.blake2b(
-            features.tobytes() + codes.tobytes() + "\n".join(groups).encode(), digest_size=8
-        ).hexdigest()
-        return Lessons(features, codes, tuple(groups), digest)
+        digest.update(features.tobytes() + codes.tobytes() + "\n".join(groups).encode())
+        return Lessons(features, codes, tuple(groups), digest.hexdigest(), tuple(cells))
 
 
-def _parse(line: str) -> tuple[list[float], int, str] | None:
-    try:
-        data = json.loads(line)
-    except ValueError:
+def _line(item: Lesson) -> dict[str, Any]:
+    """A lesson's line in the book."""
+    out: dict[str, Any] = {"source": item.source}
+    if item.features is not None:
+        out.update(
+            version=VERSION,
+            label=LABELS[item.label],
+            group=item.group,
+            features=[round(v, 6) for v in item.features],
+        )
+    cell = item.cell
+    if cell is not None:
+        ok, png = cv2.imencode(".png", cell.crop)
+        if not ok:
+            raise OSError("a lesson's crop could not be written as a PNG")
+        out["cell"] = {
+            "version": CELL_VERSION,
+            "crop": base64.b64encode(png.tobytes()).decode("ascii"),
+            "crop_mm": round(cell.crop_mm, 6),
+            "kind": cell.kind,
+            "row": cell.cell[0],
+            "col": cell.cell[1],
+            "side": cell.side,
+            "tile": cell.truth.tile,
+            "rotation": cell.truth.rotation,
+        }
+    return out
+
+
+def _parse_cell(data: Any, source: Any) -> CellLesson | None:
+    """A line's crop (`_line`) labelled by `source`, or None when it has none or it cannot
+    be read."""
+    if not isinstance(data, Mapping) or data.get("version") != CELL_VERSION:
         return None
-    if not isinstance(data, Mapping) or data.get("version") != VERSION:
+    try:
+        png = np.frombuffer(base64.b64decode(data["crop"], validate=True), np.uint8)
+        crop = cv2.imdecode(png, cv2.IMREAD_COLOR) if png.size else None
+        crop_mm, kind = float(data["crop_mm"]), data["kind"]
+        row, col, side, tile = int(data["row"]), int(data["col"]), data["side"], data["tile"]
+        rotation = int(data["rotation"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if crop is None or crop.ndim != 3 or crop.shape[0] != crop.shape[1] or not crop.size:
+        return None
+    if kind not in CELL_KINDS or not isinstance(side, str) or not np.isfinite(crop_mm):
+        return None
+    if crop_mm <= 0 or rotation % 90:
+        return None
+    if tile is None:
+        truth = EMPTY
+    elif isinstance(tile, str) and tile:
+        truth = CellRead(tile, rotation % 360, 1.0)
+    else:
+        return None
+    sampled = isinstance(source, str) and source in SAMPLED_SOURCES
+    return CellLesson(np.asarray(crop, np.uint8), crop_mm, kind, (row, col), side, truth, sampled)
+
+
+def _parse(data: Mapping[str, Any]) -> tuple[list[float], int, str] | None:
+    """A line's figures for the judge, or None when it has none of this judge version."""
+    if data.get("version") != VERSION:
         return None
     code = _CODES.get(data.get("label"))  # type: ignore[arg-type]
     features = data.get("features")
@@ -215,8 +357,6 @@ def teach_lessons(
     """The lessons of taught frames: each frame with what lies in its display cells (a
     tile and its rotation, or empty; cells left out are not labelled), read by the matcher
     with the pack that was taught from them."""
-    from dataclasses import replace
-
     from vision.box.tilemodel import learn_pack
     from vision.config import VisionConfig
     from vision.reader.read import TableNotFound, read_table_view
@@ -235,11 +375,20 @@ def teach_lessons(
         except TableNotFound:
             continue
         for (row, col), cell in truth.items():
-            match = view.matches.get(("display", row, col))
-            if match is not None:
-                item = lesson(match, cell, model, pack.catalogue, "teach")
-                if item is not None:
-                    out.append(item)
+            slot = ("display", row, col)
+            item = labelled(
+                view.matches.get(slot),
+                view.crops.get(slot),
+                slot,
+                cell,
+                model,
+                pack.catalogue,
+                "teach",
+                "front",
+                config.crops.px_per_mm,
+            )
+            if item is not None:
+                out.append(item)
     return out
 
 
@@ -262,21 +411,30 @@ class CorrectionLessons:
     #: Reads whose matches are kept: a correction may come after a newer read.
     KEPT_READS = 4
 
-    def __init__(self, book: LessonBook, pack: Any, config: Any = None) -> None:
+    def __init__(
+        self, book: LessonBook, pack: Any, config: Any = None, side: str = "front"
+    ) -> None:
         from vision.config import VisionConfig
 
         self.book = book
         self.pack = pack
         self.config = config or VisionConfig()
-        self._reads: deque[tuple[TableRead, Mapping[tuple[Any, int, int], CellMatch]]] = deque(
-            maxlen=self.KEPT_READS
-        )
+        self.side = side
+        self._reads: deque[
+            tuple[TableRead, Mapping[Slot, CellMatch], Mapping[Slot, NDArray[np.uint8]]]
+        ] = deque(maxlen=self.KEPT_READS)
         self._lock = threading.Lock()  # reads come from the live loop, corrections from pages
 
-    def seen(self, read: TableRead, matches: Mapping[tuple[Any, int, int], CellMatch]) -> None:
-        """A read the host may correct, and the matches behind its cells."""
+    def seen(
+        self,
+        read: TableRead,
+        matches: Mapping[Slot, CellMatch],
+        crops: Mapping[Slot, NDArray[np.uint8]] | None = None,
+    ) -> None:
+        """A read the host may correct, the matches behind its cells (none when the cell
+        network read them) and their crops (vision.reader.read.TableView.crops)."""
         with self._lock:
-            self._reads.append((read, dict(matches)))
+            self._reads.append((read, dict(matches), dict(crops or {})))
 
     def corrected(self, correction: Correction) -> bool:
         """Keep the lesson of a corrected cell; False when there is none to keep (the read
@@ -285,15 +443,31 @@ class CorrectionLessons:
         from vision.box.tilemodel import learn_pack
 
         with self._lock:
-            matches = next((m for r, m in reversed(self._reads) if r is correction.before), None)
-            if matches is None:
+            seen = next(
+                (kept for kept in reversed(self._reads) if kept[0] is correction.before), None
+            )
+            if seen is None:
                 return False
-            self._reads.append((correction.after, matches))  # its other cells may be corrected
-        match = matches.get((correction.area, correction.row, correction.col))
-        if match is None:
-            return False
-        model = learn_pack(self.pack, self.config.crops.px_per_mm, self.config.cells)
-        item = lesson(match, correction.cell, model, self.pack.catalogue, "correction")
+            # Its other cells may be corrected.
+            self._reads.append((correction.after, seen[1], seen[2]))
+        slot = (correction.area, correction.row, correction.col)
+        match, crop = seen[1].get(slot), seen[2].get(slot)
+        model = (
+            None
+            if match is None
+            else learn_pack(self.pack, self.config.crops.px_per_mm, self.config.cells)
+        )
+        item = labelled(
+            match,
+            crop,
+            slot,
+            correction.cell,
+            model,
+            self.pack.catalogue,
+            "correction",
+            self.side,
+            self.config.crops.px_per_mm,
+        )
         if item is None:
             return False
         try:

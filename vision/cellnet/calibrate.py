@@ -7,6 +7,9 @@ the truth; the threshold is the least at which the wrong-rate among answered cel
 surest down, each tested at the full level, stopping at the first that fails). A test's
 bound is Clopper-Pearson's upper bound on the rate, with the cells of one table counted as a
 cluster: the count is shrunk by the design effect the tables' spread shows (never below 1).
+A table's lessons (vision.box.lessons: the host's corrections, the taught frames' cells) join
+the rendered cells as one more cluster (`Grades.joined`), read by the network when the box's
+models are loaded; the cache keeps the renders' own calibration and cells.
 """
 
 from __future__ import annotations
@@ -26,15 +29,27 @@ from vision.box.pack import Pack
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells
 from vision.cellnet.model import BoxPictures, CellNet
 
-__all__ = ["Calibration", "calibrate", "calibration_for", "choose_threshold", "upper_bound"]
+__all__ = [
+    "Calibration",
+    "Grades",
+    "calibrate",
+    "calibrated",
+    "calibration_for",
+    "choose_threshold",
+    "design_effect",
+    "lesson_grades",
+    "rendered_grades",
+    "upper_bound",
+]
 
-VERSION = 1
+VERSION = 2
 
 
 @dataclass(frozen=True)
 class Calibration:
     """The threshold and what it rests on: `cells` of `tables` tables, `answered` of them
-    answered at the threshold with `wrong` wrong, and the wrong-rate's upper bound there."""
+    answered at the threshold with `wrong` wrong, and the wrong-rate's upper bound there
+    (its counts divided by `design_effect`, the tables' clustering there)."""
 
     threshold: float
     target: float
@@ -44,6 +59,7 @@ class Calibration:
     tables: int
     answered: int
     wrong: int
+    design_effect: float = 1.0
 
     def to_json(self) -> str:
         return json.dumps({"version": VERSION, **asdict(self)})
@@ -92,24 +108,30 @@ def binomial_upper(wrong: float, n: float, confidence: float) -> float:
     return hi
 
 
-def upper_bound(wrong: NDArray[np.int64], answered: NDArray[np.int64], confidence: float) -> float:
-    """The upper bound on the wrong-rate of answered cells, per-table counts given: the
-    binomial bound on counts shrunk by the design effect of the tables (cells of one table
-    err together: the ratio's variance over tables against the binomial one)."""
+def design_effect(wrong: NDArray[np.int64], answered: NDArray[np.int64]) -> float:
+    """How much the tables' clustering widens the wrong-rate's variance, per-table counts
+    given (cells of one table err together): the ratio estimator's variance over tables
+    against the binomial one, never below 1 (1 with no wrong answer or one table)."""
     n = float(answered.sum())
     k = float(wrong.sum())
+    tables = int((answered > 0).sum())
+    if n <= 0 or k <= 0 or tables <= 1:
+        return 1.0
+    r = k / n
+    resid = wrong - r * answered
+    clustered = tables / (tables - 1) * float((resid**2).sum()) / n**2
+    binomial = r * (1 - r) / n
+    return max(1.0, clustered / binomial) if binomial > 0 else 1.0
+
+
+def upper_bound(wrong: NDArray[np.int64], answered: NDArray[np.int64], confidence: float) -> float:
+    """The upper bound on the wrong-rate of answered cells, per-table counts given: the
+    binomial bound on counts shrunk by the tables' design effect."""
+    n = float(answered.sum())
     if n <= 0:
         return 1.0
-    deff = 1.0
-    tables = int((answered > 0).sum())
-    if k > 0 and tables > 1:
-        r = k / n
-        resid = wrong - r * answered
-        clustered = tables / (tables - 1) * float((resid**2).sum()) / n**2
-        binomial = r * (1 - r) / n
-        if binomial > 0:
-            deff = max(1.0, clustered / binomial)
-    return binomial_upper(k / deff, n / deff, confidence)
+    deff = design_effect(wrong, answered)
+    return binomial_upper(float(wrong.sum()) / deff, n / deff, confidence)
 
 
 def choose_threshold(
@@ -178,6 +200,69 @@ def graded(
     return sure, wrong, named
 
 
+@dataclass(frozen=True)
+class Grades:
+    """Cells as the network read them (`graded`): how sure, answered wrongly, answered at
+    all, and the cluster (table) each belongs to."""
+
+    sure: NDArray[np.float64]
+    wrong: NDArray[np.bool_]
+    named: NDArray[np.bool_]
+    tables: NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return int(self.sure.size)
+
+    def joined(self, lessons: Grades) -> Grades:
+        """These cells and a table's lessons (`lesson_grades`) as one more cluster. The
+        rendered tables are independent draws of camera, light and layout, each a cluster;
+        the lessons of one table (its corrections and taught frames, of every frame) share
+        one camera, one room and one box, so their frames are not independent of one
+        another: together they are one draw, and counted as one cluster."""
+        extra = int(self.tables.max()) + 1 if len(self) else 0
+        return Grades(
+            np.concatenate([self.sure, lessons.sure]),
+            np.concatenate([self.wrong, lessons.wrong]),
+            np.concatenate([self.named, lessons.named]),
+            np.concatenate([self.tables, np.full(len(lessons), extra, np.int64)]),
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "version": VERSION,
+                "sure": self.sure.tolist(),
+                "wrong": np.flatnonzero(self.wrong).tolist(),
+                "named": np.flatnonzero(self.named).tolist(),
+                "tables": self.tables.tolist(),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Grades:
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("version") != VERSION:
+            raise ValueError("not graded cells of this version")
+        sure = np.asarray(data["sure"], np.float64)
+        tables = np.asarray(data["tables"], np.int64)
+        if sure.ndim != 1 or tables.shape != sure.shape:
+            raise ValueError("graded cells of unequal lengths")
+        wrong = np.zeros(sure.size, bool)
+        named = np.zeros(sure.size, bool)
+        wrong[np.asarray(data["wrong"], np.intp)] = True
+        named[np.asarray(data["named"], np.intp)] = True
+        return cls(sure, wrong, named, tables)
+
+
+def lesson_grades(net: CellNet, box: BoxPictures, cells: PackCells) -> Grades:
+    """A table's lessons (their crops, board looks and truths as `cells`) graded by the
+    network exactly as the rendered cells are (`graded`), all of one cluster (`Grades.joined`)."""
+    if not len(cells.tiles):
+        return Grades(np.zeros(0), np.zeros(0, bool), np.zeros(0, bool), np.zeros(0, np.int64))
+    sure, wrong, named = graded(net, box, cells)
+    return Grades(sure, wrong, named, np.zeros(len(sure), np.int64))
+
+
 def calibrate(
     net: CellNet,
     box: BoxPictures,
@@ -189,6 +274,19 @@ def calibrate(
     progress: Callable[[int, int], None] | None = None,
 ) -> Calibration:
     """The box's threshold from `tables` random tables of its own pictures."""
+    grades = rendered_grades(net, box, pack, tables, seed, progress)
+    return calibrated(grades, target, confidence)
+
+
+def rendered_grades(
+    net: CellNet,
+    box: BoxPictures,
+    pack: Pack,
+    tables: int,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Grades:
+    """The cells of `tables` random tables of the box's own pictures, graded (`graded`)."""
     rng = np.random.default_rng([seed, 20261207, 1])
     parts: list[PackCells] = []
     for i in range(tables):
@@ -207,23 +305,37 @@ def calibrate(
         named_parts.append(n)
         table_parts.append(np.full(len(s), i, np.int64))
     if not sure_parts:
+        return Grades(np.zeros(0), np.zeros(0, bool), np.zeros(0, bool), np.zeros(0, np.int64))
+    return Grades(
+        np.concatenate(sure_parts),
+        np.concatenate(wrong_parts),
+        np.concatenate(named_parts),
+        np.concatenate(table_parts),
+    )
+
+
+def calibrated(grades: Grades, target: float, confidence: float) -> Calibration:
+    """The threshold `choose_threshold` sets on graded cells, and what it rests on."""
+    if not len(grades):
         return Calibration(1.0, target, confidence, 1.0, 0, 0, 0, 0)
-    sure = np.concatenate(sure_parts)
-    wrong = np.concatenate(wrong_parts)
-    named = np.concatenate(named_parts)
-    table = np.concatenate(table_parts)
+    sure, wrong, named = grades.sure, grades.wrong, grades.named
+    ids, table = np.unique(grades.tables, return_inverse=True)
     threshold, bound, answered, wrong_count = choose_threshold(
         sure, wrong, named, table, target, confidence
     )
+    chosen = named & (sure >= threshold)
+    per_table = np.bincount(table[chosen], minlength=len(ids)).astype(np.int64)
+    per_wrong = np.bincount(table[chosen & wrong], minlength=len(ids)).astype(np.int64)
     return Calibration(
         threshold=threshold,
         target=target,
         confidence=confidence,
         bound=bound,
         cells=len(sure),
-        tables=len(sure_parts),
+        tables=len(ids),
         answered=answered,
         wrong=wrong_count,
+        design_effect=design_effect(per_wrong, per_table),
     )
 
 
@@ -237,19 +349,42 @@ def calibration_for(
     confidence: float,
     cache: Path | None,
     progress: Callable[[int, int], None] | None = None,
+    lessons: Grades | None = None,
 ) -> Calibration:
     """The box's calibration, from the cache directory when it holds one for these pictures,
-    this network and these settings, else made now and kept there."""
+    this network and these settings, else made now and kept there (with the rendered cells'
+    grades beside it). With a table's `lessons` (`lesson_grades`), the threshold is set
+    again on the rendered cells and the lessons together (`Grades.joined`): what is kept
+    stays the renders' own, and a new lesson costs only its own cells' reading."""
     key = _key(net, pack, tables, target, confidence)
     path = None if cache is None else cache / f"calibration-{key}.json"
+    cells_path = None if cache is None else cache / f"calibration-{key}-cells.json"
+    taught = lessons is not None and len(lessons) > 0
+    made: Calibration | None = None
     if path is not None:
         try:
-            return Calibration.from_json(path.read_text(encoding="utf-8"))
+            made = Calibration.from_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, TypeError):
-            pass
-    made = calibrate(net, box, pack, tables, target, confidence, progress=progress)
-    if path is not None:
-        write_quietly(path, made.to_json())
+            made = None
+    if made is not None and not taught:
+        return made
+    grades: Grades | None = None
+    if cells_path is not None:
+        try:
+            grades = Grades.from_json(cells_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, TypeError, KeyError, IndexError):
+            grades = None
+    if grades is None:
+        grades = rendered_grades(net, box, pack, tables, progress=progress)
+        made = None
+        if cells_path is not None:
+            write_quietly(cells_path, grades.to_json())
+    if made is None:
+        made = calibrated(grades, target, confidence)
+        if path is not None:
+            write_quietly(path, made.to_json())
+    if lessons is not None and taught:
+        return calibrated(grades.joined(lessons), target, confidence)
     return made
 
 

@@ -141,14 +141,17 @@ _MODEL: TileModel | None = None
 
 
 def _start(root: str, config: VisionConfig, digest: str, parent: int) -> None:
-    """A worker's start: BLAS on one thread, the pack loaded and learnt, proven the same."""
+    """A worker's start: BLAS on one thread, the pack loaded and proven the same, and the
+    matcher's templates learnt (not when the cell network reads the cells: the workers then
+    look for the ship alone)."""
     global _MODEL
     _die_with_parent(parent)
     _BLAS.limit(limits=1, user_api="blas")
     pack = load_pack(Path(root))
     if pack_digest(pack) != digest:
         raise RuntimeError(f"the pack at {root} is not the one being read")
-    _MODEL = learn_pack(pack, config.crops.px_per_mm, config.cells)
+    if config.read.recogniser != "net":
+        _MODEL = learn_pack(pack, config.crops.px_per_mm, config.cells)
 
 
 def _die_with_parent(parent: int) -> None:

@@ -8,7 +8,8 @@ square and a thin border round it (its cut edge), warped with the whole read's p
 small colour picture (`table_looks`); the rest of the crop's margin, where a neighbour's tile
 lies, is not part of it. The next read then checks that the table has not moved (each
 marker's patch found again where it was, `shift`), takes every cell's look with the same
-poses, and cuts and sends through the recogniser only the cells whose look changed
+poses, and cuts and sends through the recogniser (the matcher and its judge, or the cell
+network: ReadConfig.recogniser) only the cells whose look changed
 (`difference` above ChangeConfig.threshold) or whose accepted reading is unknown; the others
 keep their accepted reading and confidence, and their kept look becomes the mean of their
 looks over the last reads (`kept_look`: the frame's noise is drawn anew each time). The
@@ -51,9 +52,12 @@ from vision.reader.read import (
     check_frame,
     cut_cells,
     look_for_ship_beside,
+    net_reads,
+    net_threshold,
     part_of,
     storage_against_table,
     table_reads,
+    tile_model,
     weighed,
 )
 from vision.reader.recognise import CellMatch, match_cells
@@ -126,6 +130,8 @@ class _Base:
     patches: dict[int, tuple[NDArray[np.float32], tuple[int, int]]]
     # How many reads' looks each cell's look is the mean of (`kept_look`); 1 when absent.
     frames: dict[Slot, int] = field(default_factory=dict)
+    # Each cell's crop as it was last read (a host's correction of it becomes a lesson).
+    crops: dict[Slot, Image] = field(default_factory=dict)
 
 
 def tile_share(tile_mm: float, margin_mm: float, config: ChangeConfig) -> float:
@@ -436,6 +442,13 @@ class IncrementalReader:
         last = self._pending or self._base
         return {} if last is None else last.matches
 
+    @property
+    def crops(self) -> Mapping[Slot, Image]:
+        """The crops the last read's cells were read from (a cell not read again keeps the
+        crop it was read from): a host's correction of one becomes a lesson."""
+        last = self._pending or self._base
+        return {} if last is None else last.crops
+
     def read_turn(self, image: Image, seats: Collection[int] = ()) -> TableRead:
         """The table in `image`: only what changed since the accepted read, else whole. A
         seat of `seats` the accepted read did not place makes it a whole read."""
@@ -493,6 +506,7 @@ class IncrementalReader:
             table_looks(colour, places, self.changes, self._share),
             dict(view.hidden),
             marker_patches(grey, view, self.changes),
+            crops=dict(view.crops),
         )
         return table
 
@@ -577,27 +591,38 @@ class IncrementalReader:
         reread = [i for i in range(len(slots)) if i not in alike]
         timings["looks"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        model = models.tiles
-        # Only the cells read again, and their display companions, are cut.
-        needed = reread + _companions(slots, reread, cfg.display_companions)
-        cut = [places[i] for i in needed]
-        new_matches = self._read_again(
-            model,
-            cut_cells(colour, cut, config),
-            [p.ref for p in cut],
-            [p.slot for p in cut],
-            range(len(reread)),
-            range(len(reread), len(needed)),
-        )
-        # Board cells read empty are weighed against the whole table's (as a whole read
-        # does): the accepted matches stand in for the cells not read again.
-        matches = {**base.matches, **new_matches}
-        order = list(matches)
-        weighed_all = dict(
-            zip(order, weighed([matches[s] for s in order], order, model.config), strict=True)
-        )
         fresh = [slots[i] for i in reread]
-        answers = table_reads([weighed_all[s] for s in fresh], pack, config, models=models)
+        fresh_matches: dict[Slot, CellMatch] = {}
+        if config.read.recogniser == "net":
+            # The network reads each cell by itself: only the cells read again are cut.
+            cut = [places[i] for i in reread]
+            crops = cut_cells(colour, cut, config)
+            answers = net_reads(
+                crops, [p.ref for p in cut], fresh, pack, config, net_threshold(models)
+            )
+        else:
+            model = tile_model(models, pack, config)
+            # Only the cells read again, and their display companions, are cut.
+            needed = reread + _companions(slots, reread, cfg.display_companions)
+            cut = [places[i] for i in needed]
+            crops = cut_cells(colour, cut, config)
+            new_matches = self._read_again(
+                model,
+                crops,
+                [p.ref for p in cut],
+                [p.slot for p in cut],
+                range(len(reread)),
+                range(len(reread), len(needed)),
+            )
+            # Board cells read empty are weighed against the whole table's (as a whole read
+            # does): the accepted matches stand in for the cells not read again.
+            matches = {**base.matches, **new_matches}
+            order = list(matches)
+            weighed_all = dict(
+                zip(order, weighed([matches[s] for s in order], order, model.config), strict=True)
+            )
+            fresh_matches = {s: weighed_all[s] for s in fresh}
+            answers = table_reads([fresh_matches[s] for s in fresh], pack, config, models=models)
         reads = {**base.reads, **dict(zip(fresh, answers, strict=True))}
         timings["cells"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -630,11 +655,13 @@ class IncrementalReader:
             base.view,
             base.shape,
             reads,
-            {**base.matches, **{s: weighed_all[s] for s in fresh}},
+            {**base.matches, **fresh_matches},
             kept_looks,
             base.hidden,
             base.patches,
             frames,
+            # The cells read again are cut first (the display companions' crops follow).
+            {**base.crops, **dict(zip(fresh, crops, strict=False))},
         )
         table = _table(view, reads, ship, base.hidden, pack, self.side)
         self.report = ReadReport(

@@ -39,12 +39,21 @@ from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
 from vision import kit
 from vision.box.cache import cache_dir
 from vision.box.judge import CellJudge, judge_for
-from vision.box.lessons import Lessons
+from vision.box.lessons import CellLesson, Lessons
 from vision.box.pack import Pack
 from vision.box.tilemodel import TileModel, learn_pack
-from vision.cellnet.calibrate import Calibration, calibration_for
+from vision.cellnet.calibrate import Calibration, calibration_for, lesson_grades
+from vision.cellnet.data import EMPTY as EMPTY_LABEL
+from vision.cellnet.data import PICTURE_PX, PackCells
 from vision.cellnet.geometry import net_crop
-from vision.cellnet.model import BOARD_CELL, DISPLAY_CELL, STORAGE_CELL, box_pictures, cell_net
+from vision.cellnet.model import (
+    BOARD_CELL,
+    DISPLAY_CELL,
+    STORAGE_CELL,
+    BoxPictures,
+    box_pictures,
+    cell_net,
+)
 from vision.config import CellConfig, ShipConfig, VisionConfig
 from vision.reader.areas import (
     DISPLAY,
@@ -262,12 +271,13 @@ def read_table(
 @dataclass(frozen=True, slots=True)
 class BoxModels:
     """What a box's reads rest on, all learnt from its pack: the templates matched against
-    the cells, the cells' judge (None when it is turned off) and the ship model."""
+    the cells and the cells' judge (the matcher's: None when the cell network reads, and the
+    judge None when it is turned off), the ship model, and the cell network's threshold for
+    this box (config.read.recogniser "net"; None for the matcher)."""
 
-    tiles: TileModel
+    tiles: TileModel | None
     judge: CellJudge | None
     ship: ShipModel
-    # The cell network's threshold for this box (config.read.recogniser "net").
     calibration: Calibration | None = None
 
 
@@ -280,22 +290,29 @@ def box_models(
 ) -> BoxModels:
     """The box's models, loaded from the cache directory (`cache`, by default
     vision.box.cache's) or learnt now and kept there (`progress`: tables drawn of all,
-    while the judge learns); the judge revised by this table's `lessons`."""
+    while the judge learns or the network is calibrated); the judge revised by this
+    table's `lessons`, or with the cell network, their crops joining its calibration."""
     cache = cache or cache_dir()
-    tiles = learn_pack(pack, config.crops.px_per_mm, config.cells)
     if config.read.recogniser == "net":
         net = cell_net()
+        box = box_pictures(net, pack)
+        taught = None
+        sampled = [] if lessons is None else [c for c in lessons.cells if c.sampled]
+        if sampled:
+            taught = lesson_grades(net, box, lesson_cells(sampled, pack, box, config))
         calibration = calibration_for(
             net,
-            box_pictures(net, pack),
+            box,
             pack,
             tables=config.read.net_tables,
             target=config.read.net_wrong_rate,
             confidence=config.read.net_confidence,
             cache=cache,
             progress=progress,
+            lessons=taught,
         )
-        return BoxModels(tiles, None, ship_model(pack, config, cache), calibration)
+        return BoxModels(None, None, ship_model(pack, config, cache), calibration)
+    tiles = learn_pack(pack, config.crops.px_per_mm, config.cells)
     judge = judge_for(pack, tiles, config, progress, lessons=lessons, cache=cache)
     return BoxModels(tiles, judge, ship_model(pack, config, cache))
 
@@ -473,13 +490,19 @@ def _read_located(
         look_for_ship()
         crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
         cutting, waited = time.perf_counter() - t0, 0.0
-        threshold = 1.0 if models.calibration is None else models.calibration.threshold
-        reads = net_reads(crops, refs, slots, pack, config, threshold)
+        reads = net_reads(crops, refs, slots, pack, config, net_threshold(models))
         matches: list[CellMatch] = []
         cut = dict(zip(slots, crops, strict=True))
     else:
         slots, matches, hidden, cutting, waited, cut = _cut_and_read(
-            colour, view, models.tiles, pack, side, config, look_for_ship, workers
+            colour,
+            view,
+            tile_model(models, pack, config),
+            pack,
+            side,
+            config,
+            look_for_ship,
+            workers,
         )
         reads = table_reads(matches, pack, config, models=models)
     timings["crops"] = cutting
@@ -799,6 +822,69 @@ def net_reads(
     return [read for read, _sure in net.answers(p, box, threshold)]
 
 
+def net_threshold(models: BoxModels) -> float:
+    """The cell network's threshold for the box (1.0, naming nothing surely, uncalibrated)."""
+    return 1.0 if models.calibration is None else models.calibration.threshold
+
+
+_KINDS = {"display": DISPLAY_CELL, "board": BOARD_CELL, "storage": STORAGE_CELL}
+
+
+def lesson_cells(
+    lessons: Sequence[CellLesson], pack: Pack, box: BoxPictures, config: VisionConfig
+) -> PackCells:
+    """A table's labelled crops (vision.box.lessons) as the network reads cells (`net_reads`:
+    the same crop and board look) with their truths, for its calibration. A lesson of a tile
+    the pack has no picture of is left out."""
+    index = {t: i for i, t in enumerate(box.tile_ids)}
+    ppm = config.crops.px_per_mm
+    size = tile_crop_mm(pack.tile_mm, config.crops.crop_margin_mm)
+    crops, boards, kinds, labels, turns = [], [], [], [], []
+    for item in lessons:
+        if item.truth.tile is not None and item.truth.tile not in index:
+            continue
+        if item.kind == "board" and item.side not in pack.catalogue.boards:
+            continue
+        square = net_crop(item.crop, item.crop_mm, pack.tile_mm)
+        look = None
+        if item.kind == "board":
+            layout = pack.catalogue.board(item.side)
+            look = _board_references(pack, item.side, layout, size, ppm).get(item.cell)
+        crops.append(square)
+        # As `graded` reads the rendered cells: a board cell's look, or a blank one.
+        boards.append(
+            np.zeros_like(square)
+            if look is None
+            else net_crop(look, look.shape[0] / ppm, pack.tile_mm)
+        )
+        kinds.append(_KINDS[item.kind])
+        labels.append(EMPTY_LABEL if item.truth.tile is None else index[item.truth.tile])
+        turns.append(item.truth.rotation % 360)
+    none = np.zeros((0, 1, 1, 3), np.uint8)
+    return PackCells(
+        name=pack.name,
+        tile_ids=box.tile_ids,
+        crops=np.stack(crops) if crops else none,
+        kinds=np.asarray(kinds, np.int8),
+        boards=np.stack(boards) if boards else none,
+        tiles=np.asarray(labels, np.int16),
+        rotations=np.asarray(turns, np.int16),
+        pictures=np.zeros((0, PICTURE_PX, PICTURE_PX, 3), np.uint8),
+        raw=(),
+        same=box.same,
+        tables=np.zeros(len(crops), np.int16),
+        tile_mm=pack.tile_mm,
+    )
+
+
+def tile_model(models: BoxModels, pack: Pack, config: VisionConfig) -> TileModel:
+    """The matcher's templates of the box: the models' own, or learnt now (models made for
+    the cell network hold none)."""
+    if models.tiles is not None:
+        return models.tiles
+    return learn_pack(pack, config.crops.px_per_mm, config.cells)
+
+
 def weighed(
     matches: Sequence[CellMatch], slots: Sequence[Slot], config: CellConfig
 ) -> list[CellMatch]:
@@ -820,7 +906,7 @@ def table_reads(
     if not matches:
         return []
     if models is not None:
-        model, judge = models.tiles, models.judge
+        model, judge = tile_model(models, pack, config), models.judge
     else:
         model = learn_pack(pack, config.crops.px_per_mm, config.cells)
         judge = judge_for(pack, model, config, lessons=lessons)

@@ -181,7 +181,8 @@ def test_a_host_correction_becomes_a_lesson(pack_random: Pack, tmp_path: Path) -
     read_empty = replace(match, read=EMPTY)
     assert proposed_id(named, model) != proposed_id(read_empty, model)
     item = lesson(match, truth, model, pack_random.catalogue, "correction")
-    assert item is not None and np.allclose(got.features[0], item.features, atol=1e-5)
+    assert item is not None and item.features is not None
+    assert np.allclose(got.features[0], item.features, atol=1e-5)
 
 
 def test_the_session_tells_its_correction_listeners() -> None:
@@ -229,3 +230,73 @@ def test_a_taught_judge_rests_on_the_kept_one(
     assert plain is not None and taught is not None
     assert not plain.taught_counts and taught.w1 is plain.w1
     assert taught.taught_counts == {"a": (2, 0, 0), "": (0, 0, 1)}
+
+
+def _crop(seed: int, side: int = 114) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 256, (side, side, 3), dtype=np.uint8)
+
+
+def test_a_cell_read_by_the_network_is_kept_with_its_crop(
+    pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vision.box.tilemodel
+
+    def no_templates(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a cell the network read needs no matcher templates")
+
+    monkeypatch.setattr(vision.box.tilemodel, "learn_pack", no_templates)
+    book = LessonBook(tmp_path, pack_random)
+    teacher = CorrectionLessons(book, pack_random, side="front")
+    tile = pack_random.catalogue.types[0].id
+    read = _table()
+    crops = {("display", 1, 2): _crop(1), (3, 2, 1): _crop(2), (3, -1, 0): _crop(3, 140)}
+    teacher.seen(read, {}, crops)  # the cell network leaves no matches
+    assert teacher.corrected(Correction("display", 1, 2, CellRead(tile, 90), read, _table()))
+    assert teacher.corrected(Correction(3, 2, 1, EMPTY, read, _table()))
+    assert teacher.corrected(Correction(3, -1, 0, CellRead(tile, 270), read, _table()))
+    assert not teacher.corrected(Correction(3, 2, 1, UNKNOWN, read, _table()))
+    got = book.load()
+    assert got is not None and len(got) == 0, "no figures for the judge"
+    assert [(c.kind, c.cell, c.side) for c in got.cells] == [
+        ("display", (0, 0), "front"),
+        ("board", (2, 1), "front"),
+        ("storage", (0, 0), "front"),
+    ]
+    assert [c.truth for c in got.cells] == [CellRead(tile, 90), EMPTY, CellRead(tile, 270)]
+    assert np.array_equal(got.cells[0].crop, crops["display", 1, 2])
+    assert got.cells[2].crop_mm == pytest.approx(140 / 2.0)
+    # Corrections are chosen by the reader's mistakes: no sample for a calibration.
+    assert not any(c.sampled for c in got.cells)
+    # A torn line is passed over; a line of another judge version keeps its crop.
+    first = json.loads(book.path.read_text().splitlines()[0])
+    with book.path.open("a") as out:
+        out.write(json.dumps({**first, "version": -1, "features": [0.0], "label": "tile"}) + "\n")
+        out.write(json.dumps({**first, "cell": {**first["cell"], "crop": "!!"}}) + "\n")
+        out.write(json.dumps(first)[:40])
+    again = book.load()
+    assert again is not None and len(again.cells) == 4 and len(again) == 0
+    assert again.digest != got.digest
+
+
+def test_a_correction_read_by_the_matcher_keeps_its_figures_and_its_crop(
+    pack_random: Pack, tmp_path: Path
+) -> None:
+    from vision.config import VisionConfig
+
+    config = VisionConfig()
+    model = learn_pack(pack_random, config.crops.px_per_mm, config.cells)
+    match = CellMatch(
+        UNKNOWN,
+        proposal=0,
+        tile_stats=(0.9,) * len(TILE_STATS),
+        look_stats=(1.0,) * len(LOOK_STATS),
+    )
+    book = LessonBook(tmp_path, pack_random)
+    teacher = CorrectionLessons(book, pack_random, config)
+    read = _table()
+    teacher.seen(read, {("display", 0, 0): match}, {("display", 0, 0): _crop(4)})
+    truth = CellRead(model.ids[0], model.rotations[0])
+    assert teacher.corrected(Correction("display", 0, 0, truth, read, _table()))
+    got = book.load()
+    assert got is not None and got.labels.tolist() == [TILE] and len(got.cells) == 1
+    assert got.cells[0].truth == truth

@@ -266,3 +266,8 @@ def test_the_taught_frames_become_the_tables_first_lessons(
     assert book.add(lessons) == len(lessons)
     kept = book.load()
     assert kept is not None and len(kept) == len(lessons)
+    # Each keeps its crop for the cell network, labelled with the confirmed truth.
+    assert len(kept.cells) == len(lessons)
+    assert {(c.kind, c.truth) for c in kept.cells} >= {("display", CellRead(first[0], 90))}
+    assert sum(c.truth == EMPTY for c in kept.cells) >= 20
+    assert all(c.sampled for c in kept.cells), "a taught frame is a sample of its cells"

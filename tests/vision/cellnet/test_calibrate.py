@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.cellnet.calibrate import Calibration, binomial_upper, choose_threshold, upper_bound
+from vision.cellnet.calibrate import (
+    Calibration,
+    binomial_upper,
+    choose_threshold,
+    design_effect,
+    upper_bound,
+)
 
 
 def test_the_binomial_bound_is_clopper_pearsons() -> None:
@@ -27,6 +33,12 @@ def test_cells_that_err_together_widen_the_bound() -> None:
     clustered = upper_bound(together, answered, 0.95)
     assert alone == pytest.approx(binomial_upper(8, 4000, 0.95))
     assert clustered > alone
+    # The widening is the design effect: 1 for wrong answers spread one a table, more when
+    # they fall together, and the bound is the binomial one on counts divided by it.
+    assert design_effect(spread, answered) == 1.0
+    deff = design_effect(together, answered)
+    assert deff > 5.0
+    assert clustered == pytest.approx(binomial_upper(8 / deff, 4000 / deff, 0.95))
 
 
 def test_the_threshold_leaves_out_the_wrong_answers_it_must() -> None:
@@ -60,7 +72,7 @@ def test_a_box_that_cannot_hold_the_rate_names_nothing() -> None:
 
 
 def test_a_calibration_round_trips_and_refuses_another_version() -> None:
-    made = Calibration(0.93, 0.005, 0.95, 0.0041, 3100, 40, 2800, 3)
+    made = Calibration(0.93, 0.005, 0.95, 0.0041, 3100, 40, 2800, 3, 1.7)
     assert Calibration.from_json(made.to_json()) == made
     with pytest.raises(ValueError):
         Calibration.from_json('{"version": 0, "threshold": 1}')
