@@ -206,6 +206,9 @@ class ReadConfig:
     net_wrong_rate: float = 0.005
     net_confidence: float = 0.95
     net_tables: int = 40
+    # The box's own head (vision.cellnet.adapt) is fitted on this many other rendered tables
+    # of the box before the calibration (0: the network's own head).
+    net_fit_tables: int = 40
 
 
 @dataclass(frozen=True, slots=True)

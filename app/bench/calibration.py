@@ -81,8 +81,11 @@ def calibration_row(
     box: str, calibration: Calibration, made: bool, seconds: float
 ) -> dict[str, Any]:
     """One box's row: its name, whether its calibration was made now (else loaded from the
-    cache) and in how many seconds, and the calibration's own figures."""
-    return {"box": box, "made": made, "seconds": round(seconds, 1), **asdict(calibration)}
+    cache) and in how many seconds, the calibration's own figures, and whether the answers
+    are the box's own head's (vision.cellnet.adapt)."""
+    figures = {k: v for k, v in asdict(calibration).items() if k != "head"}
+    own_head = calibration.head is not None
+    return {"box": box, "made": made, "seconds": round(seconds, 1), **figures, "own_head": own_head}
 
 
 def rows_table(rows: list[dict[str, Any]]) -> str:
@@ -177,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
             confidence=config.read.net_confidence,
             cache=cache,
             progress=progress,
+            fit_tables=config.read.net_fit_tables,
         )
         if shown is not None:
             shown.finish()
@@ -195,7 +199,8 @@ def run(args: argparse.Namespace) -> int:
     rate, confidence = 100 * config.read.net_wrong_rate, 100 * config.read.net_confidence
     print(
         f"each box's threshold holds a wrong-rate of at most {rate:g} % among the cells it "
-        f"names with {confidence:g} % confidence, on tables rendered with its pictures "
+        f"names with {confidence:g} % confidence, on tables rendered with its pictures, "
+        f"read by its own head fitted on {config.read.net_fit_tables} other tables "
         f"(cache: {cache})"
     )
     print(rows_table(rows))

@@ -7,9 +7,11 @@ the truth; the threshold is the least at which the wrong-rate among answered cel
 surest down, each tested at the full level, stopping at the first that fails). A test's
 bound is Clopper-Pearson's upper bound on the rate, with the cells of one table counted as a
 cluster: the count is shrunk by the design effect the tables' spread shows (never below 1).
-A table's lessons (vision.box.lessons: the host's corrections, the taught frames' cells) join
-the rendered cells as one more cluster (`Grades.joined`), read by the network when the box's
-models are loaded; the cache keeps the renders' own calibration and cells.
+The answers are the box's own head's (vision.cellnet.adapt: fitted on other tables of the
+box's pictures, drawn with another seed), so the rate holds for it on tables it was not
+fitted on. A table's taught frames (vision.box.lessons) join the rendered cells as one more
+cluster (`Grades.joined`), read by the network when the box's models are loaded; the cache
+keeps the renders' own calibration, head and cells.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +28,9 @@ from numpy.typing import NDArray
 
 from vision.box.cache import write_quietly
 from vision.box.pack import Pack
+from vision.cellnet.adapt import box_head
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells
-from vision.cellnet.model import BoxPictures, CellNet
+from vision.cellnet.model import BoxPictures, CellNet, Head
 
 __all__ = [
     "Calibration",
@@ -42,14 +45,15 @@ __all__ = [
     "upper_bound",
 ]
 
-VERSION = 2
+VERSION = 3
 
 
 @dataclass(frozen=True)
 class Calibration:
     """The threshold and what it rests on: `cells` of `tables` tables, `answered` of them
     answered at the threshold with `wrong` wrong, and the wrong-rate's upper bound there
-    (its counts divided by `design_effect`, the tables' clustering there)."""
+    (its counts divided by `design_effect`, the tables' clustering there); `head` the box's
+    own head the answers were given by (None: the network's)."""
 
     threshold: float
     target: float
@@ -60,16 +64,20 @@ class Calibration:
     answered: int
     wrong: int
     design_effect: float = 1.0
+    head: Head | None = field(default=None, compare=False)
 
     def to_json(self) -> str:
-        return json.dumps({"version": VERSION, **asdict(self)})
+        fields = {k: v for k, v in asdict(self).items() if k != "head"}
+        head = None if self.head is None else self.head.to_json()
+        return json.dumps({"version": VERSION, **fields, "head": head})
 
     @classmethod
     def from_json(cls, text: str) -> Calibration:
         data = json.loads(text)
         if not isinstance(data, dict) or data.pop("version", None) != VERSION:
             raise ValueError("not a calibration of this version")
-        return cls(**data)
+        head = data.pop("head", None)
+        return cls(**data, head=None if head is None else Head.from_json(head))
 
 
 def binomial_upper(wrong: float, n: float, confidence: float) -> float:
@@ -170,12 +178,13 @@ def choose_threshold(
 
 
 def graded(
-    net: CellNet, box: BoxPictures, cells: PackCells
+    net: CellNet, box: BoxPictures, cells: PackCells, head: Head | None = None
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_]]:
-    """Each cell's (how sure, answered wrongly, answered at all) as the network reads it."""
+    """Each cell's (how sure, answered wrongly, answered at all) as the network reads it
+    with `head` (the network's own if None)."""
     kinds = [int(k) for k in cells.kinds]
     boards = [cells.boards[i] if kinds[i] == 1 else None for i in range(len(kinds))]
-    p = net.probabilities(list(cells.crops), kinds, boards, box)
+    p = net.probabilities(list(cells.crops), kinds, boards, box, head)
     answers = net.answers(p, box, threshold=0.0)
     candidate = {t: i for i, t in enumerate(box.tile_ids)}
     sure = np.zeros(len(answers))
@@ -188,8 +197,12 @@ def graded(
         named[i] = True
         label = int(cells.tiles[i])
         if label == COVERED:
-            wrong[i] = True
-        elif label == EMPTY:
+            # Named at all, a covered cell must be named with what lies beneath it.
+            if cells.beneath is None:
+                wrong[i] = True
+                continue
+            label = int(cells.beneath[i])
+        if label == EMPTY:
             wrong[i] = not read.empty
         elif read.empty or read.tile is None:
             wrong[i] = True
@@ -254,12 +267,14 @@ class Grades:
         return cls(sure, wrong, named, tables)
 
 
-def lesson_grades(net: CellNet, box: BoxPictures, cells: PackCells) -> Grades:
+def lesson_grades(
+    net: CellNet, box: BoxPictures, cells: PackCells, head: Head | None = None
+) -> Grades:
     """A table's lessons (their crops, board looks and truths as `cells`) graded by the
     network exactly as the rendered cells are (`graded`), all of one cluster (`Grades.joined`)."""
     if not len(cells.tiles):
         return Grades(np.zeros(0), np.zeros(0, bool), np.zeros(0, bool), np.zeros(0, np.int64))
-    sure, wrong, named = graded(net, box, cells)
+    sure, wrong, named = graded(net, box, cells, head)
     return Grades(sure, wrong, named, np.zeros(len(sure), np.int64))
 
 
@@ -272,10 +287,12 @@ def calibrate(
     confidence: float,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    head: Head | None = None,
 ) -> Calibration:
-    """The box's threshold from `tables` random tables of its own pictures."""
-    grades = rendered_grades(net, box, pack, tables, seed, progress)
-    return calibrated(grades, target, confidence)
+    """The box's threshold from `tables` random tables of its own pictures, read with
+    `head` (the network's own if None)."""
+    grades = rendered_grades(net, box, pack, tables, seed, progress, head)
+    return replace(calibrated(grades, target, confidence), head=head)
 
 
 def rendered_grades(
@@ -285,8 +302,10 @@ def rendered_grades(
     tables: int,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    head: Head | None = None,
 ) -> Grades:
-    """The cells of `tables` random tables of the box's own pictures, graded (`graded`)."""
+    """The cells of `tables` random tables of the box's own pictures, graded (`graded`)
+    with `head`."""
     rng = np.random.default_rng([seed, 20261207, 1])
     parts: list[PackCells] = []
     for i in range(tables):
@@ -299,7 +318,7 @@ def rendered_grades(
     for i, part in enumerate(parts):
         if not len(part.tiles):
             continue
-        s, w, n = graded(net, box, part)
+        s, w, n = graded(net, box, part, head)
         sure_parts.append(s)
         wrong_parts.append(w)
         named_parts.append(n)
@@ -349,42 +368,58 @@ def calibration_for(
     confidence: float,
     cache: Path | None,
     progress: Callable[[int, int], None] | None = None,
-    lessons: Grades | None = None,
+    lessons: PackCells | None = None,
+    fit_tables: int = 0,
 ) -> Calibration:
     """The box's calibration, from the cache directory when it holds one for these pictures,
     this network and these settings, else made now and kept there (with the rendered cells'
-    grades beside it). With a table's `lessons` (`lesson_grades`), the threshold is set
-    again on the rendered cells and the lessons together (`Grades.joined`): what is kept
-    stays the renders' own, and a new lesson costs only its own cells' reading."""
-    key = _key(net, pack, tables, target, confidence)
+    grades beside it): the box's own head fitted on `fit_tables` tables (none: the
+    network's head), then the threshold on `tables` others. With a table's `lessons` (their
+    cells, as vision.reader.read.lesson_cells gives them), the threshold is set again on the
+    rendered cells and the lessons graded by the same head together (`Grades.joined`): what
+    is kept stays the renders' own, and a new lesson costs only its own cells' reading."""
+    key = _key(net, pack, tables, target, confidence, fit_tables)
     path = None if cache is None else cache / f"calibration-{key}.json"
     cells_path = None if cache is None else cache / f"calibration-{key}-cells.json"
-    taught = lessons is not None and len(lessons) > 0
+    taught = lessons is not None and len(lessons.tiles) > 0
     made: Calibration | None = None
     if path is not None:
         try:
             made = Calibration.from_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, KeyError):
             made = None
     if made is not None and not taught:
         return made
     grades: Grades | None = None
-    if cells_path is not None:
+    if made is not None and cells_path is not None:
         try:
             grades = Grades.from_json(cells_path.read_text(encoding="utf-8"))
         except (OSError, ValueError, TypeError, KeyError, IndexError):
             grades = None
-    if grades is None:
-        grades = rendered_grades(net, box, pack, tables, progress=progress)
-        made = None
+    if made is None or grades is None:
+        fitting = fit_tables if made is None else 0
+        whole = fitting + tables
+
+        def fitted(i: int, _n: int) -> None:
+            if progress:
+                progress(i, whole)
+
+        def drawn(i: int, _n: int) -> None:
+            if progress:
+                progress(fitting + i, whole)
+
+        head = made.head if made is not None else None
+        if fitting:
+            head = box_head(net, box, pack, fitting, progress=fitted)
+        grades = rendered_grades(net, box, pack, tables, progress=drawn, head=head)
+        made = replace(calibrated(grades, target, confidence), head=head)
         if cells_path is not None:
             write_quietly(cells_path, grades.to_json())
-    if made is None:
-        made = calibrated(grades, target, confidence)
         if path is not None:
             write_quietly(path, made.to_json())
     if lessons is not None and taught:
-        return calibrated(grades.joined(lessons), target, confidence)
+        joined = grades.joined(lesson_grades(net, box, lessons, made.head))
+        return replace(calibrated(joined, target, confidence), head=made.head)
     return made
 
 

@@ -53,10 +53,12 @@ class PackCells:
     crops: (N, px, px, 3) uint8 (the network's side, NET_PX when drawn for learning); kinds:
     0 display, 1 board, 2 storage; boards: the empty board's look of each board cell (zeros
     elsewhere); tiles: index into `tile_ids` or EMPTY / COVERED; rotations: the tile's
-    rotation; pictures: (T, 2 px, 2 px, 3), each tile's picture upright in the crop geometry,
-    as the pack has it
-    (raw: not yet spoiled); same: (4T, 4T) bool, candidates (tile, rotation) that mean the
-    same; tables: the table each cell comes from."""
+    rotation (of the tile beneath, for a covered cell); pictures: (T, 2 px, 2 px, 3), each
+    tile's picture upright in the crop geometry, as the pack has it (raw: not yet spoiled);
+    same: (4T, 4T) bool, candidates (tile, rotation) that mean the same; tables: the table
+    each cell comes from; beneath: what lies under each cell, a covered one's too (a tile
+    index or EMPTY; None when not drawn): a covered cell named with what lies beneath it is
+    named right."""
 
     name: str
     tile_ids: tuple[str, ...]
@@ -70,9 +72,14 @@ class PackCells:
     same: NDArray[np.bool_]
     tables: NDArray[np.int16]
     tile_mm: float
+    beneath: NDArray[np.int16] | None = None
 
     def save(self, path: Path) -> None:
-        raw = {f"raw{i}": picture for i, picture in enumerate(self.raw)}
+        raw: dict[str, NDArray[np.generic]] = {
+            f"raw{i}": picture for i, picture in enumerate(self.raw)
+        }
+        if self.beneath is not None:
+            raw["beneath"] = self.beneath
         np.savez_compressed(
             path,
             name=np.array(self.name),
@@ -106,6 +113,7 @@ class PackCells:
                 same=data["same"],
                 tables=data["tables"],
                 tile_mm=float(data["tile_mm"]),
+                beneath=data["beneath"] if "beneath" in data.files else None,
             )
 
 
@@ -170,6 +178,7 @@ def draw_box_cells(
     labels: list[int] = []
     turns: list[int] = []
     table_of: list[int] = []
+    beneath: list[int] = []
     blank = np.zeros((px, px, 3), np.uint8)
     layout = pack.catalogue.board("front")
     for table in range(tables):
@@ -197,15 +206,10 @@ def draw_box_cells(
             boards.append(
                 blank if look is None else net_crop(look, place.crop_mm, pack.tile_mm, px)
             )
-            if slot in rendered.covered:
-                labels.append(COVERED)
-                turns.append(0)
-            elif cell is None or cell.tile is None:
-                labels.append(EMPTY)
-                turns.append(0)
-            else:
-                labels.append(index[cell.tile])
-                turns.append(cell.rotation % 360)
+            under = EMPTY if cell is None or cell.tile is None else index[cell.tile]
+            beneath.append(under)
+            labels.append(COVERED if slot in rendered.covered else under)
+            turns.append(0 if cell is None or under == EMPTY else cell.rotation % 360)
             table_of.append(table)
     raw = tuple(np.asarray(pack.tiles[t], np.uint8) for t in tile_ids)
     pictures = np.stack([net_picture(p, pack.tile_mm, 2 * px) for p in raw])
@@ -223,6 +227,7 @@ def draw_box_cells(
         same=candidates(pack.catalogue, tile_ids),
         tables=np.asarray(table_of, np.int16),
         tile_mm=pack.tile_mm,
+        beneath=np.asarray(beneath, np.int16),
     )
 
 

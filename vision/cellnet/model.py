@@ -25,7 +25,16 @@ from companion.reading import EMPTY, UNKNOWN, CellRead
 from vision.box.pack import Pack
 from vision.cellnet.geometry import net_picture, turned
 
-__all__ = ["BOARD_CELL", "DISPLAY_CELL", "STORAGE_CELL", "BoxPictures", "CellNet", "cell_net"]
+__all__ = [
+    "BOARD_CELL",
+    "DISPLAY_CELL",
+    "STORAGE_CELL",
+    "BoxPictures",
+    "CellNet",
+    "CellParts",
+    "Head",
+    "cell_net",
+]
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DISPLAY_CELL, BOARD_CELL, STORAGE_CELL = 0, 1, 2
@@ -36,14 +45,73 @@ Floats = NDArray[np.float32]
 
 
 @dataclass(frozen=True)
+class Head:
+    """The few weights that turn the comparisons into logits: `scale` of the candidates' and
+    the board's scores, `board_bias`, and the linear head (`aux_weight` (2, D + 5),
+    `aux_bias` (2,)) giving the empty slot's and the covering hand's logits. The network's
+    own is learnt with it; a box's own is fitted on renders of its pictures
+    (vision.cellnet.adapt)."""
+
+    scale: float
+    board_bias: float
+    aux_weight: Floats
+    aux_bias: Floats
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "scale": self.scale,
+            "board_bias": self.board_bias,
+            "aux_weight": self.aux_weight.tolist(),
+            "aux_bias": self.aux_bias.tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Head:
+        weight = np.asarray(data["aux_weight"], np.float32)
+        bias = np.asarray(data["aux_bias"], np.float32)
+        if weight.ndim != 2 or weight.shape[0] != 2 or bias.shape != (2,):
+            raise ValueError("not a head's weights")
+        return cls(float(data["scale"]), float(data["board_bias"]), weight, bias)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class CellParts:
+    """What the network's comparisons give a batch of crops, before the head: `scores` (N,
+    4T) against each candidate, `board` (N,) against the empty board's look (NaN where no
+    look was given), `aux_in` (N, D + 5) the linear head's input."""
+
+    scores: Floats
+    board: Floats
+    aux_in: Floats
+
+    def logits(self, head: Head) -> Floats:
+        """(N, 4T + 3) logits over [candidates..., empty board, empty, covered]."""
+        board_logit = np.where(
+            np.isnan(self.board), -1e4, head.scale * np.nan_to_num(self.board) + head.board_bias
+        )
+        aux = self.aux_in @ head.aux_weight.T + head.aux_bias
+        return np.asarray(
+            np.concatenate([head.scale * self.scores, board_logit[:, None], aux], axis=1),
+            np.float32,
+        )
+
+    def probabilities(self, head: Head) -> Floats:
+        logits = self.logits(head)
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return np.asarray(p / p.sum(axis=1, keepdims=True), np.float32)
+
+
+@dataclass(frozen=True)
 class BoxPictures:
     """A pack's pictures as the network sees them: candidate i is tile `tile_ids[i // 4]` at
     ROTATIONS[i % 4]; `windows` (4T, D, w * w) their maps' middles, `same` (4T, 4T) the
-    candidates that mean the same."""
+    candidates that mean the same; `px` the side of the squares they are compared with."""
 
     tile_ids: tuple[str, ...]
     windows: Floats
     same: NDArray[np.bool_]
+    px: int
 
 
 class CellNet:
@@ -63,12 +131,10 @@ class CellNet:
         self.features = int(h["features"])
         self.cells = int(h["cells"])
         self.window = int(h["window"])
-        self.scale = float(h["scale"])
-        self.board_bias = float(h["board_bias"])
         self.misfit = float(h["misfit"])
         self.sharpness = float(h["sharpness"])
-        self.aux_weight = np.asarray(h["aux_weight"], np.float32)
-        self.aux_bias = np.asarray(h["aux_bias"], np.float32)
+        #: The head learnt with the network (a box may have its own: vision.cellnet.adapt).
+        self.head = Head.from_json(h)
         self._lock = threading.Lock()
 
     def maps(self, images: Sequence[Image], batch: int = 64) -> Floats:
@@ -96,7 +162,7 @@ class CellNet:
         windows = maps[:, :, 1 : 1 + w, 1 : 1 + w].reshape(len(squares), maps.shape[1], -1)
         meanings = [catalogue.meaning(t).rotated(r) for t in tile_ids for r in ROTATIONS]
         same = np.array([[a == b for b in meanings] for a in meanings], bool)
-        return BoxPictures(tile_ids, np.ascontiguousarray(windows), same)
+        return BoxPictures(tile_ids, np.ascontiguousarray(windows), same, self.px)
 
     def probabilities(
         self,
@@ -104,10 +170,22 @@ class CellNet:
         kinds: Sequence[int],
         boards: Sequence[Image | None],
         box: BoxPictures,
+        head: Head | None = None,
     ) -> Floats:
         """(N, 4T + 3): each crop's probabilities over [candidates..., empty board, empty,
-        covered]. `crops` and `boards` (the empty board's look of a board cell, else None)
-        are `px` squares in the network's geometry (vision.cellnet.geometry.net_crop)."""
+        covered], by `head` (the network's own if None). `crops` and `boards` (the empty
+        board's look of a board cell, else None) are `px` squares in the network's geometry
+        (vision.cellnet.geometry.net_crop)."""
+        return self.parts(crops, kinds, boards, box).probabilities(head or self.head)
+
+    def parts(
+        self,
+        crops: Sequence[Image],
+        kinds: Sequence[int],
+        boards: Sequence[Image | None],
+        box: BoxPictures,
+    ) -> CellParts:
+        """The comparisons of `probabilities`, before the head."""
         n = len(crops)
         on_board = [i for i in range(n) if kinds[i] == BOARD_CELL and boards[i] is not None]
         looks = [look for i in on_board if (look := boards[i]) is not None]
@@ -131,12 +209,7 @@ class CellNet:
             ],
             axis=1,
         )
-        aux = aux_in @ self.aux_weight.T + self.aux_bias
-        board_logit = np.where(np.isnan(board), -1e4, self.scale * board + self.board_bias)
-        logits = np.concatenate([self.scale * scores, board_logit[:, None], aux], axis=1)
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        return np.asarray(p / p.sum(axis=1, keepdims=True), np.float32)
+        return CellParts(scores, board, np.asarray(aux_in, np.float32))
 
     def answers(
         self, probabilities: Floats, box: BoxPictures, threshold: float

@@ -287,7 +287,13 @@ def export(embed: Embed, head: Head, out: Path, card: dict[str, Any]) -> None:
         opset_version=13,
         dynamo=False,
     )
-    meta = {"px": NET_PX, "features": FEATURES, "cells": FEATURE_CELLS, "window": REF_WINDOW, **head.to_json()}
+    meta = {
+        "px": NET_PX,
+        "features": FEATURES,
+        "cells": FEATURE_CELLS,
+        "window": REF_WINDOW,
+        **head.to_json(),
+    }
     (out / "cellnet.json").write_text(json.dumps({"head": meta, "card": card}, indent=1) + "\n")
 
 

@@ -52,6 +52,7 @@ from vision.reader.read import (
     check_frame,
     cut_cells,
     look_for_ship_beside,
+    net_head,
     net_reads,
     net_threshold,
     part_of,
@@ -598,7 +599,13 @@ class IncrementalReader:
             cut = [places[i] for i in reread]
             crops = cut_cells(colour, cut, config)
             answers = net_reads(
-                crops, [p.ref for p in cut], fresh, pack, config, net_threshold(models)
+                crops,
+                [p.ref for p in cut],
+                fresh,
+                pack,
+                config,
+                net_threshold(models),
+                net_head(models),
             )
         else:
             model = tile_model(models, pack, config)

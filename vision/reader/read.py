@@ -42,15 +42,16 @@ from vision.box.judge import CellJudge, judge_for
 from vision.box.lessons import CellLesson, Lessons
 from vision.box.pack import Pack
 from vision.box.tilemodel import TileModel, learn_pack
-from vision.cellnet.calibrate import Calibration, calibration_for, lesson_grades
+from vision.cellnet.calibrate import Calibration, calibration_for
 from vision.cellnet.data import EMPTY as EMPTY_LABEL
-from vision.cellnet.data import PICTURE_PX, PackCells
+from vision.cellnet.data import PackCells
 from vision.cellnet.geometry import net_crop
 from vision.cellnet.model import (
     BOARD_CELL,
     DISPLAY_CELL,
     STORAGE_CELL,
     BoxPictures,
+    Head,
     box_pictures,
     cell_net,
 )
@@ -296,10 +297,8 @@ def box_models(
     if config.read.recogniser == "net":
         net = cell_net()
         box = box_pictures(net, pack)
-        taught = None
         sampled = [] if lessons is None else [c for c in lessons.cells if c.sampled]
-        if sampled:
-            taught = lesson_grades(net, box, lesson_cells(sampled, pack, box, config))
+        taught = lesson_cells(sampled, pack, box, config) if sampled else None
         calibration = calibration_for(
             net,
             box,
@@ -310,6 +309,7 @@ def box_models(
             cache=cache,
             progress=progress,
             lessons=taught,
+            fit_tables=config.read.net_fit_tables,
         )
         return BoxModels(None, None, ship_model(pack, config, cache), calibration)
     tiles = learn_pack(pack, config.crops.px_per_mm, config.cells)
@@ -490,7 +490,7 @@ def _read_located(
         look_for_ship()
         crops, refs, slots, hidden = _crops(colour, view, pack, side, config)
         cutting, waited = time.perf_counter() - t0, 0.0
-        reads = net_reads(crops, refs, slots, pack, config, net_threshold(models))
+        reads = net_reads(crops, refs, slots, pack, config, net_threshold(models), net_head(models))
         matches: list[CellMatch] = []
         cut = dict(zip(slots, crops, strict=True))
     else:
@@ -800,9 +800,11 @@ def net_reads(
     pack: Pack,
     config: VisionConfig,
     threshold: float,
+    head: Head | None = None,
 ) -> list[CellRead]:
-    """Every crop named by the cell network (vision.cellnet) against the pack's pictures, or
-    unknown where its answer is less sure than `threshold` (the box's calibration)."""
+    """Every crop named by the cell network (vision.cellnet) against the pack's pictures, by
+    the box's `head` (the network's if None), or unknown where its answer is less sure than
+    `threshold` (both the box's calibration's)."""
 
     if not crops:
         return []
@@ -813,18 +815,21 @@ def net_reads(
         DISPLAY_CELL if slot[0] == DISPLAY else STORAGE_CELL if slot[1] < 0 else BOARD_CELL
         for slot in slots
     ]
-    px = net.px
+    px = box.px
     squares = [net_crop(c, c.shape[0] / ppm, pack.tile_mm, px) for c in crops]
-    boards = [
-        None if r is None else net_crop(r, r.shape[0] / ppm, pack.tile_mm, px) for r in refs
-    ]
-    p = net.probabilities(squares, kinds, boards, box)
+    boards = [None if r is None else net_crop(r, r.shape[0] / ppm, pack.tile_mm, px) for r in refs]
+    p = net.probabilities(squares, kinds, boards, box, head)
     return [read for read, _sure in net.answers(p, box, threshold)]
 
 
 def net_threshold(models: BoxModels) -> float:
     """The cell network's threshold for the box (1.0, naming nothing surely, uncalibrated)."""
     return 1.0 if models.calibration is None else models.calibration.threshold
+
+
+def net_head(models: BoxModels) -> Head | None:
+    """The box's own head of the cell network (None: the network's)."""
+    return None if models.calibration is None else models.calibration.head
 
 
 _KINDS = {"display": DISPLAY_CELL, "board": BOARD_CELL, "storage": STORAGE_CELL}
@@ -845,7 +850,7 @@ def lesson_cells(
             continue
         if item.kind == "board" and item.side not in pack.catalogue.boards:
             continue
-        square = net_crop(item.crop, item.crop_mm, pack.tile_mm)
+        square = net_crop(item.crop, item.crop_mm, pack.tile_mm, box.px)
         look = None
         if item.kind == "board":
             layout = pack.catalogue.board(item.side)
@@ -855,7 +860,7 @@ def lesson_cells(
         boards.append(
             np.zeros_like(square)
             if look is None
-            else net_crop(look, look.shape[0] / ppm, pack.tile_mm)
+            else net_crop(look, look.shape[0] / ppm, pack.tile_mm, box.px)
         )
         kinds.append(_KINDS[item.kind])
         labels.append(EMPTY_LABEL if item.truth.tile is None else index[item.truth.tile])
@@ -869,7 +874,7 @@ def lesson_cells(
         boards=np.stack(boards) if boards else none,
         tiles=np.asarray(labels, np.int16),
         rotations=np.asarray(turns, np.int16),
-        pictures=np.zeros((0, PICTURE_PX, PICTURE_PX, 3), np.uint8),
+        pictures=np.zeros((0, 2 * box.px, 2 * box.px, 3), np.uint8),
         raw=(),
         same=box.same,
         tables=np.zeros(len(crops), np.int16),

@@ -16,8 +16,12 @@ def test_a_row_prints_the_calibrations_own_figures() -> None:
     made = Calibration(0.9312, 0.005, 0.95, 0.00417, 3100, 40, 2790, 3, 1.84)
     row = calibration_row("devset", made, made=True, seconds=51.6)
     assert (
-        Calibration(**{k: v for k, v in row.items() if k not in ("box", "made", "seconds")}) == made
+        Calibration(
+            **{k: v for k, v in row.items() if k not in ("box", "made", "seconds", "own_head")}
+        )
+        == made
     )
+    assert row["own_head"] is False
     (head, line) = rows_table([row]).splitlines()
     assert head.split()[:4] == ["box", "target", "conf", "threshold"]
     assert line.split() == [
@@ -53,20 +57,23 @@ def test_the_printed_figures_are_the_cached_calibrations(
 ) -> None:
     cache = tmp_path / "cache"
     args = ["bench", "calibration", "--pack-style", "ink", "--tables", "2", "--cache", str(cache)]
+    args += ["--set", "read.net_fit_tables=2"]
     assert main([*args, "--json"]) == 0
     (first,) = json.loads(capsys.readouterr().out)["boxes"]
     # The calibration's own file (its graded cells may lie beside it).
     (kept,) = (f for f in cache.glob("calibration-*.json") if not f.stem.endswith("-cells"))
     record = Calibration.from_json(kept.read_text(encoding="utf-8"))
     assert first["made"] is True and first["box"] == "ink"
-    assert {k: first[k] for k in record.__dataclass_fields__} == record.__dict__
+    figures = {k: v for k, v in record.__dict__.items() if k != "head"}
+    assert {k: first[k] for k in figures} == figures
+    assert first["own_head"] is True and record.head is not None
     assert record.tables == 2 and record.cells > 50
     # The second run loads what the first kept, and prints it.
     assert main(args) == 0
     printed = capsys.readouterr().out.splitlines()
     assert (
-        printed[0]
-        == f"$ companion bench calibration --pack-style ink --seed 1 --tables 2 --cache {cache}"
+        printed[0] == "$ companion bench calibration --pack-style ink --seed 1 --tables 2"
+        f" --set read.net_fit_tables=2 --cache {cache}"
     )
     line = printed[3].split()
     assert line[0] == "ink" and line[-1] == "loaded"

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from vision.box.pack import Pack
 from vision.cellnet.calibrate import (
     Calibration,
     binomial_upper,
     choose_threshold,
     design_effect,
+    graded,
     upper_bound,
 )
+from vision.cellnet.data import COVERED, PackCells
+from vision.cellnet.geometry import net_picture
+from vision.cellnet.model import box_pictures, cell_net
 
 
 def test_the_binomial_bound_is_clopper_pearsons() -> None:
@@ -76,3 +83,36 @@ def test_a_calibration_round_trips_and_refuses_another_version() -> None:
     assert Calibration.from_json(made.to_json()) == made
     with pytest.raises(ValueError):
         Calibration.from_json('{"version": 0, "threshold": 1}')
+
+
+def test_a_covered_cell_named_with_what_lies_beneath_it_is_right(pack_random: Pack) -> None:
+    """A hand over a tile: naming the tile beneath is right, naming anything else wrong."""
+    net = cell_net()
+    box = box_pictures(net, pack_random)
+    tile = box.tile_ids[0]
+    picture = net_picture(
+        np.asarray(pack_random.tiles[tile], np.uint8), pack_random.tile_mm, net.px
+    )
+    other = next(t for t in box.tile_ids if not box.same[0, 4 * box.tile_ids.index(t)])
+    crops = np.stack([picture, picture])
+    cells = PackCells(
+        name="covered",
+        tile_ids=box.tile_ids,
+        crops=crops,
+        kinds=np.zeros(2, np.int8),
+        boards=np.zeros_like(crops),
+        tiles=np.full(2, COVERED, np.int16),
+        rotations=np.zeros(2, np.int16),
+        pictures=np.zeros((0, 2 * net.px, 2 * net.px, 3), np.uint8),
+        raw=(),
+        same=box.same,
+        tables=np.zeros(2, np.int16),
+        tile_mm=pack_random.tile_mm,
+        beneath=np.array([0, box.tile_ids.index(other)], np.int16),
+    )
+    _sure, wrong, named = graded(net, box, cells)
+    assert named.all(), "the tile is in plain view"
+    assert wrong.tolist() == [False, True]
+    # Drawn without what lies beneath, a covered cell named at all is wrong.
+    _sure, wrong, _named = graded(net, box, replace(cells, beneath=None))
+    assert wrong.all()

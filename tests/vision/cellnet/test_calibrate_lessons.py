@@ -4,6 +4,7 @@ calibration_for)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -124,7 +125,9 @@ def test_lessons_join_the_kept_calibration_without_drawing_again(
     first = calibration_for(net, None, pack, **settings)  # type: ignore[arg-type]
     assert drawn == [1] and first == calibrated(_renders(), TARGET, CONFIDENCE)
     wrong = _lessons([0.95] * 40, [i < 3 for i in range(40)])
-    taught = calibration_for(net, None, pack, lessons=wrong, **settings)  # type: ignore[arg-type]
+    monkeypatch.setattr(calibrate, "lesson_grades", lambda *args: wrong)
+    cells = SimpleNamespace(tiles=np.zeros(40, np.int16))
+    taught = calibration_for(net, None, pack, lessons=cells, **settings)  # type: ignore[arg-type]
     assert drawn == [1], "the renders' cells come from the cache"
     assert taught.threshold > first.threshold and taught.tables == 41
     # What is kept stays the renders' own.

@@ -18,6 +18,7 @@ def test_opencv_and_numpy_give_the_learnings_probabilities() -> None:
             tuple(f"t{i}" for i in range(len(maps) // 4)),
             np.ascontiguousarray(windows),
             check["same"],
+            net.px,
         )
         kinds = [int(k) for k in check["kinds"]]
         boards = [b if k == 1 else None for b, k in zip(check["boards"], kinds, strict=True)]

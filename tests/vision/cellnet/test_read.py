@@ -21,7 +21,9 @@ def test_a_new_box_is_calibrated_once_and_its_table_read(pack_random: Pack, tmp_
     base = VisionConfig()
     config = replace(
         base,
-        read=replace(base.read, recogniser="net", net_tables=10, net_wrong_rate=0.05),
+        read=replace(
+            base.read, recogniser="net", net_tables=10, net_wrong_rate=0.05, net_fit_tables=4
+        ),
     )
     rng = np.random.default_rng(11)
     scene = random_scene(pack_random.catalogue, rng, 3, "front", "easy")

@@ -32,7 +32,9 @@ from vision.synthetic.scene import random_scene
 
 NET = replace(
     VisionConfig(),
-    read=replace(VisionConfig().read, recogniser="net", net_tables=4, net_wrong_rate=0.05),
+    read=replace(
+        VisionConfig().read, recogniser="net", net_tables=4, net_wrong_rate=0.05, net_fit_tables=2
+    ),
 )
 
 
