@@ -171,16 +171,17 @@ def run(args: argparse.Namespace) -> int:
 
         book = LessonBook(table.state_dir / LESSONS_DIR, pack)
         lessons = book.load()
-        if lessons is not None:
-            log.info(
-                "%d cells this table labelled revise its judge; %d crops join the cell "
-                "network's calibration",
-                len(lessons),
-                len(lessons.cells),
-            )
         corrections = CorrectionLessons(book, pack, side=table.side)
         session.listeners.on_correction.append(corrections.corrected)
         incremental = IncrementalReader(pack, side=table.side, lessons=lessons)
+        if lessons is not None:
+            if incremental.config.read.recogniser == "net":
+                sampled = sum(c.sampled for c in lessons.cells)
+                log.info(
+                    "%d cells this table labelled join the cell network's calibration", sampled
+                )
+            else:
+                log.info("%d cells this table labelled revise its judge", len(lessons))
         reader = _ServiceReader(incremental, lens_watch, session, corrections)
         if hardware.camera.kind != "none":  # without a camera no read ever wants them
             start_learning(incremental.tables, session)

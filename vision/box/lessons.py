@@ -15,8 +15,8 @@ where it lies and its truth), appended and synced like the journal's lines. A ce
 network has no matcher figures: its line holds the crop alone. At the next start the service
 hands the book's lessons to the reader: for each kind of cell in them, the judge's
 probabilities of cells of that kind are revised by what the table said (`CellJudge.taught`);
-with the cell network, the taught frames' crops join the box's calibration
-(vision.cellnet.calibrate; a correction's are kept, not counted: `SAMPLED_SOURCES`). A
+with the cell network, crops that are a fair sample of the table's cells join the box's
+calibration (vision.cellnet.calibrate; `SAMPLED_SOURCES`: none yet). A
 line that cannot be read (a torn last line, figures of another judge version) is passed over,
 its crop kept when that can be read.
 """
@@ -78,11 +78,13 @@ LESSONS_DIR = "lessons"
 CELL_VERSION = 1
 #: Where a cell lies, as the cell network tells cells apart.
 CELL_KINDS = ("display", "board", "storage")
-#: The sources whose cells are a sample of the table's cells, every labelled cell of a
-#: frame kept whether the reader named it right or not: a taught frame. A correction is
-#: there because the reader was wrong (or unsure), so its cells would overstate the
-#: wrong-rate of a calibration they joined; they are kept, not counted.
-SAMPLED_SOURCES = frozenset({"teach"})
+#: The sources whose cells are a fair sample of the table's cells for the box's calibration:
+#: every labelled cell of a frame, kept whether the reader named it right or not, its tiles'
+#: pictures taken from other frames. None is yet: a correction is there because the reader
+#: was wrong (or unsure), so its cells would overstate the wrong-rate; a taught frame gave
+#: the pack the very pictures its cells would be compared with, so they would understate
+#: it. Both are kept with their crops, not counted.
+SAMPLED_SOURCES: frozenset[str] = frozenset()
 
 Slot = tuple[Any, int, int]  # (area, row, col); a seat's storage is (seat, -1, 0)
 

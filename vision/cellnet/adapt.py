@@ -6,8 +6,9 @@ art (a board as pale as a hand, palms drawn faint). At a new box's first read th
 weights of the head (vision.cellnet.model.Head: the scores' scale, the board's bias, the
 linear head of the empty and covered answers) are fitted on `tables` random tables of the
 box's own pictures, drawn apart from the calibration's tables (another seed), by the
-learning's own objective: the negative log of the probability of every answer the truth
-allows, pulled towards the network's head. The calibration then holds its rate for the
+learning's objective (the negative log of the probability of every answer the truth allows;
+a covered cell also allows what lies beneath it, as the calibration grades it), pulled
+towards the network's head. The calibration then holds its rate for the
 box's head on tables it was not fitted on.
 """
 

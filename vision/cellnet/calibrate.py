@@ -9,9 +9,9 @@ bound is Clopper-Pearson's upper bound on the rate, with the cells of one table 
 cluster: the count is shrunk by the design effect the tables' spread shows (never below 1).
 The answers are the box's own head's (vision.cellnet.adapt: fitted on other tables of the
 box's pictures, drawn with another seed), so the rate holds for it on tables it was not
-fitted on. A table's taught frames (vision.box.lessons) join the rendered cells as one more
-cluster (`Grades.joined`), read by the network when the box's models are loaded; the cache
-keeps the renders' own calibration, head and cells.
+fitted on. A table's lessons that are a fair sample of its cells (vision.box.lessons) join
+the rendered cells as one more cluster (`Grades.joined`), read by the network when the box's
+models are loaded; the cache keeps the renders' own calibration, head and cells.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ class Grades:
     def joined(self, lessons: Grades) -> Grades:
         """These cells and a table's lessons (`lesson_grades`) as one more cluster. The
         rendered tables are independent draws of camera, light and layout, each a cluster;
-        the lessons of one table (its corrections and taught frames, of every frame) share
+        the lessons of one table (of every frame) share
         one camera, one room and one box, so their frames are not independent of one
         another: together they are one draw, and counted as one cluster."""
         extra = int(self.tables.max()) + 1 if len(self) else 0

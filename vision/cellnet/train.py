@@ -310,6 +310,14 @@ def kept(cells: PackCells) -> PackCells:
     return replace(cells, raw=raw, pictures=cells.pictures[:0])
 
 
+def _loaded(path: Path) -> PackCells:
+    """A pack's learning cells as `kept`; ValueError when they were drawn at another side."""
+    cells = kept(PackCells.load(path))
+    if len(cells.crops) and cells.crops.shape[1] != NET_PX:
+        raise ValueError(f"{path} holds cells of {cells.crops.shape[1]} px, not {NET_PX}")
+    return cells
+
+
 class ResidentPacks:
     """The learning packs, `size` of them in memory at a time (all of them would not fit: a
     pack's cells at 96 px take some 20 MB): a step draws one of the resident packs, and every
@@ -322,14 +330,14 @@ class ResidentPacks:
         self.order = [files[int(i)] for i in rng.permutation(len(files))]
         self.size = min(size, len(files))
         self.swap_every = swap_every
-        self.resident = [kept(PackCells.load(p)) for p in self.order[: self.size]]
+        self.resident = [_loaded(p) for p in self.order[: self.size]]
         self.next = self.size % len(self.order)
         self.oldest = 0
         self.cells = 0
 
     def draw(self, step: int, rng: np.random.Generator) -> PackCells:
         if step and step % self.swap_every == 0 and len(self.order) > self.size:
-            self.resident[self.oldest] = kept(PackCells.load(self.order[self.next]))
+            self.resident[self.oldest] = _loaded(self.order[self.next])
             self.oldest = (self.oldest + 1) % self.size
             self.next = (self.next + 1) % len(self.order)
         return self.resident[int(rng.integers(self.size))]
@@ -403,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
         help="start from this checkpoint (a learning's checkpoint.pt) instead of at random",
     )
     args = parser.parse_args(argv)
+    if min(args.packs, args.resident, args.swap_every, args.steps) < 1:
+        parser.error("--packs, --resident, --swap-every and --steps must be at least 1")
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     torch.set_num_threads(2)
@@ -413,11 +423,11 @@ def main(argv: list[str] | None = None) -> int:
     val_files = draw_cells(args.data / "val", val_seeds, args.tables, progress=shown)
     if shown is not None:
         shown.finish()
-    packs = ResidentPacks(train_files, args.resident, args.swap_every, rng)
-    vals = [kept(PackCells.load(p)) for p in val_files]
-    drawn = {p.crops.shape[1] for p in packs.resident + vals if len(p.crops)}
-    if drawn - {NET_PX}:
-        parser.error(f"{args.data} holds cells of {sorted(drawn)} px, not the network's {NET_PX}")
+    try:
+        packs = ResidentPacks(train_files, args.resident, args.swap_every, rng)
+        vals = [_loaded(p) for p in val_files]
+    except ValueError as exc:
+        parser.error(str(exc))
     print(f"{len(train_files)} packs, {packs.size} in memory at a time", flush=True)
     embed, head = Embed(), Head()
     if args.init is not None:

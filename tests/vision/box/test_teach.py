@@ -270,4 +270,5 @@ def test_the_taught_frames_become_the_tables_first_lessons(
     assert len(kept.cells) == len(lessons)
     assert {(c.kind, c.truth) for c in kept.cells} >= {("display", CellRead(first[0], 90))}
     assert sum(c.truth == EMPTY for c in kept.cells) >= 20
-    assert all(c.sampled for c in kept.cells), "a taught frame is a sample of its cells"
+    # The pack's pictures were cut from these frames: no fair sample for its calibration.
+    assert not any(c.sampled for c in kept.cells)

@@ -47,10 +47,12 @@ def test_the_cells_read_again_go_through_the_network(
     calibration = Calibration(0.5, 0.005, 0.95, 0.0, 1, 1, 1, 0)
     monkeypatch.setattr(vision.reader.read, "calibration_for", lambda *a, **k: calibration)
     sent: list[list[Slot]] = []
+    sent_crops: list[list[Any]] = []
     real = vision.reader.read.net_reads
 
     def counted(crops: Any, refs: Any, slots: Any, *args: Any) -> list[CellRead]:
         sent.append(list(slots))
+        sent_crops.append(list(crops))
         return real(crops, refs, slots, *args)
 
     monkeypatch.setattr(vision.reader.incremental, "net_reads", counted)
@@ -80,6 +82,8 @@ def test_the_cells_read_again_go_through_the_network(
             assert now[slot] == kept[slot]
         # The crops of the cells read again are the ones kept for a host's correction.
         assert set(reader.crops) == set(reader.view.crops)
+        for slot, crop in zip(sent[0], sent_crops[0], strict=True):
+            assert reader.crops[slot] is crop
 
 
 def test_a_worker_for_the_network_learns_no_templates(

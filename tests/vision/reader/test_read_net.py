@@ -66,7 +66,8 @@ def _answered(pack: Pack, seed: int) -> list[tuple[CellLesson, float]]:
     for crop, slot, read in zip(crops, slots, reads, strict=True):
         item = cell_lesson(crop, slot, read, "front", NET.crops.px_per_mm, "teach")
         if item is not None:
-            out.append(item)
+            # As a fair sample of the table's cells would be (vision.box.lessons.SAMPLED_SOURCES).
+            out.append(replace(item, sampled=True))
     grades = lesson_grades(net, box, lesson_cells(out, pack, box, NET))
     return list(zip(out, grades.sure.tolist(), strict=True))
 
@@ -114,7 +115,7 @@ def test_the_network_s_models_learn_no_templates_and_lessons_join_the_calibratio
     assert agreed.tables == 5 and agreed.cells == before.cells + len(agreeing)
     assert agreed.bound <= 0.05 and agreed.wrong <= before.wrong
 
-    # A taught frame says a cell the network named surely is another tile.
+    # A fair sample says a cell the network named surely is another tile.
     named, sure = max(
         ((item, sure) for item, sure in answered if item.truth.tile is not None),
         key=lambda pair: pair[1],
@@ -129,7 +130,7 @@ def test_the_network_s_models_learn_no_templates_and_lessons_join_the_calibratio
     assert wrong.sampled
     corrected = box_models(pack_random, NET, _lessons([wrong]), cache=tmp_path).calibration
     assert corrected is not None and corrected.threshold > before.threshold
-    # The host's correction of the same cell is no sample of the table's cells: not counted.
+    # A lesson that is no fair sample (a host's correction of the same cell): not counted.
     correction = replace(wrong, sampled=False)
     kept = box_models(pack_random, NET, _lessons([correction]), cache=tmp_path).calibration
     assert kept == before
