@@ -79,6 +79,8 @@ TESTS_ACROSS_LAYERS: set[tuple[str, str, tuple[str, ...]]] = {
         "app.bench.changes",
         ("_content", "run_gate", "turns"),
     ),
+    # The same, read by the cell network.
+    ("tests/vision/reader/test_incremental_net.py", "app.bench.changes", ("_content",)),
 }
 
 
