@@ -6,9 +6,9 @@ would use it: the target wrong-rate and confidence, the threshold chosen, the st
 bound on the wrong-rate of the cells answered at that threshold, the cells and tables it
 rests on, how many were answered and how many of those wrongly, and the tables' design
 effect. The calibration comes from the cache directory like the reader's
-(`calibration_for`): one already made is loaded, else it is made now and kept there; the
-output says which. Boxes: `--pack DIR` (repeatable), else the art packs `companion bench
-vision` draws (ink, and random of seed 1000 + `--seed`).
+(vision.reader.read.net_calibration): one already made is loaded, else it is made now and
+kept there; the output says which. Boxes: `--pack DIR` (repeatable), else the art packs
+`companion bench vision` draws (ink, and random of seed 1000 + `--seed`).
 """
 
 from __future__ import annotations
@@ -157,8 +157,7 @@ def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
 
     def one(pack: Pack, name: str) -> None:
-        from vision.cellnet.calibrate import calibration_for
-        from vision.cellnet.model import box_pictures, cell_net
+        from vision.reader.read import net_calibration
 
         shown = terminal_progress(f"bench calibration: {name}")
         made = False
@@ -170,18 +169,7 @@ def run(args: argparse.Namespace) -> int:
                 shown(done, total)
 
         start = time.perf_counter()
-        net = cell_net()
-        calibration = calibration_for(
-            net,
-            box_pictures(net, pack),
-            pack,
-            tables=config.read.net_tables,
-            target=config.read.net_wrong_rate,
-            confidence=config.read.net_confidence,
-            cache=cache,
-            progress=progress,
-            fit_tables=config.read.net_fit_tables,
-        )
+        calibration = net_calibration(pack, config, cache, progress)
         if shown is not None:
             shown.finish()
         rows.append(calibration_row(name, calibration, made, time.perf_counter() - start))

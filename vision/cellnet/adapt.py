@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from vision.box.pack import Pack
-from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells
+from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
 from vision.cellnet.model import BOARD_CELL, BoxPictures, CellNet, CellParts, Head
 
 __all__ = ["allowed", "box_head", "fit_head"]
@@ -120,20 +120,9 @@ def box_head(
     """The box's own head, fitted on `tables` random tables of its pictures (the network's
     head when `tables` is 0 or none shows the kit)."""
     rng = np.random.default_rng([seed, 20261207, 2])
-    parts: list[CellParts] = []
-    truths: list[NDArray[np.bool_]] = []
-    for i in range(tables):
-        if progress:
-            progress(i, tables)
-        cells = draw_box_cells(pack, 1, rng, px=net.px)
-        if not len(cells.tiles):
-            continue
-        kinds = [int(k) for k in cells.kinds]
-        boards = [cells.boards[j] if kinds[j] == BOARD_CELL else None for j in range(len(kinds))]
-        parts.append(net.parts(list(cells.crops), kinds, boards, box))
-        truths.append(allowed(cells, box))
-    if progress:
-        progress(tables, tables)
+    drawn = [c for c in draw_tables(pack, tables, rng, net.px, progress) if len(c.tiles)]
+    parts = [net.parts(*cells.net_inputs(), box) for cells in drawn]
+    truths = [allowed(cells, box) for cells in drawn]
     if not parts:
         return net.head
     joined = CellParts(

@@ -1,7 +1,7 @@
 """A box's abstain threshold, set so that its wrong-rate holds with a stated confidence.
 
 At a new box's first read the network reads random tables drawn with the box's own pictures
-(vision.cellnet.data.draw_box_cells). Each cell's answer and how sure it is are compared with
+(vision.cellnet.data.draw_tables). Each cell's answer and how sure it is are compared with
 the truth; the threshold is the least at which the wrong-rate among answered cells is at most
 `target`, with `confidence`, by fixed-sequence testing (Learn then Test: thresholds from the
 surest down, each tested at the full level, stopping at the first that fails). A test's
@@ -29,13 +29,12 @@ from numpy.typing import NDArray
 from vision.box.cache import write_quietly
 from vision.box.pack import Pack
 from vision.cellnet.adapt import box_head
-from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells
+from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
 from vision.cellnet.model import BoxPictures, CellNet, Head
 
 __all__ = [
     "Calibration",
     "Grades",
-    "calibrate",
     "calibrated",
     "calibration_for",
     "choose_threshold",
@@ -182,9 +181,7 @@ def graded(
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_]]:
     """Each cell's (how sure, answered wrongly, answered at all) as the network reads it
     with `head` (the network's own if None)."""
-    kinds = [int(k) for k in cells.kinds]
-    boards = [cells.boards[i] if kinds[i] == 1 else None for i in range(len(kinds))]
-    p = net.probabilities(list(cells.crops), kinds, boards, box, head)
+    p = net.probabilities(*cells.net_inputs(), box, head)
     answers = net.answers(p, box, threshold=0.0)
     candidate = {t: i for i, t in enumerate(box.tile_ids)}
     sure = np.zeros(len(answers))
@@ -278,23 +275,6 @@ def lesson_grades(
     return Grades(sure, wrong, named, np.zeros(len(sure), np.int64))
 
 
-def calibrate(
-    net: CellNet,
-    box: BoxPictures,
-    pack: Pack,
-    tables: int,
-    target: float,
-    confidence: float,
-    seed: int = 0,
-    progress: Callable[[int, int], None] | None = None,
-    head: Head | None = None,
-) -> Calibration:
-    """The box's threshold from `tables` random tables of its own pictures, read with
-    `head` (the network's own if None)."""
-    grades = rendered_grades(net, box, pack, tables, seed, progress, head)
-    return replace(calibrated(grades, target, confidence), head=head)
-
-
 def rendered_grades(
     net: CellNet,
     box: BoxPictures,
@@ -307,13 +287,7 @@ def rendered_grades(
     """The cells of `tables` random tables of the box's own pictures, graded (`graded`)
     with `head`."""
     rng = np.random.default_rng([seed, 20261207, 1])
-    parts: list[PackCells] = []
-    for i in range(tables):
-        if progress:
-            progress(i, tables)
-        parts.append(draw_box_cells(pack, 1, rng, px=net.px))
-    if progress:
-        progress(tables, tables)
+    parts = draw_tables(pack, tables, rng, net.px, progress)
     sure_parts, wrong_parts, named_parts, table_parts = [], [], [], []
     for i, part in enumerate(parts):
         if not len(part.tiles):

@@ -35,6 +35,7 @@ __all__ = [
     "draw_box_cells",
     "draw_cells",
     "draw_pack_cells",
+    "draw_tables",
 ]
 
 #: Labels that are not a tile.
@@ -95,6 +96,15 @@ class PackCells:
             tile_mm=np.array(self.tile_mm),
             **raw,  # type: ignore[arg-type]
         )
+
+    def net_inputs(
+        self,
+    ) -> tuple[list[NDArray[np.uint8]], list[int], list[NDArray[np.uint8] | None]]:
+        """The crops, kinds and board looks (a board cell's, else None) as
+        vision.cellnet.model.CellNet takes them."""
+        kinds = [int(k) for k in self.kinds]
+        boards = [self.boards[i] if kinds[i] == 1 else None for i in range(len(kinds))]
+        return list(self.crops), kinds, boards
 
     @classmethod
     def load(cls, path: Path) -> PackCells:
@@ -229,6 +239,25 @@ def draw_box_cells(
         tile_mm=pack.tile_mm,
         beneath=np.asarray(beneath, np.int16),
     )
+
+
+def draw_tables(
+    pack: Pack,
+    tables: int,
+    rng: np.random.Generator,
+    px: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[PackCells]:
+    """The cells of `tables` random tables of `pack`, one PackCells each (empty for a table
+    whose kit was not found), with `progress` (tables drawn, of all)."""
+    out: list[PackCells] = []
+    for i in range(tables):
+        if progress:
+            progress(i, tables)
+        out.append(draw_box_cells(pack, 1, rng, px=px))
+    if progress:
+        progress(tables, tables)
+    return out
 
 
 def _draw_into(job: tuple[int, int, str]) -> str:

@@ -295,26 +295,38 @@ def box_models(
     table's `lessons`, or with the cell network, their crops joining its calibration."""
     cache = cache or cache_dir()
     if config.read.recogniser == "net":
-        net = cell_net()
-        box = box_pictures(net, pack)
         sampled = [] if lessons is None else [c for c in lessons.cells if c.sampled]
-        taught = lesson_cells(sampled, pack, box, config) if sampled else None
-        calibration = calibration_for(
-            net,
-            box,
-            pack,
-            tables=config.read.net_tables,
-            target=config.read.net_wrong_rate,
-            confidence=config.read.net_confidence,
-            cache=cache,
-            progress=progress,
-            lessons=taught,
-            fit_tables=config.read.net_fit_tables,
-        )
+        calibration = net_calibration(pack, config, cache, progress, sampled)
         return BoxModels(None, None, ship_model(pack, config, cache), calibration)
     tiles = learn_pack(pack, config.crops.px_per_mm, config.cells)
     judge = judge_for(pack, tiles, config, progress, lessons=lessons, cache=cache)
     return BoxModels(tiles, judge, ship_model(pack, config, cache))
+
+
+def net_calibration(
+    pack: Pack,
+    config: VisionConfig,
+    cache: Path,
+    progress: Callable[[int, int], None] | None = None,
+    lessons: Sequence[CellLesson] = (),
+) -> Calibration:
+    """The cell network's calibration of the box with the settings of `config.read`, from
+    the cache directory or made now (vision.cellnet.calibrate.calibration_for), `lessons`
+    (a fair sample of the table's cells) joining it."""
+    net = cell_net()
+    box = box_pictures(net, pack)
+    return calibration_for(
+        net,
+        box,
+        pack,
+        tables=config.read.net_tables,
+        target=config.read.net_wrong_rate,
+        confidence=config.read.net_confidence,
+        cache=cache,
+        progress=progress,
+        lessons=lesson_cells(lessons, pack, box, config) if lessons else None,
+        fit_tables=config.read.net_fit_tables,
+    )
 
 
 class TableReader:

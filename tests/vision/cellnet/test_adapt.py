@@ -9,7 +9,7 @@ import numpy as np
 from vision.box.pack import Pack
 from vision.cellnet.adapt import allowed, box_head, fit_head
 from vision.cellnet.calibrate import Calibration
-from vision.cellnet.data import COVERED, EMPTY, draw_box_cells
+from vision.cellnet.data import COVERED, EMPTY, draw_box_cells, draw_tables
 from vision.cellnet.model import BOARD_CELL, CellParts, Head, box_pictures, cell_net
 
 
@@ -45,13 +45,9 @@ def test_the_fitted_head_reads_its_tables_better_and_stays_near_the_networks(
     box = box_pictures(net, pack_random)
     head = box_head(net, box, pack_random, 2, seed=5)
     rng = np.random.default_rng([5, 20261207, 2])  # the tables box_head drew
-    parts, oks = [], []
-    for _ in range(2):
-        cells = draw_box_cells(pack_random, 1, rng, px=net.px)
-        kinds = [int(k) for k in cells.kinds]
-        boards = [cells.boards[j] if kinds[j] == BOARD_CELL else None for j in range(len(kinds))]
-        parts.append(net.parts(list(cells.crops), kinds, boards, box))
-        oks.append(allowed(cells, box))
+    drawn = draw_tables(pack_random, 2, rng, net.px)
+    parts = [net.parts(*cells.net_inputs(), box) for cells in drawn]
+    oks = [allowed(cells, box) for cells in drawn]
     joined = CellParts(
         *(np.concatenate([getattr(p, f) for p in parts]) for f in CellParts.__dataclass_fields__)
     )

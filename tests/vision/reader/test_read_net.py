@@ -107,7 +107,7 @@ def test_the_network_s_models_learn_no_templates_and_lessons_join_the_calibratio
     def no_drawing(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a lesson needs no table drawn again")
 
-    monkeypatch.setattr(vision.cellnet.calibrate, "draw_box_cells", no_drawing)
+    monkeypatch.setattr(vision.cellnet.calibrate, "draw_tables", no_drawing)
     answered = _answered(pack_random, 5)
     agreeing = [item for item, _ in answered]
     agreed = box_models(pack_random, NET, _lessons(agreeing), cache=tmp_path).calibration
