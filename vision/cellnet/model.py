@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -39,6 +40,8 @@ __all__ = [
 DATA = Path(__file__).resolve().parents[1] / "data"
 DISPLAY_CELL, BOARD_CELL, STORAGE_CELL = 0, 1, 2
 ROTATIONS = (0, 90, 180, 270)
+#: Empty-board looks whose maps a network keeps (a box has at most some 20 board cells).
+LOOKS_KEPT = 256
 
 Image = NDArray[np.uint8]
 Floats = NDArray[np.float32]
@@ -136,6 +139,8 @@ class CellNet:
         #: The head learnt with the network (a box may have its own: vision.cellnet.adapt).
         self.head = Head.from_json(h)
         self._lock = threading.Lock()
+        self._looks: OrderedDict[bytes, Floats] = OrderedDict()
+        self._looks_lock = threading.Lock()
 
     def maps(self, images: Sequence[Image], batch: int = 64) -> Floats:
         """(N, D, c, c) feature maps of `px` squares (BGR uint8)."""
@@ -148,6 +153,33 @@ class CellNet:
                 self._net.setInput(np.ascontiguousarray(part))
                 out.append(np.array(self._net.forward(), np.float32))
         return np.concatenate(out)
+
+    def look_maps(self, looks: Sequence[Image]) -> Floats:
+        """(N, D, c, c) normalised maps of empty-board looks. A box's looks are the same
+        squares at every read (cut from its board picture, not from the frame), so their
+        maps are kept, by the squares' bytes, for the reads that follow."""
+        keys = [
+            hashlib.blake2b(np.ascontiguousarray(look).data, digest_size=16).digest()
+            for look in looks
+        ]
+        with self._looks_lock:
+            missing = {k: look for k, look in zip(keys, looks, strict=True) if k not in self._looks}
+        if missing:
+            made = _normalised(self.maps(list(missing.values())))
+            with self._looks_lock:
+                for k, m in zip(missing, made, strict=True):
+                    self._looks[k] = m
+                while len(self._looks) > LOOKS_KEPT:
+                    self._looks.popitem(last=False)
+        with self._looks_lock:
+            found = [self._looks.get(k) for k in keys]
+        if any(m is None for m in found):  # pushed out meanwhile by another thread's looks
+            return _normalised(self.maps(looks))
+        return (
+            np.stack([m for m in found if m is not None])
+            if found
+            else np.zeros((0, self.features, self.cells, self.cells), np.float32)
+        )
 
     def pictures(self, tiles: dict[str, Image], catalogue: Catalogue) -> BoxPictures:
         """Every tile picture of a pack embedded in its four rotations."""
@@ -189,13 +221,12 @@ class CellNet:
         n = len(crops)
         on_board = [i for i in range(n) if kinds[i] == BOARD_CELL and boards[i] is not None]
         looks = [look for i in on_board if (look := boards[i]) is not None]
-        raw = self.maps([*crops, *looks])
-        crop_raw = raw[:n]
+        crop_raw = self.maps(crops)
         x = _normalised(crop_raw)
         scores = _shifted(x, box.windows, self.window, self.misfit, self.sharpness)
         board = np.full(n, np.nan, np.float32)
         if on_board:
-            b = _normalised(raw[n:])
+            b = self.look_maps(looks)
             board[on_board] = _paired(x[on_board], b, self.window, self.misfit, self.sharpness)
         kind = np.eye(3, dtype=np.float32)[np.asarray(kinds, np.intp)]
         # A cell with no board look was learnt with a blank one: every place a misfit of 1.
@@ -245,13 +276,17 @@ def _normalised(maps: Floats) -> Floats:
     return np.asarray(maps / norm, np.float32)
 
 
-def _agreement(cos: Floats, alpha: float, sharpness: float) -> Floats:
-    """vision.cellnet.train.agreement: the cosines' mean (last axis) less `alpha` times a soft
-    maximum of their misfits."""
-    misfit = sharpness * (1.0 - cos)
-    top = misfit.max(axis=-1, keepdims=True)
-    soft = top[..., 0] + np.log(np.exp(misfit - top).mean(axis=-1))
-    return np.asarray(cos.mean(axis=-1) - alpha * soft / sharpness, np.float32)
+def _agreement(cos: Floats, alpha: float, sharpness: float, axis: int = -1) -> Floats:
+    """vision.cellnet.train.agreement: the cosines' mean (along `axis`) less `alpha` times a
+    soft maximum of their misfits. The soft maximum of `sharpness * (1 - cos)` is
+    `sharpness + log(mean(exp(-sharpness * cos)))`; cosines lie within [-1, 1], so the
+    exponentials stay within float32 without shifting them by their maximum. `cos` is
+    overwritten."""
+    mean = cos.mean(axis=axis)
+    cos *= -sharpness
+    np.exp(cos, out=cos)
+    soft = np.log(cos.mean(axis=axis))
+    return np.asarray(mean - alpha * (1.0 + soft / sharpness), np.float32)
 
 
 def _shifted(crops: Floats, windows: Floats, w: int, alpha: float, sharpness: float) -> Floats:
@@ -263,7 +298,7 @@ def _shifted(crops: Floats, windows: Floats, w: int, alpha: float, sharpness: fl
         for dx in range(3):
             part = crops[:, :, dy : dy + w, dx : dx + w].reshape(len(crops), crops.shape[1], -1)
             cos = np.matmul(part.transpose(2, 0, 1), by_place)  # (L, N, K)
-            s = _agreement(cos.transpose(1, 2, 0), alpha, sharpness)
+            s = _agreement(cos, alpha, sharpness, axis=0)
             best = s if best is None else np.maximum(best, s)
     assert best is not None
     return best

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from vision.box.pack import Pack
@@ -51,3 +53,27 @@ def test_a_tile_laid_at_each_rotation_is_named_with_its_meaning(pack_random: Pac
             got = 4 * box.tile_ids.index(read.tile) + ROTATIONS.index(read.rotation)
             right += bool(box.same[truth, got])
     assert right >= 0.95 * len(truths)
+
+
+def test_board_looks_are_embedded_once_and_give_the_same_maps() -> None:
+    from vision.cellnet.model import CellNet, _normalised
+
+    net = CellNet()
+    rng = np.random.default_rng(1)
+    looks = [rng.integers(0, 256, (net.px, net.px, 3), dtype=np.uint8) for _ in range(3)]
+    first = net.look_maps(looks)
+    assert np.allclose(first, _normalised(net.maps(looks)), atol=1e-6)
+    embedded: list[int] = []
+    maps = net.maps
+
+    def counted(images: Sequence[np.ndarray], batch: int = 64) -> np.ndarray:
+        embedded.append(len(images))
+        return maps(images, batch)
+
+    net.maps = counted  # type: ignore[method-assign]
+    again = net.look_maps([looks[2].copy(), looks[0].copy(), looks[1]])
+    assert embedded == []
+    assert np.array_equal(again, first[[2, 0, 1]])
+    new = rng.integers(0, 256, (net.px, net.px, 3), dtype=np.uint8)
+    net.look_maps([looks[0], new])
+    assert embedded == [1]
