@@ -36,6 +36,7 @@ from typing import Any, TextIO
 import cv2
 import numpy as np
 
+from app.bench.options import add_settings, settings_config
 from app.board_games import NAMES
 from companion.bots import GreedyPlayer
 from companion.game import Seat, new_game
@@ -43,6 +44,7 @@ from companion.reading import TableRead
 from companion.rules import rules_for
 from companion.state import GameState
 from vision.box.pack import Pack, load_pack
+from vision.config import VisionConfig
 from vision.reader.incremental import (
     ChangeConfig,
     IncrementalReader,
@@ -290,8 +292,11 @@ def _vision() -> Any:
     return _VISION
 
 
-def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
-    """`count` demo turns through IncrementalReader and the tracker: each read's time and
+def timed_turns(
+    pack: Pack, count: int, seed: int, config: VisionConfig | None = None
+) -> dict[str, Any]:
+    """`count` demo turns through IncrementalReader (with `config`) and the tracker: each
+    read's time and
     its frame's JPEG decode (quality 92, fastest of 3), the reads' kinds and the stages'
     times of the reads of what changed (ReadReport.timings)."""
     from companion.session import Session
@@ -303,7 +308,7 @@ def timed_turns(pack: Pack, count: int, seed: int) -> dict[str, Any]:
     session.start_game(seats, display=world.display, ship=world.ship, seed=seed)
     rules = rules_for(world.variant, world.matching)
     spec = CameraSpec.overhead(roll_deg=float(np.random.default_rng(seed).uniform(0, 360)))
-    reader = IncrementalReader(pack)
+    reader = IncrementalReader(pack, config=config)
     ratios: list[float] = []
     whole: list[float] = []
     decodes: list[float] = []
@@ -386,6 +391,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="then time N demo turns through the incremental reader (0)",
     )
+    add_settings(
+        parser,
+        "a reader setting for --timed, e.g. read.recogniser='net' (repeatable; vision/config.py)",
+    )
     parser.add_argument(
         "--cache",
         default=str(Path.home() / ".cache" / "maori-companion"),
@@ -424,7 +433,7 @@ def run(args: argparse.Namespace) -> int:
         for miss in (count.misses or [])[:20]:
             print(f"  missed: {miss}")
     if args.timed:
-        got = timed_turns(pack, args.timed, args.seed)
+        got = timed_turns(pack, args.timed, args.seed, settings_config(args.settings))
         print(
             f"{args.timed} demo turns through the incremental reader: reads {got['kinds']}; "
             f"one decode {got['decode_ms']:.0f} ms; read of what changed "
