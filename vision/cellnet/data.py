@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -36,6 +37,7 @@ __all__ = [
     "draw_cells",
     "draw_pack_cells",
     "draw_tables",
+    "look_alikes",
 ]
 
 #: Labels that are not a tile.
@@ -258,6 +260,25 @@ def draw_tables(
     if progress:
         progress(tables, tables)
     return out
+
+
+def look_alikes(
+    pictures: Sequence[NDArray[np.uint8]], same: NDArray[np.bool_], count: int
+) -> NDArray[np.intp]:
+    """(T, count): for each tile picture, the `count` pictures of other meanings (by `same`,
+    (4T, 4T)) that look most alike it in any rotation: small grey squares, each with its own
+    brightness and contrast taken out, nearest first."""
+    small = []
+    for picture in pictures:
+        grey = cv2.cvtColor(np.asarray(picture, np.uint8), cv2.COLOR_BGR2GRAY)
+        square = cv2.resize(grey, (24, 24), interpolation=cv2.INTER_AREA).astype(np.float32)
+        small.append((square - square.mean()) / (square.std() + 1.0))
+    upright = np.stack([s.ravel() for s in small])
+    turns = np.stack([np.stack([np.rot90(s, k).ravel() for s in small]) for k in range(4)])
+    far = np.min(((upright[None, :, None, :] - turns[:, None, :, :]) ** 2).sum(-1), axis=0)
+    t = len(small)
+    far[same.reshape(t, 4, t, 4).any(axis=(1, 3))] = np.inf
+    return np.argsort(far, axis=1)[:, :count]
 
 
 def _draw_into(job: tuple[int, int, str]) -> str:

@@ -28,7 +28,7 @@ from torch import Tensor, nn
 
 from companion.progress import terminal_progress
 from vision.box.cache import cache_dir
-from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_cells
+from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_cells, look_alikes
 from vision.cellnet.geometry import FEATURE_CELLS, NET_PX, REF_WINDOW
 from vision.cellnet.spoil import scanned_picture, spoil_crop, taught_picture
 
@@ -37,7 +37,10 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 #: Held-out packs' seeds start here: none of them is learnt from.
 VAL_SEEDS = 9000
 #: Tiles whose pictures one learning step compares its cells with (a pack has some 40).
-REF_TILES = 24
+REF_TILES = 32
+#: Each truth's tiles most alike in look (`look_alikes`) join a step's pictures: the hard
+#: negatives (a palm more or less) are compared in every step, not only by chance.
+LOOK_ALIKES = 2
 
 
 class Embed(nn.Module):
@@ -227,17 +230,32 @@ def to_tensor(images: np.ndarray) -> Tensor:
     return torch.from_numpy(np.ascontiguousarray(images.transpose(0, 3, 1, 2))).float()
 
 
+_LOOK_ALIKES: dict[str, np.ndarray] = {}
+
+
+def pack_look_alikes(cells: PackCells) -> np.ndarray:
+    """`look_alikes` of a pack's pictures, kept per pack while it is learnt from."""
+    kept_ = _LOOK_ALIKES.get(cells.name)
+    if kept_ is None or len(kept_) != len(cells.raw):
+        if len(_LOOK_ALIKES) > 1000:
+            _LOOK_ALIKES.clear()
+        kept_ = _LOOK_ALIKES[cells.name] = look_alikes(cells.raw, cells.same, LOOK_ALIKES)
+    return kept_
+
+
 def make_batch(cells: PackCells, rng: np.random.Generator, size: int, spoil: bool) -> Batch:
     idx = rng.choice(len(cells.tiles), size=min(size, len(cells.tiles)), replace=False)
     mix = random_mix(rng)
     crops = recoloured(cells.crops[idx], mix)
     if spoil:
         crops = np.stack([spoil_crop(c, rng) for c in crops])
-    # The truths' tiles, their siblings (most alike by meaning: the hard negatives come
-    # with them by chance) and random others, up to `REF_TILES` tiles.
+    # The truths' tiles, those most alike them (the hard negatives) and random others, up to
+    # `REF_TILES` tiles.
     truth = np.unique(cells.tiles[idx][cells.tiles[idx] >= 0])
-    others = rng.permutation(np.setdiff1d(np.arange(len(cells.raw)), truth))
-    tiles = np.sort(np.concatenate([truth, others[: max(0, REF_TILES - len(truth))]]))
+    alike = rng.permutation(np.setdiff1d(pack_look_alikes(cells)[truth].ravel(), truth))
+    chosen = np.concatenate([truth, alike[: max(0, REF_TILES - len(truth))]])
+    others = rng.permutation(np.setdiff1d(np.arange(len(cells.raw)), chosen))
+    tiles = np.sort(np.concatenate([chosen, others[: max(0, REF_TILES - len(chosen))]]))
     refs = references(cells, rng, taught=bool(rng.random() < 0.6), tiles=tiles, mix=mix)
     return Batch(
         crops=to_tensor(crops),
