@@ -296,9 +296,8 @@ def timed_turns(
     pack: Pack, count: int, seed: int, config: VisionConfig | None = None
 ) -> dict[str, Any]:
     """`count` demo turns through IncrementalReader (with `config`) and the tracker: each
-    read's time and
-    its frame's JPEG decode (quality 92, fastest of 3), the reads' kinds and the stages'
-    times of the reads of what changed (ReadReport.timings)."""
+    read's time and its frame's JPEG decode (quality 92, fastest of 3), the reads' kinds and
+    the stages' times of the reads of what changed (ReadReport.timings)."""
     from companion.session import Session
     from companion.tracker import Accepted
 

@@ -40,6 +40,8 @@ __all__ = [
 DATA = Path(__file__).resolve().parents[1] / "data"
 DISPLAY_CELL, BOARD_CELL, STORAGE_CELL = 0, 1, 2
 ROTATIONS = (0, 90, 180, 270)
+#: The comparisons' sharpness at most (exp(sharpness) stays well within float32).
+MAX_SHARPNESS = 80.0
 #: Empty-board looks whose maps a network keeps (a box has at most some 20 board cells).
 LOOKS_KEPT = 256
 
@@ -136,6 +138,8 @@ class CellNet:
         self.window = int(h["window"])
         self.misfit = float(h["misfit"])
         self.sharpness = float(h["sharpness"])
+        if not 0.0 < self.sharpness <= MAX_SHARPNESS:
+            raise ValueError(f"a sharpness of {self.sharpness} is outside (0, {MAX_SHARPNESS}]")
         #: The head learnt with the network (a box may have its own: vision.cellnet.adapt).
         self.head = Head.from_json(h)
         self._lock = threading.Lock()
@@ -164,22 +168,25 @@ class CellNet:
         ]
         with self._looks_lock:
             missing = {k: look for k, look in zip(keys, looks, strict=True) if k not in self._looks}
+        if len(missing) > LOOKS_KEPT:  # more than are kept: embedded, not kept
+            return _normalised(self.maps(looks))
         if missing:
             made = _normalised(self.maps(list(missing.values())))
             with self._looks_lock:
                 for k, m in zip(missing, made, strict=True):
                     self._looks[k] = m
-                while len(self._looks) > LOOKS_KEPT:
-                    self._looks.popitem(last=False)
         with self._looks_lock:
+            for k in keys:
+                if k in self._looks:
+                    self._looks.move_to_end(k)
+            while len(self._looks) > LOOKS_KEPT:
+                self._looks.popitem(last=False)
             found = [self._looks.get(k) for k in keys]
-        if any(m is None for m in found):  # pushed out meanwhile by another thread's looks
+        if any(m is None for m in found):  # another thread's looks pushed some out meanwhile
             return _normalised(self.maps(looks))
-        return (
-            np.stack([m for m in found if m is not None])
-            if found
-            else np.zeros((0, self.features, self.cells, self.cells), np.float32)
-        )
+        if not found:
+            return np.zeros((0, self.features, self.cells, self.cells), np.float32)
+        return np.stack([m for m in found if m is not None])
 
     def pictures(self, tiles: dict[str, Image], catalogue: Catalogue) -> BoxPictures:
         """Every tile picture of a pack embedded in its four rotations."""
@@ -280,8 +287,8 @@ def _agreement(cos: Floats, alpha: float, sharpness: float, axis: int = -1) -> F
     """vision.cellnet.train.agreement: the cosines' mean (along `axis`) less `alpha` times a
     soft maximum of their misfits. The soft maximum of `sharpness * (1 - cos)` is
     `sharpness + log(mean(exp(-sharpness * cos)))`; cosines lie within [-1, 1], so the
-    exponentials stay within float32 without shifting them by their maximum. `cos` is
-    overwritten."""
+    exponentials stay within float32 with no shift by their maximum while `sharpness` is at
+    most MAX_SHARPNESS. `cos` is overwritten."""
     mean = cos.mean(axis=axis)
     cos *= -sharpness
     np.exp(cos, out=cos)

@@ -39,7 +39,7 @@ VAL_SEEDS = 9000
 #: Tiles whose pictures one learning step compares its cells with (a pack has some 40).
 REF_TILES = 32
 #: Each truth's tiles most alike in look (`look_alikes`) join a step's pictures: the hard
-#: negatives (a palm more or less) are compared in every step, not only by chance.
+#: negatives (a palm more or less) are compared in every step.
 LOOK_ALIKES = 2
 
 

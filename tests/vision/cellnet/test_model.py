@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from vision.box.pack import Pack
 from vision.cellnet.geometry import MARGIN_GREY, net_picture, turned
@@ -77,3 +80,16 @@ def test_board_looks_are_embedded_once_and_give_the_same_maps() -> None:
     new = rng.integers(0, 256, (net.px, net.px, 3), dtype=np.uint8)
     net.look_maps([looks[0], new])
     assert embedded == [1]
+
+
+def test_a_network_whose_sharpness_would_overflow_the_comparisons_is_refused(
+    tmp_path: Path,
+) -> None:
+    from vision.cellnet.model import DATA, MAX_SHARPNESS, CellNet
+
+    meta = json.loads((DATA / "cellnet.json").read_text(encoding="utf-8"))
+    meta["head"]["sharpness"] = MAX_SHARPNESS + 1
+    head = tmp_path / "cellnet.json"
+    head.write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(ValueError, match="sharpness"):
+        CellNet(DATA / "cellnet.onnx", head)
