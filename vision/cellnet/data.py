@@ -45,8 +45,10 @@ EMPTY = -1
 COVERED = -2
 ROTATIONS = (0, 90, 180, 270)
 #: Packs of these seeds are drawn in `varied_look` (symbols smaller, and some barely standing
-#: out from their ground), all others in `random_look` (the held-out packs among them).
+#: out from their ground), of LINE_SEEDS in `line_look` (symbols mostly as thin line
+#: drawings), all others in `random_look` (the held-out packs among them).
 VARIED_SEEDS = range(600, 900)
+LINE_SEEDS = range(900, 1200)
 
 
 @dataclass(frozen=True)
@@ -154,12 +156,17 @@ def _random_catalogue(rng: np.random.Generator) -> Catalogue:
 def draw_pack_cells(seed: int, tables: int, config: VisionConfig | None = None) -> PackCells:
     """A random art pack (`seed`) and the cells of `tables` random tables drawn with it."""
     from vision.box.pack import load_pack
-    from vision.synthetic.artpacks import random_look, varied_look, write_art_pack
+    from vision.synthetic.artpacks import line_look, random_look, varied_look, write_art_pack
 
     rng = np.random.default_rng([seed, 20261207])
     catalogue = _random_catalogue(rng)
     px = int(rng.integers(160, 320))
-    look = varied_look(seed) if seed in VARIED_SEEDS else random_look(seed)
+    if seed in VARIED_SEEDS:
+        look = varied_look(seed)
+    elif seed in LINE_SEEDS:
+        look = line_look(seed)
+    else:
+        look = random_look(seed)
     with tempfile.TemporaryDirectory() as tmp:
         root = write_art_pack(
             Path(tmp) / "pack", "random", catalogue=catalogue, seed=seed, px=px, look=look

@@ -283,6 +283,23 @@ def varied_look(seed: int) -> Look:
     )
 
 
+def line_look(seed: int) -> Look:
+    """`random_look(seed)` drawn mostly in lines: symbols as line drawings in three packs of
+    four (their colours stand out from the ground, as `random_look` makes them), lines of
+    0.4-1.2 % of the side, land hatched or dotted more often than flat, textured paper, and
+    symbols at 30-100 % of their size. Thin strokes are where one palm more or less is
+    least seen."""
+    rng = np.random.default_rng([seed, 7333])
+    return replace(
+        random_look(seed),
+        filled=bool(rng.random() < 0.25),
+        land_fill=str(rng.choice(["hatch", "dots", "flat"], p=[0.4, 0.3, 0.3])),
+        paper_texture=float(rng.choice([0.4, 1.0])),
+        line=float(rng.uniform(0.004, 0.012)),
+        symbol_scale=float(rng.uniform(0.3, 1.0)),
+    )
+
+
 def style_look(style: str, seed: int = 0) -> Look:
     """The Look of a named style (``random`` depends on `seed`)."""
     if style == "lagoon":

@@ -114,3 +114,15 @@ def test_refuses_a_used_directory_and_an_unknown_style(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="unknown art style"):
         write_art_pack(tmp_path / "new", "oil")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["used"], "nothing half-written"
+
+
+def test_line_looks_are_mostly_thin_line_drawings_of_small_symbols() -> None:
+    from vision.synthetic.artpacks import line_look, random_look
+
+    looks = [line_look(seed) for seed in range(900, 940)]
+    assert sum(look.filled for look in looks) < len(looks) / 2
+    assert all(0.3 <= look.symbol_scale <= 1.0 for look in looks)
+    assert all(0.004 <= look.line <= 0.012 for look in looks)
+    assert all(look.paper_texture > 0 for look in looks)
+    # The palette is the seed's random look's.
+    assert all(line_look(s).land == random_look(s).land for s in range(900, 905))
