@@ -166,27 +166,20 @@ class CellNet:
             hashlib.blake2b(np.ascontiguousarray(look).data, digest_size=16).digest()
             for look in looks
         ]
+        if not keys:
+            return np.zeros((0, self.features, self.cells, self.cells), np.float32)
+        # Held through the embedding: the network runs one batch at a time anyway.
         with self._looks_lock:
             missing = {k: look for k, look in zip(keys, looks, strict=True) if k not in self._looks}
-        if len(missing) > LOOKS_KEPT:  # more than are kept: embedded, not kept
-            return _normalised(self.maps(looks))
-        if missing:
-            made = _normalised(self.maps(list(missing.values())))
-            with self._looks_lock:
-                for k, m in zip(missing, made, strict=True):
-                    self._looks[k] = m
-        with self._looks_lock:
+            if missing:
+                made = _normalised(self.maps(list(missing.values())))
+                self._looks.update(zip(missing, made, strict=True))
             for k in keys:
-                if k in self._looks:
-                    self._looks.move_to_end(k)
+                self._looks.move_to_end(k)
+            found = np.stack([self._looks[k] for k in keys])
             while len(self._looks) > LOOKS_KEPT:
                 self._looks.popitem(last=False)
-            found = [self._looks.get(k) for k in keys]
-        if any(m is None for m in found):  # another thread's looks pushed some out meanwhile
-            return _normalised(self.maps(looks))
-        if not found:
-            return np.zeros((0, self.features, self.cells, self.cells), np.float32)
-        return np.stack([m for m in found if m is not None])
+        return found
 
     def pictures(self, tiles: dict[str, Image], catalogue: Catalogue) -> BoxPictures:
         """Every tile picture of a pack embedded in its four rotations."""
