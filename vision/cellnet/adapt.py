@@ -2,33 +2,47 @@
 
 The network compares crops with pictures the same way for every box; how far a score must
 rise before a tile is likelier than an empty cell or a covering hand depends on the box's
-art (a board as pale as a hand, palms drawn faint). At a new box's first read the few
-weights of the head (vision.cellnet.model.Head: the scores' scale, the board's bias, the
-linear head of the empty and covered answers) are fitted on `tables` random tables of the
-box's own pictures, drawn apart from the calibration's tables (another seed), by the
-learning's objective (the negative log of the probability of every answer the truth allows;
-a covered cell also allows what lies beneath it, as the calibration grades it), pulled
-towards the network's head. The calibration then holds its rate for the
-box's head on tables it was not fitted on.
+art (a board as pale as a hand, palms drawn faint), and which of the features' directions
+tell its tiles apart rather than its camera's light and blur depends on its art too. At a
+new box's first read, on `tables` random tables of the box's own pictures, drawn apart from
+the calibration's tables (another seed):
+
+- the **metric** (vision.cellnet.model.Head.metric) is set in closed form: each visible
+  cell's map is laid on its truth's picture (or a board cell's empty look) at the best of
+  the comparison's shifts, and the places' differences' covariance, with a ridge of
+  METRIC_RIDGE times its mean eigenvalue, is whitened (its inverse square root), so the
+  directions in which this box's crops stray from their own pictures weigh less;
+- then the few weights of the head (the scores' scale, the board's bias, the linear head of
+  the empty and covered answers) are fitted under that metric by the learning's objective
+  (the negative log of the probability of every answer the truth allows; a covered cell
+  also allows what lies beneath it, as the calibration grades it), pulled towards the
+  network's head.
+
+The calibration then holds its rate for the box's head on tables it was not fitted on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from vision.box.pack import Pack
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
-from vision.cellnet.model import BOARD_CELL, BoxPictures, CellNet, CellParts, Head
+from vision.cellnet.model import BOARD_CELL, BoxPictures, CellNet, CellParts, Floats, Head
 
-__all__ = ["allowed", "box_head", "fit_head"]
+__all__ = ["allowed", "box_head", "fit_head", "fit_metric"]
 
 #: Adam's steps, step size and the pull towards the network's head (per cell).
 STEPS = 400
 STEP_SIZE = 0.01
 PULL = 1e-3
+#: The ridge added to the differences' covariance before it is whitened, in units of its
+#: mean eigenvalue (0: whiten fully; large: practically no metric); the reader's is
+#: vision.config.ReadConfig.net_metric_ridge.
+METRIC_RIDGE = 1.0
 
 
 def allowed(cells: PackCells, box: BoxPictures) -> NDArray[np.bool_]:
@@ -109,6 +123,55 @@ def fit_head(parts: CellParts, allowed: NDArray[np.bool_], start: Head) -> Head:
     )
 
 
+def fit_metric(
+    net: CellNet,
+    box: BoxPictures,
+    drawn: list[PackCells],
+    maps: list[Floats],
+    ridge: float = METRIC_RIDGE,
+) -> Floats | None:
+    """The box's metric (see the module) from its drawn tables and their crops' raw `maps`;
+    None when no visible cell can be laid on its picture."""
+    w = net.window
+    index = {t: i for i, t in enumerate(box.tile_ids)}
+    scatter = np.zeros((net.features, net.features))
+    places = 0
+    for cells, raw in zip(drawn, maps, strict=True):
+        _crops, kinds, boards = cells.net_inputs()
+        x = raw / (np.linalg.norm(raw, axis=1, keepdims=True) + 1e-6)
+        pairs: list[tuple[int, Floats]] = []
+        looks: list[int] = []
+        for i, label in enumerate(int(t) for t in cells.tiles):
+            if label == COVERED:
+                continue
+            if label == EMPTY:
+                if int(kinds[i]) == BOARD_CELL and boards[i] is not None:
+                    looks.append(i)
+                continue
+            truth = index[cells.tile_ids[label]] * 4 + (int(cells.rotations[i]) // 90) % 4
+            pairs.append((i, box.windows[truth]))
+        if looks:
+            made = net.look_maps([b for i in looks if (b := boards[i]) is not None])
+            seen = made[:, :, 1 : 1 + w, 1 : 1 + w].reshape(len(looks), net.features, -1)
+            pairs += list(zip(looks, seen, strict=True))
+        for i, window in pairs:
+            shifts = [
+                x[i, :, dy : dy + w, dx : dx + w].reshape(net.features, -1)
+                for dy in range(3)
+                for dx in range(3)
+            ]
+            best = max(shifts, key=lambda part: float((part * window).sum()))
+            d = (best - window).astype(np.float64)
+            scatter += d @ d.T
+            places += d.shape[1]
+    if not places:
+        return None
+    scatter /= places
+    added = ridge * np.trace(scatter) / net.features
+    values, vectors = np.linalg.eigh(scatter + added * np.eye(net.features))
+    return np.asarray(vectors @ np.diag(values**-0.5) @ vectors.T, np.float32)
+
+
 def box_head(
     net: CellNet,
     box: BoxPictures,
@@ -116,18 +179,24 @@ def box_head(
     tables: int,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    ridge: float = METRIC_RIDGE,
 ) -> Head:
-    """The box's own head, fitted on `tables` random tables of its pictures (the network's
-    head when `tables` is 0 or none shows the kit)."""
+    """The box's own head, its metric (with `ridge`) and weights fitted on `tables` random
+    tables of its pictures (the network's head when `tables` is 0 or none shows the kit)."""
     rng = np.random.default_rng([seed, 20261207, 2])
     drawn = [c for c in draw_tables(pack, tables, rng, net.px, progress) if len(c.tiles)]
-    parts = [net.parts(*cells.net_inputs(), box) for cells in drawn]
-    truths = [allowed(cells, box) for cells in drawn]
-    if not parts:
+    if not drawn:
         return net.head
+    maps = [net.maps(list(cells.crops)) for cells in drawn]
+    metric = fit_metric(net, box, drawn, maps, ridge)
+    parts = [
+        net.parts(*cells.net_inputs(), box, metric, raw)
+        for cells, raw in zip(drawn, maps, strict=True)
+    ]
+    truths = [allowed(cells, box) for cells in drawn]
     joined = CellParts(
         np.concatenate([p.scores for p in parts]),
         np.concatenate([p.board for p in parts]),
         np.concatenate([p.aux_in for p in parts]),
     )
-    return fit_head(joined, np.concatenate(truths), net.head)
+    return replace(fit_head(joined, np.concatenate(truths), net.head), metric=metric)

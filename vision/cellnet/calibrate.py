@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from vision.box.cache import write_quietly
 from vision.box.pack import Pack
-from vision.cellnet.adapt import box_head
+from vision.cellnet.adapt import METRIC_RIDGE, box_head
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
 from vision.cellnet.model import BoxPictures, CellNet, Head
 
@@ -44,7 +44,7 @@ __all__ = [
     "upper_bound",
 ]
 
-VERSION = 3
+VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -344,15 +344,17 @@ def calibration_for(
     progress: Callable[[int, int], None] | None = None,
     lessons: PackCells | None = None,
     fit_tables: int = 0,
+    ridge: float = METRIC_RIDGE,
 ) -> Calibration:
     """The box's calibration, from the cache directory when it holds one for these pictures,
     this network and these settings, else made now and kept there (with the rendered cells'
-    grades beside it): the box's own head fitted on `fit_tables` tables (none: the
-    network's head), then the threshold on `tables` others. With a table's `lessons` (their
-    cells, as vision.reader.read.lesson_cells gives them), the threshold is set again on the
-    rendered cells and the lessons graded by the same head together (`Grades.joined`): what
-    is kept stays the renders' own, and a new lesson costs only its own cells' reading."""
-    key = _key(net, pack, tables, target, confidence, fit_tables)
+    grades beside it): the box's own head fitted on `fit_tables` tables with its metric's
+    `ridge` (none: the network's head), then the threshold on `tables` others. With a
+    table's `lessons` (their cells, as vision.reader.read.lesson_cells gives them), the
+    threshold is set again on the rendered cells and the lessons graded by the same head
+    together (`Grades.joined`): what is kept stays the renders' own, and a new lesson costs
+    only its own cells' reading."""
+    key = _key(net, pack, tables, target, confidence, fit_tables, ridge)
     path = None if cache is None else cache / f"calibration-{key}.json"
     cells_path = None if cache is None else cache / f"calibration-{key}-cells.json"
     taught = lessons is not None and len(lessons.tiles) > 0
@@ -384,7 +386,7 @@ def calibration_for(
 
         head = made.head if made is not None else None
         if fitting:
-            head = box_head(net, box, pack, fitting, progress=fitted)
+            head = box_head(net, box, pack, fitting, progress=fitted, ridge=ridge)
         grades = rendered_grades(net, box, pack, tables, progress=drawn, head=head)
         made = replace(calibrated(grades, target, confidence), head=head)
         if cells_path is not None:

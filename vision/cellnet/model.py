@@ -13,7 +13,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -53,14 +53,16 @@ Floats = NDArray[np.float32]
 class Head:
     """The few weights that turn the comparisons into logits: `scale` of the candidates' and
     the board's scores, `board_bias`, and the linear head (`aux_weight` (2, D + 5),
-    `aux_bias` (2,)) giving the empty slot's and the covering hand's logits. The network's
-    own is learnt with it; a box's own is fitted on renders of its pictures
-    (vision.cellnet.adapt)."""
+    `aux_bias` (2,)) giving the empty slot's and the covering hand's logits; `metric` (D, D),
+    when given, maps each place's unit feature before crops and pictures are compared (it
+    is re-normalised after). The network's own is learnt with it (no metric); a box's own
+    is fitted on renders of its pictures (vision.cellnet.adapt)."""
 
     scale: float
     board_bias: float
     aux_weight: Floats
     aux_bias: Floats
+    metric: Floats | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -68,6 +70,7 @@ class Head:
             "board_bias": self.board_bias,
             "aux_weight": self.aux_weight.tolist(),
             "aux_bias": self.aux_bias.tolist(),
+            "metric": None if self.metric is None else self.metric.tolist(),
         }
 
     @classmethod
@@ -76,7 +79,13 @@ class Head:
         bias = np.asarray(data["aux_bias"], np.float32)
         if weight.ndim != 2 or weight.shape[0] != 2 or bias.shape != (2,):
             raise ValueError("not a head's weights")
-        return cls(float(data["scale"]), float(data["board_bias"]), weight, bias)  # type: ignore[arg-type]
+        given = data.get("metric")
+        metric = None if given is None else np.asarray(given, np.float32)
+        if metric is not None and (metric.ndim != 2 or metric.shape[0] != metric.shape[1]):
+            raise ValueError("not a head's weights")
+        if metric is not None and not np.isfinite(metric).all():
+            raise ValueError("not a head's weights")
+        return cls(float(data["scale"]), float(data["board_bias"]), weight, bias, metric)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,20 @@ class BoxPictures:
     windows: Floats
     same: NDArray[np.bool_]
     px: int
+    _measured: dict[bytes, Floats] = field(default_factory=dict, compare=False, repr=False)
+
+    def measured(self, metric: Floats | None) -> Floats:
+        """`windows` under a head's `metric` (kept per metric: a box reads with one head)."""
+        if metric is None:
+            return self.windows
+        key = hashlib.blake2b(np.ascontiguousarray(metric).data, digest_size=16).digest()
+        kept = self._measured.get(key)
+        if kept is None:
+            kept = _measure(self.windows, metric)
+            if len(self._measured) >= 4:
+                self._measured.clear()
+            self._measured[key] = kept
+        return kept
 
 
 class CellNet:
@@ -208,7 +231,8 @@ class CellNet:
         covered], by `head` (the network's own if None). `crops` and `boards` (the empty
         board's look of a board cell, else None) are `px` squares in the network's geometry
         (vision.cellnet.geometry.net_crop)."""
-        return self.parts(crops, kinds, boards, box).probabilities(head or self.head)
+        head = head or self.head
+        return self.parts(crops, kinds, boards, box, head.metric).probabilities(head)
 
     def parts(
         self,
@@ -216,17 +240,25 @@ class CellNet:
         kinds: Sequence[int],
         boards: Sequence[Image | None],
         box: BoxPictures,
+        metric: Floats | None = None,
+        maps: Floats | None = None,
     ) -> CellParts:
-        """The comparisons of `probabilities`, before the head."""
+        """The comparisons of `probabilities`, before the head, under a head's `metric`;
+        `maps` are the crops' own (`maps(crops)`) when already made."""
         n = len(crops)
         on_board = [i for i in range(n) if kinds[i] == BOARD_CELL and boards[i] is not None]
         looks = [look for i in on_board if (look := boards[i]) is not None]
-        crop_raw = self.maps(crops)
+        crop_raw = self.maps(crops) if maps is None else maps
         x = _normalised(crop_raw)
-        scores = _shifted(x, box.windows, self.window, self.misfit, self.sharpness)
+        if metric is not None:
+            x = _measure(x, metric)
+        windows = box.measured(metric)
+        scores = _shifted(x, windows, self.window, self.misfit, self.sharpness)
         board = np.full(n, np.nan, np.float32)
         if on_board:
             b = self.look_maps(looks)
+            if metric is not None:
+                b = _measure(b, metric)
             board[on_board] = _paired(x[on_board], b, self.window, self.misfit, self.sharpness)
         kind = np.eye(3, dtype=np.float32)[np.asarray(kinds, np.intp)]
         # A cell with no board look was learnt with a blank one: every place a misfit of 1.
@@ -274,6 +306,12 @@ class CellNet:
 def _normalised(maps: Floats) -> Floats:
     norm = np.sqrt((maps * maps).sum(axis=1, keepdims=True)) + 1e-6
     return np.asarray(maps / norm, np.float32)
+
+
+def _measure(maps: Floats, metric: Floats) -> Floats:
+    """Unit features (N, D, ...) mapped by `metric` (D, D) and normalised again."""
+    mapped = np.einsum("ed,nd...->ne...", metric, maps, optimize=True)
+    return _normalised(np.asarray(mapped, np.float32))
 
 
 def _agreement(cos: Floats, alpha: float, sharpness: float, axis: int = -1) -> Floats:

@@ -326,6 +326,7 @@ def net_calibration(
         progress=progress,
         lessons=lesson_cells(lessons, pack, box, config) if lessons else None,
         fit_tables=config.read.net_fit_tables,
+        ridge=config.read.net_metric_ridge,
     )
 
 

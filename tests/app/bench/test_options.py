@@ -19,6 +19,9 @@ def test_settings_change_the_config_and_a_bad_one_is_one_sentence() -> None:
     assert (config.judge.members, config.judge.steps) == (1, 7)
     with pytest.raises(CompanionError, match=r"^--set: judge\.members must be at least 1$"):
         settings_config(["judge.members=0"])
+    assert settings_config(["read.net_metric_ridge=0.3"]).read.net_metric_ridge == 0.3
+    with pytest.raises(CompanionError, match=r"^--set: read\.net_metric_ridge must be at least 0$"):
+        settings_config(["read.net_metric_ridge=-1"])
 
 
 def test_a_csv_that_cannot_be_written_is_refused(tmp_path: Path) -> None:

@@ -7,10 +7,18 @@ from dataclasses import replace
 import numpy as np
 
 from vision.box.pack import Pack
-from vision.cellnet.adapt import allowed, box_head, fit_head
+from vision.cellnet.adapt import allowed, box_head, fit_head, fit_metric
 from vision.cellnet.calibrate import Calibration
-from vision.cellnet.data import COVERED, EMPTY, draw_box_cells, draw_tables
-from vision.cellnet.model import BOARD_CELL, CellParts, Head, box_pictures, cell_net
+from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells, draw_tables
+from vision.cellnet.model import (
+    BOARD_CELL,
+    DISPLAY_CELL,
+    BoxPictures,
+    CellParts,
+    Head,
+    box_pictures,
+    cell_net,
+)
 
 
 def _loss(parts: CellParts, ok: np.ndarray, head: Head) -> float:
@@ -46,7 +54,8 @@ def test_the_fitted_head_reads_its_tables_better_and_stays_near_the_networks(
     head = box_head(net, box, pack_random, 2, seed=5)
     rng = np.random.default_rng([5, 20261207, 2])  # the tables box_head drew
     drawn = draw_tables(pack_random, 2, rng, net.px)
-    parts = [net.parts(*cells.net_inputs(), box) for cells in drawn]
+    assert head.metric is not None
+    parts = [net.parts(*cells.net_inputs(), box, head.metric) for cells in drawn]
     oks = [allowed(cells, box) for cells in drawn]
     joined = CellParts(
         *(np.concatenate([getattr(p, f) for p in parts]) for f in CellParts.__dataclass_fields__)
@@ -57,6 +66,80 @@ def test_the_fitted_head_reads_its_tables_better_and_stays_near_the_networks(
     # The same tables fit the same head.
     again = fit_head(joined, ok, net.head)
     assert again.scale == head.scale and np.array_equal(again.aux_weight, head.aux_weight)
+
+
+class _Net:
+    """What fit_metric asks of a network: its window and feature count."""
+
+    window = 2
+    features = 3
+
+
+def test_the_metric_weighs_less_the_direction_crops_stray_in() -> None:
+    rng = np.random.default_rng(0)
+    n, d, c = 40, 3, 4
+    picture = rng.normal(size=(1, d, 2, 2)).astype(np.float32)
+    picture /= np.linalg.norm(picture, axis=1, keepdims=True)
+    box = BoxPictures(
+        ("t",), np.repeat(picture.reshape(1, d, 4), 4, axis=0), np.eye(4, dtype=bool), 8
+    )
+    # Each crop is its picture (at the middle shift) strayed far along the first feature
+    # and little along the others.
+    maps = np.zeros((n, d, c, c), np.float32)
+    maps[:, :, 1:3, 1:3] = picture
+    maps[:, 0, 1:3, 1:3] += rng.normal(0.0, 0.3, size=(n, 2, 2))
+    maps[:, 1:, 1:3, 1:3] += rng.normal(0.0, 0.02, size=(n, 2, 2, 2))
+    cells = PackCells(
+        name="t",
+        tile_ids=("t",),
+        crops=np.zeros((n, 8, 8, 3), np.uint8),
+        kinds=np.full(n, DISPLAY_CELL, np.int8),
+        boards=np.zeros((n, 8, 8, 3), np.uint8),
+        tiles=np.zeros(n, np.int16),
+        rotations=np.zeros(n, np.int16),
+        pictures=np.zeros((1, 16, 16, 3), np.uint8),
+        raw=(np.zeros((8, 8, 3), np.uint8),),
+        same=np.ones((1, 1), bool),
+        tables=np.zeros(n, np.int16),
+        tile_mm=45.0,
+    )
+    metric = fit_metric(_Net(), box, [cells], [maps])  # type: ignore[arg-type]
+    assert metric is not None and np.allclose(metric, metric.T, atol=1e-5)
+    gains = np.linalg.eigvalsh(metric)
+    assert (gains > 0).all()
+    # The strayed feature gains least; a ridge of the mean eigenvalue keeps any two gains
+    # within a factor of sqrt(D + 1).
+    assert metric[0, 0] < 0.75 * min(metric[1, 1], metric[2, 2])
+    assert gains.max() / gains.min() <= np.sqrt(_Net.features + 1) + 1e-4
+
+
+def test_no_visible_cell_sets_no_metric() -> None:
+    box = BoxPictures(("t",), np.zeros((4, 3, 4), np.float32), np.eye(4, dtype=bool), 8)
+    cells = PackCells(
+        name="t",
+        tile_ids=("t",),
+        crops=np.zeros((1, 8, 8, 3), np.uint8),
+        kinds=np.full(1, DISPLAY_CELL, np.int8),
+        boards=np.zeros((1, 8, 8, 3), np.uint8),
+        tiles=np.full(1, COVERED, np.int16),
+        rotations=np.zeros(1, np.int16),
+        pictures=np.zeros((1, 16, 16, 3), np.uint8),
+        raw=(np.zeros((8, 8, 3), np.uint8),),
+        same=np.ones((1, 1), bool),
+        tables=np.zeros(1, np.int16),
+        tile_mm=45.0,
+    )
+    maps = [np.ones((1, 3, 4, 4), np.float32)]
+    assert fit_metric(_Net(), box, [cells], maps) is None  # type: ignore[arg-type]
+
+
+def test_an_identity_metric_reads_as_none(pack_random: Pack) -> None:
+    net = cell_net()
+    box = box_pictures(net, pack_random)
+    cells = draw_box_cells(pack_random, 1, np.random.default_rng(4), px=net.px)
+    same = replace(net.head, metric=np.eye(net.features, dtype=np.float32))
+    p = net.probabilities(*cells.net_inputs(), box, same)
+    assert np.allclose(p, net.probabilities(*cells.net_inputs(), box), atol=1e-5)
 
 
 def test_no_tables_leave_the_networks_head(pack_random: Pack) -> None:
@@ -71,3 +154,18 @@ def test_a_calibration_keeps_its_head() -> None:
     assert again == made and again.head is not None
     assert again.head.scale == 17.0 and np.array_equal(again.head.aux_weight, head.aux_weight)
     assert Calibration.from_json(replace(made, head=None).to_json()).head is None
+    metric = np.arange(9, dtype=np.float32).reshape(3, 3)
+    kept = Calibration.from_json(replace(made, head=replace(head, metric=metric)).to_json())
+    assert kept.head is not None and kept.head.metric is not None
+    assert np.array_equal(kept.head.metric, metric)
+
+
+def test_a_head_refuses_a_metric_that_is_not_square() -> None:
+    head = Head(17.0, -0.5, np.zeros((2, 5), np.float32), np.ones(2, np.float32))
+    data = head.to_json() | {"metric": [[1.0, 2.0]]}
+    try:
+        Head.from_json(data)
+    except ValueError as error:
+        assert "head" in str(error)
+    else:
+        raise AssertionError("a 1 x 2 metric was taken")
