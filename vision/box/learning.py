@@ -56,12 +56,24 @@ def random_effects(rng: np.random.Generator) -> Effects:
     )
 
 
+def random_card(effects: Effects, rng: np.random.Generator) -> Effects:
+    """`effects` with the tiles as printed card: most of them 0.5-2.5 mm thick (the rest flat
+    prints), casting soft shadows, their print's colours up to 8 % off, corners worn."""
+    return replace(
+        effects,
+        tile_height_mm=float(rng.uniform(0.5, 2.5)) if rng.random() < 0.7 else 0.0,
+        tile_shadow=float(rng.uniform(0.0, 0.5)),
+        print_jitter=float(rng.uniform(0.0, 0.08)),
+        tile_wear=float(rng.uniform(0.0, 0.5)),
+    )
+
+
 def random_table(
-    pack: Any, rng: np.random.Generator, seats: tuple[int, int] = (3, 6)
+    pack: Any, rng: np.random.Generator, seats: tuple[int, int] = (3, 6), card: bool = False
 ) -> tuple[TableScene, Rendered]:
     """A random table of `pack` (easy or hard, `seats` from the first number up to before the
     second, wood or cloth, storage cards or none) photographed by a random camera the kit
-    allows under `random_effects`."""
+    allows under `random_effects` (and `random_card` tiles when `card`)."""
     difficulty: Difficulty = "hard" if rng.random() < 0.5 else "easy"
     count = int(rng.integers(*seats))
     scene = random_scene(pack.catalogue, rng, count, "front", difficulty)
@@ -72,7 +84,10 @@ def random_table(
     shrink = float(rng.uniform(0.55, 1.0))
     size = (round(FRAME_PX[0] * shrink), round(FRAME_PX[1] * shrink))
     spec = random_camera(rng, scene, pack, size=size)
-    return scene, render_table(scene, pack, spec, random_effects(rng), rng)
+    effects = random_effects(rng)
+    if card:
+        effects = random_card(effects, rng)
+    return scene, render_table(scene, pack, spec, effects, rng)
 
 
 def rendered_tables(

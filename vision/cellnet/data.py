@@ -46,9 +46,12 @@ COVERED = -2
 ROTATIONS = (0, 90, 180, 270)
 #: Packs of these seeds are drawn in `varied_look` (symbols smaller, and some barely standing
 #: out from their ground), of LINE_SEEDS in `line_look` (symbols mostly as thin line
-#: drawings), all others in `random_look` (the held-out packs among them).
+#: drawings), of MIXED_SEEDS in the three looks in turn (`random_look`, `varied_look`,
+#: `line_look` by the seed's remainder by 3), all others in `random_look` (the held-out packs
+#: among them).
 VARIED_SEEDS = range(600, 900)
 LINE_SEEDS = range(900, 1200)
+MIXED_SEEDS = range(1200, 1500)
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,9 @@ def draw_pack_cells(seed: int, tables: int, config: VisionConfig | None = None) 
     rng = np.random.default_rng([seed, 20261207])
     catalogue = _random_catalogue(rng)
     px = int(rng.integers(160, 320))
-    if seed in VARIED_SEEDS:
+    if seed in MIXED_SEEDS:
+        look = (random_look, varied_look, line_look)[seed % 3](seed)
+    elif seed in VARIED_SEEDS:
         look = varied_look(seed)
     elif seed in LINE_SEEDS:
         look = line_look(seed)
@@ -182,8 +187,9 @@ def draw_box_cells(
     config: VisionConfig | None = None,
     px: int = NET_PX,
 ) -> PackCells:
-    """The cells of `tables` random tables drawn with `pack`'s pictures, photographed by
-    random cameras under random light, cut by the reader's own steps, as `px` squares."""
+    """The cells of `tables` random tables drawn with `pack`'s pictures as printed card tiles
+    (vision.box.learning.random_card), photographed by random cameras under random light,
+    cut by the reader's own steps, as `px` squares."""
     from vision.box.learning import random_table
     from vision.reader.read import TableNotFound, cell_places, cut_cells, locate_table
     from vision.synthetic.scene import keyed_cells
@@ -201,7 +207,7 @@ def draw_box_cells(
     blank = np.zeros((px, px, 3), np.uint8)
     layout = pack.catalogue.board("front")
     for table in range(tables):
-        scene, rendered = random_table(pack, rng, seats=(2, 6))
+        scene, rendered = random_table(pack, rng, seats=(2, 6), card=True)
         try:
             view = locate_table(
                 rendered.image, pack.tile_mm, layout, config, boards=pack.boards.get("front")

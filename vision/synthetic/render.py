@@ -168,6 +168,17 @@ class Camera:
     def project(self, points: NDArray[np.float64] | Sequence[Point]) -> NDArray[np.float64]:
         return apply(self.table_to_image, points)
 
+    def raised(self, height_mm: float) -> Matrix:
+        """3x3 homography from image points of the table plane to where the same table
+        points, raised `height_mm` towards the camera, are seen (the table's z is down)."""
+        t = -self.rot @ self.centre
+        h = self.k @ np.column_stack(
+            [self.rot[:, 0], self.rot[:, 1], t - height_mm * self.rot[:, 2]]
+        )
+        out: Matrix = h @ np.linalg.inv(self.table_to_image)
+        out /= out[2, 2]
+        return out
+
 
 def _pose(spec: CameraSpec, look_at: Point) -> tuple[Matrix, NDArray[np.float64]]:
     tilt = math.radians(spec.tilt_deg)
@@ -273,7 +284,11 @@ class Effects:
     centre); shadows and shadow_strength (soft dark patches); blur_px (Gaussian sigma);
     noise (sensor noise sigma in grey levels); sharpen (a camera's own sharpening after
     the sensor: an unsharp mask of SHARPEN_PX and this strength, 0 none); jpeg_quality
-    (None: no JPEG round trip).
+    (None: no JPEG round trip). The tiles as printed card: tile_height_mm (their thickness:
+    the top lifted towards the camera, the side walls seen below it), tile_shadow (how dark
+    the soft shadow each casts on what it lies on, 0..1), print_jitter (each tile's print
+    a little off in each colour, up to this gain), tile_wear (the chance of each corner
+    being worn pale).
     """
 
     light: float = 0.0
@@ -287,6 +302,10 @@ class Effects:
     noise: float = 0.0
     sharpen: float = 0.0
     jpeg_quality: int | None = None
+    tile_height_mm: float = 0.0
+    tile_shadow: float = 0.0
+    print_jitter: float = 0.0
+    tile_wear: float = 0.0
 
     @classmethod
     def none(cls) -> Effects:
@@ -568,16 +587,95 @@ def _tile_placement(area_to_image: Matrix, cell_centre: Point, tile: PlacedTile)
     )
 
 
+@dataclass(frozen=True)
+class _Card:
+    """How the tiles of one frame stand as card: `raised` (image -> image, the top face's
+    lift; None for flat tiles), `wall` the side walls' colour, the print's `jitter` and
+    `wear` (Effects)."""
+
+    raised: Matrix | None = None
+    wall: BGR = cfg.TILE_EDGE_BGR
+    jitter: float = 0.0
+    wear: float = 0.0
+
+
+def _printed(picture: Image, card: _Card, rng: np.random.Generator) -> Image:
+    """One tile's print: its colours a little off, its corners perhaps worn pale."""
+    out = picture
+    if card.jitter > 0:
+        gain = 1.0 + rng.uniform(-card.jitter, card.jitter, 3)
+        out = np.clip(out.astype(np.float32) * gain, 0, 255).astype(np.uint8)
+    if card.wear > 0:
+        n = out.shape[0]
+        worn = rng.random(4) < card.wear
+        if worn.any():
+            out = out.copy()
+            for corner, (cx, cy) in zip(worn, ((0, 0), (n, 0), (n, n), (0, n)), strict=True):
+                if corner:
+                    r = float(rng.uniform(0.03, 0.08)) * n
+                    pale = np.zeros(out.shape[:2], np.uint8)
+                    cv2.circle(pale, (cx, cy), round(r), 255, -1, cv2.LINE_AA)
+                    weight = pale.astype(np.float32)[..., None] / 255.0 * 0.7
+                    out = (out * (1 - weight) + 235.0 * weight).astype(np.uint8)
+    return out
+
+
 def _draw_tile(
-    frame: _Frame, pack: Pack, area_to_image: Matrix, cell_centre: Point, tile: PlacedTile
+    frame: _Frame,
+    pack: Pack,
+    area_to_image: Matrix,
+    cell_centre: Point,
+    tile: PlacedTile,
+    card: _Card | None = None,
+    rng: np.random.Generator | None = None,
 ) -> None:
     if tile.tile_id not in pack.tiles:
         raise ValueError(f"tile {tile.tile_id!r} is not in the pack {pack.name!r}")
     picture = pack.tiles[tile.tile_id]
     placement = _tile_placement(area_to_image, cell_centre, tile)
+    if card is not None and rng is not None:
+        picture = _printed(picture, card, rng)
+    if card is not None and card.raised is not None:
+        half = pack.tile_mm / 2 + cfg.TILE_EDGE_MM
+        foot = apply(placement, _square(0, 0, half))
+        top = apply(card.raised @ placement, _square(0, 0, half))
+        walls = cv2.convexHull(np.concatenate([foot, top]).astype(np.float32))
+        frame.fill(np.eye(3), walls.reshape(-1, 2).astype(np.float64), card.wall)
+        placement = card.raised @ placement
     _tile_edge(frame, placement, pack.tile_mm)
     n = picture.shape[0]
     frame.paste(picture, placement @ picture_to_mm(n, n, pack.tile_mm, pack.tile_mm))
+
+
+def _cast_shadows(
+    frame: _Frame,
+    tiles: list[tuple[Matrix, Point, PlacedTile]],
+    tile_mm: float,
+    strength: float,
+    offset_mm: Point,
+) -> None:
+    """The soft shadows the tiles cast on what they lie on, `offset_mm` away in the table's
+    frame, darkening it by up to `strength`."""
+    shade = np.zeros((frame.height, frame.width), np.uint8)
+    shift = _translate(*offset_mm)
+    for area_to_image, centre, tile in tiles:
+        table_to_area = np.linalg.inv(frame.h_table) @ _tile_placement(area_to_image, centre, tile)
+        corners = apply(frame.h_table @ shift @ table_to_area, _square(0, 0, tile_mm / 2))
+        fixed = np.round(corners * (1 << _SHIFT)).astype(np.int32).reshape(-1, 1, 2)
+        cv2.fillPoly(shade, [fixed], 255, cv2.LINE_AA, _SHIFT)
+    if not shade.any():
+        return
+    sigma = max(0.8, 0.6 * _local_scale(frame.h_table, *_frame_centre_mm(frame)))
+    soft = cv2.GaussianBlur(shade, (0, 0), sigma)
+    keep = 1.0 - strength * soft.astype(np.float32) / 255.0
+    frame.img[:] = np.clip(frame.img * keep[..., None], 0, 255).astype(np.uint8)
+
+
+def _frame_centre_mm(frame: _Frame) -> Point:
+    """The table point (mm) at the middle of the frame."""
+    to_table = np.asarray(np.linalg.inv(frame.h_table), np.float64)
+    x, y = apply(to_table, [(frame.width / 2, frame.height / 2)])[0]
+    return float(x), float(y)
 
 
 def _board_rim_colour(board: Image) -> BGR:
@@ -1154,8 +1252,21 @@ def render_table(
         homographies[seat.seat] = h_seat / h_seat[2, 2]
         _draw_seat(frame, pack, scene, seat, h_seat, module_px, marker_corners, tiles_to_draw)
 
+    card: _Card | None = None
+    if effects.tile_height_mm > 0 or effects.print_jitter > 0 or effects.tile_wear > 0:
+        lift = cam.raised(effects.tile_height_mm) if effects.tile_height_mm > 0 else None
+        wall = tuple(
+            int(v) for v in np.clip(np.array(cfg.TILE_EDGE_BGR) * rng.uniform(0.6, 2.2), 0, 255)
+        )
+        card = _Card(lift, wall, effects.print_jitter, effects.tile_wear)  # type: ignore[arg-type]
+    if effects.tile_shadow > 0:
+        # The light falls from one side: the shadow lies away from it, longer for thicker tiles.
+        angle = rng.uniform(0.0, 2 * math.pi)
+        length = 0.5 + 1.5 * effects.tile_height_mm
+        offset = (length * math.cos(angle), length * math.sin(angle))
+        _cast_shadows(frame, tiles_to_draw, tile_mm, effects.tile_shadow, offset)
     for h_area, centre, tile in tiles_to_draw:
-        _draw_tile(frame, pack, h_area, centre, tile)
+        _draw_tile(frame, pack, h_area, centre, tile, card, rng if card is not None else None)
 
     # The explorer ship, bow pointing the way it sails (clockwise).
     ship_box: NDArray[np.float64] | None = None

@@ -371,6 +371,42 @@ def test_a_cameras_sharpening_steepens_edges_and_leaves_the_rest_alone(pack_ink:
     assert abs(float(sharp.mean()) - float(soft.mean())) < 1.0
 
 
+def test_a_raised_plane_is_seen_nearer_the_camera() -> None:
+    """Straight down from 1 m, a point raised 10 mm is seen 1000 / 990 as far from the
+    frame's middle; raised 0 it stays put."""
+    camera = render.fit_camera(
+        CameraSpec(height_mm=1000.0, px_per_mm=2.0, look_at_mm=(0.0, 0.0)), [(0.0, 0.0)]
+    )
+    middle = camera.project([(0.0, 0.0)])[0]
+    seen = camera.project([(100.0, 40.0)])[0]
+    assert np.allclose(apply(camera.raised(0.0), [seen])[0], seen)
+    lifted = apply(camera.raised(10.0), [seen])[0]
+    assert np.allclose(lifted - middle, (seen - middle) * 1000.0 / 990.0, atol=1e-6)
+
+
+def test_card_tiles_stand_lift_cast_shadows_and_leave_the_truth(pack_ink: Pack) -> None:
+    """Thick tiles seen from a tilted camera show side walls below their lifted tops and
+    darken what lies round them; flat tiles with no print faults draw the very frame of the
+    default effects (no random number is drawn for them)."""
+    scene = random_scene(pack_ink.catalogue, np.random.default_rng(4), 2, "front", "clean")
+    camera = CameraSpec.tilted(25.0, 0.0, px_per_mm=3.0, look_at_mm=scene.display_origin_mm)
+
+    def frame(effects: Effects) -> Rendered:
+        return render_table(scene, pack_ink, camera, effects, np.random.default_rng(5))
+
+    flat = frame(Effects.none())
+    zero = Effects(tile_height_mm=0.0, tile_shadow=0.0, print_jitter=0.0, tile_wear=0.0)
+    assert np.array_equal(frame(zero).image, flat.image)
+    card = frame(Effects(tile_height_mm=2.5, tile_shadow=0.5, print_jitter=0.05, tile_wear=0.5))
+    assert card.truth == flat.truth and card.homographies.keys() == flat.homographies.keys()
+    # The mat's paper between the display's cells lies in the tiles' shadows and walls.
+    gap = apply(card.homographies[DISPLAY], [(0.0, 0.0)])[0].round().astype(int)
+    x, y = int(gap[0]), int(gap[1])
+    patch = (slice(y - 2, y + 3), slice(x - 2, x + 3))
+    assert card.image[patch].mean() < flat.image[patch].mean() - 20
+    assert not np.array_equal(card.image, flat.image)
+
+
 def test_random_scenes_follow_the_box_and_the_rules(pack_lagoon: Pack) -> None:
     catalogue = pack_lagoon.catalogue
     for seed in range(6):
