@@ -210,13 +210,13 @@ class ReadConfig:
     # of the box before the calibration (0: the network's own head).
     net_fit_tables: int = 40
     # The ridge of the box's metric (vision.cellnet.adapt.fit_metric), in units of the mean
-    # eigenvalue of its crops' differences from their pictures: 0 whitens them fully, a
-    # large value leaves the network's features as they are.
+    # eigenvalue of its crops' differences from their pictures: small whitens them almost
+    # fully, large leaves the network's features almost as they are.
     net_metric_ridge: float = 1.0
 
     def __post_init__(self) -> None:
-        if not self.net_metric_ridge >= 0:
-            raise ValueError("read.net_metric_ridge must be at least 0")
+        if not 0 < self.net_metric_ridge < float("inf"):
+            raise ValueError("read.net_metric_ridge must be a number above 0")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,11 @@ new box's first read, on `tables` random tables of the box's own pictures, drawn
 the calibration's tables (another seed):
 
 - the **metric** (vision.cellnet.model.Head.metric) is set in closed form: each visible
-  cell's map is laid on its truth's picture (or a board cell's empty look) at the best of
-  the comparison's shifts, and the places' differences' covariance, with a ridge of
-  METRIC_RIDGE times its mean eigenvalue, is whitened (its inverse square root), so the
-  directions in which this box's crops stray from their own pictures weigh less;
+  cell's map is laid on its truth's picture (or a board cell's empty look) at the one of
+  the comparison's shifts where they agree most (summed cosine), and the second moment of
+  the places' differences, with a ridge of `ridge` times its mean eigenvalue
+  (vision.config.ReadConfig.net_metric_ridge), is whitened (its inverse square root), so
+  the directions in which this box's crops stray from their own pictures weigh less;
 - then the few weights of the head (the scores' scale, the board's bias, the linear head of
   the empty and covered answers) are fitted under that metric by the learning's objective
   (the negative log of the probability of every answer the truth allows; a covered cell
@@ -39,10 +40,6 @@ __all__ = ["allowed", "box_head", "fit_head", "fit_metric"]
 STEPS = 400
 STEP_SIZE = 0.01
 PULL = 1e-3
-#: The ridge added to the differences' covariance before it is whitened, in units of its
-#: mean eigenvalue (0: whiten fully; large: practically no metric); the reader's is
-#: vision.config.ReadConfig.net_metric_ridge.
-METRIC_RIDGE = 1.0
 
 
 def allowed(cells: PackCells, box: BoxPictures) -> NDArray[np.bool_]:
@@ -128,10 +125,10 @@ def fit_metric(
     box: BoxPictures,
     drawn: list[PackCells],
     maps: list[Floats],
-    ridge: float = METRIC_RIDGE,
+    ridge: float,
 ) -> Floats | None:
-    """The box's metric (see the module) from its drawn tables and their crops' raw `maps`;
-    None when no visible cell can be laid on its picture."""
+    """The box's metric (see the module) from its drawn tables and their crops' raw `maps`,
+    with `ridge` (above 0); None when no visible cell can be laid on its picture."""
     w = net.window
     index = {t: i for i, t in enumerate(box.tile_ids)}
     scatter = np.zeros((net.features, net.features))
@@ -145,7 +142,9 @@ def fit_metric(
             if label == COVERED:
                 continue
             if label == EMPTY:
-                if int(kinds[i]) == BOARD_CELL and boards[i] is not None:
+                look = boards[i]
+                # A board with no picture has a blank look: nothing to learn from it.
+                if int(kinds[i]) == BOARD_CELL and look is not None and look.any():
                     looks.append(i)
                 continue
             truth = index[cells.tile_ids[label]] * 4 + (int(cells.rotations[i]) // 90) % 4
@@ -167,9 +166,13 @@ def fit_metric(
     if not places:
         return None
     scatter /= places
-    added = ridge * np.trace(scatter) / net.features
-    values, vectors = np.linalg.eigh(scatter + added * np.eye(net.features))
-    return np.asarray(vectors @ np.diag(values**-0.5) @ vectors.T, np.float32)
+    mean = np.trace(scatter) / net.features
+    if not ridge > 0 or not mean > 0:
+        return None
+    values, vectors = np.linalg.eigh(scatter + ridge * mean * np.eye(net.features))
+    metric = vectors @ np.diag(np.maximum(values, ridge * mean) ** -0.5) @ vectors.T
+    metric /= np.abs(metric).max()  # the scale is normalised away; keep it near 1
+    return np.asarray(metric, np.float32) if np.isfinite(metric).all() else None
 
 
 def box_head(
@@ -179,7 +182,8 @@ def box_head(
     tables: int,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
-    ridge: float = METRIC_RIDGE,
+    *,
+    ridge: float,
 ) -> Head:
     """The box's own head, its metric (with `ridge`) and weights fitted on `tables` random
     tables of its pictures (the network's head when `tables` is 0 or none shows the kit)."""

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from vision.box.cache import write_quietly
 from vision.box.pack import Pack
-from vision.cellnet.adapt import METRIC_RIDGE, box_head
+from vision.cellnet.adapt import box_head
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
 from vision.cellnet.model import BoxPictures, CellNet, Head
 
@@ -344,7 +344,7 @@ def calibration_for(
     progress: Callable[[int, int], None] | None = None,
     lessons: PackCells | None = None,
     fit_tables: int = 0,
-    ridge: float = METRIC_RIDGE,
+    ridge: float,
 ) -> Calibration:
     """The box's calibration, from the cache directory when it holds one for these pictures,
     this network and these settings, else made now and kept there (with the rendered cells'
@@ -363,6 +363,8 @@ def calibration_for(
         try:
             made = Calibration.from_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, TypeError, KeyError):
+            made = None
+        if made is not None and made.head is not None and not _fits(made.head, net):
             made = None
     if made is not None and not taught:
         return made
@@ -397,6 +399,15 @@ def calibration_for(
         joined = grades.joined(lesson_grades(net, box, lessons, made.head))
         return replace(calibrated(joined, target, confidence), head=made.head)
     return made
+
+
+def _fits(head: Head, net: CellNet) -> bool:
+    """Whether a kept head's weights have this network's shapes."""
+    features = getattr(net, "features", None)
+    if features is None:
+        return True
+    metric_fits = head.metric is None or head.metric.shape == (features, features)
+    return metric_fits and head.aux_weight.shape == (2, features + 5)
 
 
 def _key(net: CellNet, pack: Pack, *settings: Sequence[float] | float | int) -> str:

@@ -81,9 +81,12 @@ class Head:
             raise ValueError("not a head's weights")
         given = data.get("metric")
         metric = None if given is None else np.asarray(given, np.float32)
-        if metric is not None and (metric.ndim != 2 or metric.shape[0] != metric.shape[1]):
-            raise ValueError("not a head's weights")
-        if metric is not None and not np.isfinite(metric).all():
+        if metric is not None and (
+            metric.ndim != 2
+            or metric.shape[0] != metric.shape[1]
+            or not np.isfinite(metric).all()
+            or np.abs(metric).max() > 1e3
+        ):
             raise ValueError("not a head's weights")
         return cls(float(data["scale"]), float(data["board_bias"]), weight, bias, metric)  # type: ignore[arg-type]
 
@@ -126,7 +129,9 @@ class BoxPictures:
     windows: Floats
     same: NDArray[np.bool_]
     px: int
-    _measured: dict[bytes, Floats] = field(default_factory=dict, compare=False, repr=False)
+    _measured: dict[bytes, Floats] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def measured(self, metric: Floats | None) -> Floats:
         """`windows` under a head's `metric` (kept per metric: a box reads with one head)."""

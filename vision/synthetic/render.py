@@ -659,8 +659,8 @@ def _cast_shadows(
     shade = np.zeros((frame.height, frame.width), np.uint8)
     shift = _translate(*offset_mm)
     for area_to_image, centre, tile in tiles:
-        table_to_area = np.linalg.inv(frame.h_table) @ _tile_placement(area_to_image, centre, tile)
-        corners = apply(frame.h_table @ shift @ table_to_area, _square(0, 0, tile_mm / 2))
+        tile_to_table = np.linalg.inv(frame.h_table) @ _tile_placement(area_to_image, centre, tile)
+        corners = apply(frame.h_table @ shift @ tile_to_table, _square(0, 0, tile_mm / 2))
         fixed = np.round(corners * (1 << _SHIFT)).astype(np.int32).reshape(-1, 1, 2)
         cv2.fillPoly(shade, [fixed], 255, cv2.LINE_AA, _SHIFT)
     if not shade.any():

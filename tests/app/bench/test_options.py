@@ -20,8 +20,11 @@ def test_settings_change_the_config_and_a_bad_one_is_one_sentence() -> None:
     with pytest.raises(CompanionError, match=r"^--set: judge\.members must be at least 1$"):
         settings_config(["judge.members=0"])
     assert settings_config(["read.net_metric_ridge=0.3"]).read.net_metric_ridge == 0.3
-    with pytest.raises(CompanionError, match=r"^--set: read\.net_metric_ridge must be at least 0$"):
-        settings_config(["read.net_metric_ridge=-1"])
+    for bad in ("-1", "0", "inf", "1e999"):
+        with pytest.raises(
+            CompanionError, match=r"^--set: read\.net_metric_ridge must be a number above 0$"
+        ):
+            settings_config([f"read.net_metric_ridge={bad}"])
 
 
 def test_a_csv_that_cannot_be_written_is_refused(tmp_path: Path) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
 from vision.box.pack import Pack
 from vision.cellnet.adapt import allowed, box_head, fit_head, fit_metric
-from vision.cellnet.calibrate import Calibration
+from vision.cellnet.calibrate import Calibration, calibration_for
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells, draw_tables
 from vision.cellnet.model import (
     BOARD_CELL,
@@ -19,6 +22,7 @@ from vision.cellnet.model import (
     box_pictures,
     cell_net,
 )
+from vision.config import VisionConfig
 
 
 def _loss(parts: CellParts, ok: np.ndarray, head: Head) -> float:
@@ -51,7 +55,7 @@ def test_the_fitted_head_reads_its_tables_better_and_stays_near_the_networks(
 ) -> None:
     net = cell_net()
     box = box_pictures(net, pack_random)
-    head = box_head(net, box, pack_random, 2, seed=5)
+    head = box_head(net, box, pack_random, 2, seed=5, ridge=RIDGE)
     rng = np.random.default_rng([5, 20261207, 2])  # the tables box_head drew
     drawn = draw_tables(pack_random, 2, rng, net.px)
     assert head.metric is not None
@@ -66,6 +70,9 @@ def test_the_fitted_head_reads_its_tables_better_and_stays_near_the_networks(
     # The same tables fit the same head.
     again = fit_head(joined, ok, net.head)
     assert again.scale == head.scale and np.array_equal(again.aux_weight, head.aux_weight)
+
+
+RIDGE = VisionConfig().read.net_metric_ridge
 
 
 class _Net:
@@ -103,7 +110,7 @@ def test_the_metric_weighs_less_the_direction_crops_stray_in() -> None:
         tables=np.zeros(n, np.int16),
         tile_mm=45.0,
     )
-    metric = fit_metric(_Net(), box, [cells], [maps])  # type: ignore[arg-type]
+    metric = fit_metric(_Net(), box, [cells], [maps], RIDGE)  # type: ignore[arg-type]
     assert metric is not None and np.allclose(metric, metric.T, atol=1e-5)
     gains = np.linalg.eigvalsh(metric)
     assert (gains > 0).all()
@@ -130,21 +137,24 @@ def test_no_visible_cell_sets_no_metric() -> None:
         tile_mm=45.0,
     )
     maps = [np.ones((1, 3, 4, 4), np.float32)]
-    assert fit_metric(_Net(), box, [cells], maps) is None  # type: ignore[arg-type]
+    assert fit_metric(_Net(), box, [cells], maps, RIDGE) is None  # type: ignore[arg-type]
 
 
-def test_an_identity_metric_reads_as_none(pack_random: Pack) -> None:
+def test_a_turn_of_the_features_reads_as_no_metric(pack_random: Pack) -> None:
+    """A rotation of the feature space keeps every cosine only if crops, pictures and board
+    looks are all mapped by it."""
     net = cell_net()
     box = box_pictures(net, pack_random)
     cells = draw_box_cells(pack_random, 1, np.random.default_rng(4), px=net.px)
-    same = replace(net.head, metric=np.eye(net.features, dtype=np.float32))
-    p = net.probabilities(*cells.net_inputs(), box, same)
-    assert np.allclose(p, net.probabilities(*cells.net_inputs(), box), atol=1e-5)
+    turn, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(net.features,) * 2))
+    turned = replace(net.head, metric=turn.astype(np.float32))
+    p = net.probabilities(*cells.net_inputs(), box, turned)
+    assert np.allclose(p, net.probabilities(*cells.net_inputs(), box), atol=1e-4)
 
 
 def test_no_tables_leave_the_networks_head(pack_random: Pack) -> None:
     net = cell_net()
-    assert box_head(net, box_pictures(net, pack_random), pack_random, 0) is net.head
+    assert box_head(net, box_pictures(net, pack_random), pack_random, 0, ridge=RIDGE) is net.head
 
 
 def test_a_calibration_keeps_its_head() -> None:
@@ -160,12 +170,28 @@ def test_a_calibration_keeps_its_head() -> None:
     assert np.array_equal(kept.head.metric, metric)
 
 
-def test_a_head_refuses_a_metric_that_is_not_square() -> None:
+@pytest.mark.parametrize(
+    "metric", [[[1.0, 2.0]], [[float("nan"), 0.0], [0.0, 1.0]], [[1e9, 0.0], [0.0, 1.0]]]
+)
+def test_a_head_refuses_a_damaged_metric(metric: list[list[float]]) -> None:
     head = Head(17.0, -0.5, np.zeros((2, 5), np.float32), np.ones(2, np.float32))
-    data = head.to_json() | {"metric": [[1.0, 2.0]]}
-    try:
-        Head.from_json(data)
-    except ValueError as error:
-        assert "head" in str(error)
-    else:
-        raise AssertionError("a 1 x 2 metric was taken")
+    with pytest.raises(ValueError, match=r"^not a head's weights$"):
+        Head.from_json(head.to_json() | {"metric": metric})
+
+
+def test_a_kept_head_of_another_networks_shape_is_made_again(
+    pack_random: Pack, tmp_path: Path
+) -> None:
+    net = cell_net()
+    box = box_pictures(net, pack_random)
+    settings: dict[str, Any] = dict(
+        tables=1, target=0.005, confidence=0.95, cache=tmp_path, fit_tables=1, ridge=RIDGE
+    )
+    made = calibration_for(net, box, pack_random, **settings)
+    assert made.head is not None and made.head.metric is not None
+    (kept,) = [p for p in tmp_path.glob("calibration-*.json") if not p.name.endswith("-cells.json")]
+    small = replace(made.head, metric=np.eye(3, dtype=np.float32))
+    kept.write_text(replace(made, head=small).to_json(), encoding="utf-8")
+    again = calibration_for(net, box, pack_random, **settings)
+    assert again.head is not None and again.head.metric is not None
+    assert again.head.metric.shape == (net.features, net.features)

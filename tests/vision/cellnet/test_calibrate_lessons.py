@@ -120,7 +120,9 @@ def test_lessons_join_the_kept_calibration_without_drawing_again(
         return _renders()
 
     monkeypatch.setattr(calibrate, "rendered_grades", rendered)
-    settings: dict[str, Any] = dict(tables=40, target=TARGET, confidence=CONFIDENCE, cache=tmp_path)
+    settings: dict[str, Any] = dict(
+        tables=40, target=TARGET, confidence=CONFIDENCE, cache=tmp_path, ridge=1.0
+    )
     net, pack = _Net(), _Pack()
     first = calibration_for(net, None, pack, **settings)  # type: ignore[arg-type]
     assert drawn == [1] and first == calibrated(_renders(), TARGET, CONFIDENCE)
