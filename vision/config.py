@@ -212,7 +212,7 @@ class ReadConfig:
     # The ridge of the box's metric (vision.cellnet.adapt.fit_metric), in units of the mean
     # eigenvalue of its crops' differences from their pictures: small whitens them almost
     # fully, large leaves the network's features almost as they are.
-    net_metric_ridge: float = 1.0
+    net_metric_ridge: float = 0.3
 
     def __post_init__(self) -> None:
         if not 0 < self.net_metric_ridge < float("inf"):

@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=DATA, help="where cellnet.onnx and cellnet.json are written"
     )
     parser.add_argument(
-        "--packs", type=int, default=1200, help="art packs to learn from (seeds 0 to N-1)"
+        "--packs", type=int, default=1500, help="art packs to learn from (seeds 0 to N-1)"
     )
     parser.add_argument("--tables", type=int, default=4, help="tables drawn with each pack")
     parser.add_argument("--val-packs", type=int, default=16, help="held-out packs to measure on")

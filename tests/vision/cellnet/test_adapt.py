@@ -114,10 +114,10 @@ def test_the_metric_weighs_less_the_direction_crops_stray_in() -> None:
     assert metric is not None and np.allclose(metric, metric.T, atol=1e-5)
     gains = np.linalg.eigvalsh(metric)
     assert (gains > 0).all()
-    # The strayed feature gains least; a ridge of the mean eigenvalue keeps any two gains
-    # within a factor of sqrt(D + 1).
+    # The strayed feature gains least; a ridge of r times the mean eigenvalue keeps any two
+    # gains within a factor of sqrt(1 + D / r).
     assert metric[0, 0] < 0.75 * min(metric[1, 1], metric[2, 2])
-    assert gains.max() / gains.min() <= np.sqrt(_Net.features + 1) + 1e-4
+    assert gains.max() / gains.min() <= np.sqrt(1 + _Net.features / RIDGE) + 1e-4
 
 
 def test_no_visible_cell_sets_no_metric() -> None:
