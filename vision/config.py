@@ -216,7 +216,7 @@ class ReadConfig:
 
     def __post_init__(self) -> None:
         if not 0 < self.net_metric_ridge < float("inf"):
-            raise ValueError("read.net_metric_ridge must be a number above 0")
+            raise ValueError("read.net_metric_ridge must be a finite number above 0")
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,8 +57,9 @@ def random_effects(rng: np.random.Generator) -> Effects:
 
 
 def random_card(effects: Effects, rng: np.random.Generator) -> Effects:
-    """`effects` with the tiles as printed card: most of them 0.5-2.5 mm thick (the rest flat
-    prints), casting soft shadows, their print's colours up to 8 % off, corners worn."""
+    """`effects` with the tiles as printed card: in seven frames of ten 0.5-2.5 mm thick (flat
+    prints in the rest), casting soft shadows, each print's colours up to 8 % off, corners
+    worn."""
     return replace(
         effects,
         tile_height_mm=float(rng.uniform(0.5, 2.5)) if rng.random() < 0.7 else 0.0,

@@ -129,6 +129,8 @@ def fit_metric(
 ) -> Floats | None:
     """The box's metric (see the module) from its drawn tables and their crops' raw `maps`,
     with `ridge` (above 0); None when no visible cell can be laid on its picture."""
+    if not 0 < ridge < float("inf"):
+        raise ValueError(f"a metric's ridge must be a finite number above 0, not {ridge}")
     w = net.window
     index = {t: i for i, t in enumerate(box.tile_ids)}
     scatter = np.zeros((net.features, net.features))
@@ -167,7 +169,7 @@ def fit_metric(
         return None
     scatter /= places
     mean = np.trace(scatter) / net.features
-    if not ridge > 0 or not mean > 0:
+    if not mean > 0:
         return None
     values, vectors = np.linalg.eigh(scatter + ridge * mean * np.eye(net.features))
     metric = vectors @ np.diag(np.maximum(values, ridge * mean) ** -0.5) @ vectors.T

@@ -364,8 +364,6 @@ def calibration_for(
             made = Calibration.from_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, TypeError, KeyError):
             made = None
-        if made is not None and made.head is not None and not _fits(made.head, net):
-            made = None
     if made is not None and not taught:
         return made
     grades: Grades | None = None
@@ -399,15 +397,6 @@ def calibration_for(
         joined = grades.joined(lesson_grades(net, box, lessons, made.head))
         return replace(calibrated(joined, target, confidence), head=made.head)
     return made
-
-
-def _fits(head: Head, net: CellNet) -> bool:
-    """Whether a kept head's weights have this network's shapes."""
-    features = getattr(net, "features", None)
-    if features is None:
-        return True
-    metric_fits = head.metric is None or head.metric.shape == (features, features)
-    return metric_fits and head.aux_weight.shape == (2, features + 5)
 
 
 def _key(net: CellNet, pack: Pack, *settings: Sequence[float] | float | int) -> str:

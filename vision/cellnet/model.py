@@ -81,9 +81,9 @@ class Head:
             raise ValueError("not a head's weights")
         given = data.get("metric")
         metric = None if given is None else np.asarray(given, np.float32)
+        features = weight.shape[1] - 5  # the linear head's input: the pooled map and 5 more
         if metric is not None and (
-            metric.ndim != 2
-            or metric.shape[0] != metric.shape[1]
+            metric.shape != (features, features)
             or not np.isfinite(metric).all()
             or np.abs(metric).max() > 1e3
         ):

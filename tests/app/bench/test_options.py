@@ -22,7 +22,7 @@ def test_settings_change_the_config_and_a_bad_one_is_one_sentence() -> None:
     assert settings_config(["read.net_metric_ridge=0.3"]).read.net_metric_ridge == 0.3
     for bad in ("-1", "0", "inf", "1e999"):
         with pytest.raises(
-            CompanionError, match=r"^--set: read\.net_metric_ridge must be a number above 0$"
+            CompanionError, match=r"^--set: read\.net_metric_ridge must be a finite number above 0$"
         ):
             settings_config([f"read.net_metric_ridge={bad}"])
 

@@ -138,6 +138,9 @@ def test_no_visible_cell_sets_no_metric() -> None:
     )
     maps = [np.ones((1, 3, 4, 4), np.float32)]
     assert fit_metric(_Net(), box, [cells], maps, RIDGE) is None  # type: ignore[arg-type]
+    for ridge in (0.0, -1.0, float("inf")):
+        with pytest.raises(ValueError, match=r"^a metric's ridge must be a finite number above 0"):
+            fit_metric(_Net(), box, [cells], maps, ridge)  # type: ignore[arg-type]
 
 
 def test_a_turn_of_the_features_reads_as_no_metric(pack_random: Pack) -> None:
@@ -164,22 +167,31 @@ def test_a_calibration_keeps_its_head() -> None:
     assert again == made and again.head is not None
     assert again.head.scale == 17.0 and np.array_equal(again.head.aux_weight, head.aux_weight)
     assert Calibration.from_json(replace(made, head=None).to_json()).head is None
+    # A metric is square, over the features the linear head's input begins with.
+    wide = replace(head, aux_weight=np.zeros((2, 8), np.float32))
     metric = np.arange(9, dtype=np.float32).reshape(3, 3)
-    kept = Calibration.from_json(replace(made, head=replace(head, metric=metric)).to_json())
+    kept = Calibration.from_json(replace(made, head=replace(wide, metric=metric)).to_json())
     assert kept.head is not None and kept.head.metric is not None
     assert np.array_equal(kept.head.metric, metric)
 
 
 @pytest.mark.parametrize(
-    "metric", [[[1.0, 2.0]], [[float("nan"), 0.0], [0.0, 1.0]], [[1e9, 0.0], [0.0, 1.0]]]
+    "metric",
+    [
+        [[1.0, 2.0]],
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        [[float("nan"), 0.0], [0.0, 1.0]],
+        [[1e9, 0.0], [0.0, 1.0]],
+    ],
 )
 def test_a_head_refuses_a_damaged_metric(metric: list[list[float]]) -> None:
-    head = Head(17.0, -0.5, np.zeros((2, 5), np.float32), np.ones(2, np.float32))
+    head = Head(17.0, -0.5, np.zeros((2, 7), np.float32), np.ones(2, np.float32))
+    Head.from_json(head.to_json() | {"metric": [[1.0, 0.0], [0.0, 1.0]]})
     with pytest.raises(ValueError, match=r"^not a head's weights$"):
         Head.from_json(head.to_json() | {"metric": metric})
 
 
-def test_a_kept_head_of_another_networks_shape_is_made_again(
+def test_a_kept_calibration_with_a_damaged_metric_is_made_again(
     pack_random: Pack, tmp_path: Path
 ) -> None:
     net = cell_net()
