@@ -34,12 +34,18 @@ from vision.box.pack import Pack
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
 from vision.cellnet.model import BOARD_CELL, BoxPictures, CellNet, CellParts, Floats, Head
 
-__all__ = ["allowed", "box_head", "fit_head", "fit_metric"]
+__all__ = ["allowed", "box_head", "fit_head", "fit_metric", "truth_candidate"]
 
 #: Adam's steps, step size and the pull towards the network's head (per cell).
 STEPS = 400
 STEP_SIZE = 0.01
 PULL = 1e-3
+
+
+def truth_candidate(index: dict[str, int], cells: PackCells, i: int, label: int) -> int:
+    """The candidate (tile index * 4 + quarter turns) of cell `i`, whose truth is tile
+    `label` of `cells`; `index` gives each tile id's place among the box's candidates."""
+    return index[cells.tile_ids[label]] * 4 + (int(cells.rotations[i]) // 90) % 4
 
 
 def allowed(cells: PackCells, box: BoxPictures) -> NDArray[np.bool_]:
@@ -58,8 +64,7 @@ def allowed(cells: PackCells, box: BoxPictures) -> NDArray[np.bool_]:
             out[i, k + 1] = True
             out[i, k] = int(cells.kinds[i]) == BOARD_CELL
         elif label >= 0:
-            truth = index[cells.tile_ids[label]] * 4 + (int(cells.rotations[i]) // 90) % 4
-            out[i, :k] |= box.same[truth]
+            out[i, :k] |= box.same[truth_candidate(index, cells, i, label)]
     return out
 
 
@@ -149,8 +154,7 @@ def fit_metric(
                 if int(kinds[i]) == BOARD_CELL and look is not None and look.any():
                     looks.append(i)
                 continue
-            truth = index[cells.tile_ids[label]] * 4 + (int(cells.rotations[i]) // 90) % 4
-            pairs.append((i, box.windows[truth]))
+            pairs.append((i, box.windows[truth_candidate(index, cells, i, label)]))
         if looks:
             made = net.look_maps([b for i in looks if (b := boards[i]) is not None])
             seen = made[:, :, 1 : 1 + w, 1 : 1 + w].reshape(len(looks), net.features, -1)

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from vision.box.cache import write_quietly
 from vision.box.pack import Pack
-from vision.cellnet.adapt import box_head
+from vision.cellnet.adapt import box_head, truth_candidate
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
 from vision.cellnet.model import BoxPictures, CellNet, Head
 
@@ -204,7 +204,7 @@ def graded(
         elif read.empty or read.tile is None:
             wrong[i] = True
         else:
-            truth = candidate[cells.tile_ids[label]] * 4 + (int(cells.rotations[i]) // 90) % 4
+            truth = truth_candidate(candidate, cells, i, label)
             got = candidate[read.tile] * 4 + (read.rotation // 90) % 4
             wrong[i] = not box.same[truth, got]
     return sure, wrong, named

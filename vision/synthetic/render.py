@@ -626,14 +626,14 @@ def _draw_tile(
     area_to_image: Matrix,
     cell_centre: Point,
     tile: PlacedTile,
-    card: _Card | None = None,
-    rng: np.random.Generator | None = None,
+    card: _Card | None,
+    rng: np.random.Generator,
 ) -> None:
     if tile.tile_id not in pack.tiles:
         raise ValueError(f"tile {tile.tile_id!r} is not in the pack {pack.name!r}")
     picture = pack.tiles[tile.tile_id]
     placement = _tile_placement(area_to_image, cell_centre, tile)
-    if card is not None and rng is not None:
+    if card is not None:
         picture = _printed(picture, card, rng)
     if card is not None and card.raised is not None:
         half = pack.tile_mm / 2 + cfg.TILE_EDGE_MM
@@ -657,25 +657,23 @@ def _cast_shadows(
     """The soft shadows the tiles cast on what they lie on, `offset_mm` away in the table's
     frame, darkening it by up to `strength`."""
     shade = np.zeros((frame.height, frame.width), np.uint8)
-    shift = _translate(*offset_mm)
+    to_table = np.asarray(np.linalg.inv(frame.h_table), np.float64)
+    # Shifted on the table: image -> table, moved, table -> image.
+    moved = frame.h_table @ _translate(*offset_mm) @ to_table
     for area_to_image, centre, tile in tiles:
-        tile_to_table = np.linalg.inv(frame.h_table) @ _tile_placement(area_to_image, centre, tile)
-        corners = apply(frame.h_table @ shift @ tile_to_table, _square(0, 0, tile_mm / 2))
+        corners = apply(
+            moved @ _tile_placement(area_to_image, centre, tile), _square(0, 0, tile_mm / 2)
+        )
         fixed = np.round(corners * (1 << _SHIFT)).astype(np.int32).reshape(-1, 1, 2)
         cv2.fillPoly(shade, [fixed], 255, cv2.LINE_AA, _SHIFT)
     if not shade.any():
         return
-    sigma = max(0.8, 0.6 * _local_scale(frame.h_table, *_frame_centre_mm(frame)))
+    middle = apply(to_table, [(frame.width / 2, frame.height / 2)])[0]
+    # Some 0.6 mm of penumbra, at the frame's middle.
+    sigma = max(0.8, 0.6 * _local_scale(frame.h_table, float(middle[0]), float(middle[1])))
     soft = cv2.GaussianBlur(shade, (0, 0), sigma)
     keep = 1.0 - strength * soft.astype(np.float32) / 255.0
     frame.img[:] = np.clip(frame.img * keep[..., None], 0, 255).astype(np.uint8)
-
-
-def _frame_centre_mm(frame: _Frame) -> Point:
-    """The table point (mm) at the middle of the frame."""
-    to_table = np.asarray(np.linalg.inv(frame.h_table), np.float64)
-    x, y = apply(to_table, [(frame.width / 2, frame.height / 2)])[0]
-    return float(x), float(y)
 
 
 def _board_rim_colour(board: Image) -> BGR:
@@ -1266,7 +1264,7 @@ def render_table(
         offset = (length * math.cos(angle), length * math.sin(angle))
         _cast_shadows(frame, tiles_to_draw, tile_mm, effects.tile_shadow, offset)
     for h_area, centre, tile in tiles_to_draw:
-        _draw_tile(frame, pack, h_area, centre, tile, card, rng if card is not None else None)
+        _draw_tile(frame, pack, h_area, centre, tile, card, rng)
 
     # The explorer ship, bow pointing the way it sails (clockwise).
     ship_box: NDArray[np.float64] | None = None

@@ -82,6 +82,25 @@ class _Net:
     features = 3
 
 
+def _display_cells(tiles: np.ndarray) -> PackCells:
+    """Display cells of one tile, `tiles` their labels (0, the tile; or COVERED)."""
+    n = len(tiles)
+    return PackCells(
+        name="t",
+        tile_ids=("t",),
+        crops=np.zeros((n, 8, 8, 3), np.uint8),
+        kinds=np.full(n, DISPLAY_CELL, np.int8),
+        boards=np.zeros((n, 8, 8, 3), np.uint8),
+        tiles=np.asarray(tiles, np.int16),
+        rotations=np.zeros(n, np.int16),
+        pictures=np.zeros((1, 16, 16, 3), np.uint8),
+        raw=(np.zeros((8, 8, 3), np.uint8),),
+        same=np.ones((1, 1), bool),
+        tables=np.zeros(n, np.int16),
+        tile_mm=45.0,
+    )
+
+
 def test_the_metric_weighs_less_the_direction_crops_stray_in() -> None:
     rng = np.random.default_rng(0)
     n, d, c = 40, 3, 4
@@ -96,20 +115,7 @@ def test_the_metric_weighs_less_the_direction_crops_stray_in() -> None:
     maps[:, :, 1:3, 1:3] = picture
     maps[:, 0, 1:3, 1:3] += rng.normal(0.0, 0.3, size=(n, 2, 2))
     maps[:, 1:, 1:3, 1:3] += rng.normal(0.0, 0.02, size=(n, 2, 2, 2))
-    cells = PackCells(
-        name="t",
-        tile_ids=("t",),
-        crops=np.zeros((n, 8, 8, 3), np.uint8),
-        kinds=np.full(n, DISPLAY_CELL, np.int8),
-        boards=np.zeros((n, 8, 8, 3), np.uint8),
-        tiles=np.zeros(n, np.int16),
-        rotations=np.zeros(n, np.int16),
-        pictures=np.zeros((1, 16, 16, 3), np.uint8),
-        raw=(np.zeros((8, 8, 3), np.uint8),),
-        same=np.ones((1, 1), bool),
-        tables=np.zeros(n, np.int16),
-        tile_mm=45.0,
-    )
+    cells = _display_cells(np.zeros(n))
     metric = fit_metric(_Net(), box, [cells], [maps], RIDGE)  # type: ignore[arg-type]
     assert metric is not None and np.allclose(metric, metric.T, atol=1e-5)
     gains = np.linalg.eigvalsh(metric)
@@ -122,20 +128,7 @@ def test_the_metric_weighs_less_the_direction_crops_stray_in() -> None:
 
 def test_no_visible_cell_sets_no_metric() -> None:
     box = BoxPictures(("t",), np.zeros((4, 3, 4), np.float32), np.eye(4, dtype=bool), 8)
-    cells = PackCells(
-        name="t",
-        tile_ids=("t",),
-        crops=np.zeros((1, 8, 8, 3), np.uint8),
-        kinds=np.full(1, DISPLAY_CELL, np.int8),
-        boards=np.zeros((1, 8, 8, 3), np.uint8),
-        tiles=np.full(1, COVERED, np.int16),
-        rotations=np.zeros(1, np.int16),
-        pictures=np.zeros((1, 16, 16, 3), np.uint8),
-        raw=(np.zeros((8, 8, 3), np.uint8),),
-        same=np.ones((1, 1), bool),
-        tables=np.zeros(1, np.int16),
-        tile_mm=45.0,
-    )
+    cells = _display_cells(np.full(1, COVERED))
     maps = [np.ones((1, 3, 4, 4), np.float32)]
     assert fit_metric(_Net(), box, [cells], maps, RIDGE) is None  # type: ignore[arg-type]
     for ridge in (0.0, -1.0, float("inf")):
