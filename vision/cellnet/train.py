@@ -41,33 +41,71 @@ REF_TILES = 32
 #: Each truth's tiles most alike in look (`look_alikes`) join a step's pictures: the hard
 #: negatives (a palm more or less) are compared in every step.
 LOOK_ALIKES = 2
+#: The channels of the five 3 x 3 convolutions (`Embed`). Multiples of 8: OpenCV's dnn runs
+#: other widths markedly slower on the same work.
+WIDTHS = (16, 24, 32, 48, 64)
+#: Where the five convolutions and their batch norms sit in `Embed.body`, and its 1 x 1
+#: projection.
+CONVS = (0, 3, 7, 10, 14)
+PROJECTION = 17
 
 
 class Embed(nn.Module):
     """(N, 3, NET_PX, NET_PX) BGR 0-255 -> (N, FEATURES, NET_PX / 8, NET_PX / 8). Brightness
     is divided out first."""
 
-    def __init__(self) -> None:
+    def __init__(self, widths: tuple[int, ...] = WIDTHS) -> None:
         super().__init__()
+        if len(widths) != len(CONVS) or min(widths) < 1:
+            raise ValueError(f"an embedding takes {len(CONVS)} widths of at least 1, not {widths}")
+        self.widths = tuple(widths)
 
         def block(a: int, b: int, stride: int = 1) -> list[nn.Module]:
             return [nn.Conv2d(a, b, 3, stride, 1, bias=False), nn.BatchNorm2d(b), nn.ReLU()]
 
+        w = self.widths
         self.body = nn.Sequential(
-            *block(3, 16, 2),
-            *block(16, 24),
+            *block(3, w[0], 2),
+            *block(w[0], w[1]),
             nn.MaxPool2d(2),
-            *block(24, 32),
-            *block(32, 48),
+            *block(w[1], w[2]),
+            *block(w[2], w[3]),
             nn.MaxPool2d(2),
-            *block(48, 64),
-            nn.Conv2d(64, FEATURES, 1),
+            *block(w[3], w[4]),
+            nn.Conv2d(w[4], FEATURES, 1),
         )
 
     def forward(self, x: Tensor) -> Tensor:
         x = x / 255.0
         level = x.mean(dim=(1, 2, 3), keepdim=True)
         return self.body(x / (level + 0.05) - 1.0)  # type: ignore[no-any-return]
+
+
+def slimmed(embed: Embed, widths: tuple[int, ...]) -> Embed:
+    """A narrower `Embed` cut from `embed`: each convolution keeps the channels whose batch
+    norm scales them most (network slimming, Liu et al. 2017), and the next layer reads only
+    those. What the kept channels compute is unchanged; learning goes on from there."""
+    out = Embed(widths)
+    kept_in = torch.arange(3)
+    for at, width in zip(CONVS, widths, strict=True):
+        conv, norm = embed.body[at], embed.body[at + 1]
+        if width > conv.out_channels:
+            raise ValueError(f"cannot widen a convolution of {conv.out_channels} to {width}")
+        kept = norm.weight.detach().abs().argsort(descending=True)[:width].sort().values
+        new_conv, new_norm = out.body[at], out.body[at + 1]
+        new_conv.weight.data = conv.weight.data[kept][:, kept_in].clone()
+        for name in ("weight", "bias", "running_mean", "running_var"):
+            getattr(new_norm, name).data = getattr(norm, name).data[kept].clone()
+        kept_in = kept
+    projection = embed.body[PROJECTION]
+    out.body[PROJECTION].weight.data = projection.weight.data[:, kept_in].clone()
+    out.body[PROJECTION].bias.data = projection.bias.data.clone()
+    return out
+
+
+def distillation(student: Tensor, teacher: Tensor) -> Tensor:
+    """1 less the mean cosine of each place's features between two embeddings' maps."""
+    return 1.0 - (normalised(student) * normalised(teacher)).sum(dim=1).mean()
 
 
 def normalised(f: Tensor) -> Tensor:
@@ -280,7 +318,12 @@ def embedded(
     return maps[:n], board_maps, maps[n + m :]
 
 
-def loss_of(embed: Embed, head: Head, batch: Batch) -> tuple[Tensor, Tensor]:
+def loss_of(
+    embed: Embed, head: Head, batch: Batch, teacher: Embed | None = None, distil: float = 0.0
+) -> tuple[Tensor, Tensor]:
+    """The step's loss (the negative log of the probability of every answer the truth allows,
+    plus `distil` times the `distillation` from `teacher`'s maps of the same squares) and its
+    share of cells named right."""
     crop_maps, board_maps, ref_maps = embedded(
         embed, batch.crops, batch.boards, batch.kinds, batch.refs
     )
@@ -288,7 +331,16 @@ def loss_of(embed: Embed, head: Head, batch: Batch) -> tuple[Tensor, Tensor]:
     log_p = logits.log_softmax(dim=1)
     pos = torch.logsumexp(log_p.masked_fill(~batch.positives, -1e4), dim=1)
     right = batch.positives.gather(1, logits.argmax(dim=1, keepdim=True)).float().mean()
-    return -pos.mean(), right
+    loss = -pos.mean()
+    if teacher is not None and distil > 0.0:
+        with torch.no_grad():
+            taught = embedded(teacher, batch.crops, batch.boards, batch.kinds, batch.refs)
+        on_board = batch.kinds == 1
+        loss = loss + distil * distillation(
+            torch.cat([crop_maps, board_maps[on_board], ref_maps]),
+            torch.cat([taught[0], taught[1][on_board], taught[2]]),
+        )
+    return loss, right
 
 
 def export(embed: Embed, head: Head, out: Path, card: dict[str, Any]) -> None:
@@ -428,9 +480,26 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="start from this checkpoint (a learning's checkpoint.pt) instead of at random",
     )
+    parser.add_argument(
+        "--widths",
+        default=",".join(map(str, WIDTHS)),
+        help="the five convolutions' channels; narrower than --init's, the network is cut "
+        "from it (`slimmed`) and learns to give its maps as well as the right answers",
+    )
+    parser.add_argument(
+        "--distil",
+        type=float,
+        default=1.0,
+        help="weight of the distillation from --init's network when the widths are narrower",
+    )
     args = parser.parse_args(argv)
     if min(args.packs, args.resident, args.swap_every, args.steps) < 1:
         parser.error("--packs, --resident, --swap-every and --steps must be at least 1")
+    try:
+        widths = tuple(int(w) for w in args.widths.split(","))
+        Embed(widths)
+    except ValueError as exc:
+        parser.error(f"--widths: {exc}")
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     torch.set_num_threads(2)
@@ -447,11 +516,22 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     print(f"{len(train_files)} packs, {packs.size} in memory at a time", flush=True)
-    embed, head = Embed(), Head()
+    embed, head = Embed(widths), Head()
+    teacher: Embed | None = None
     if args.init is not None:
         state = torch.load(args.init)
-        embed.load_state_dict(state["embed"])
+        start_from = Embed(tuple(state.get("widths", WIDTHS)))
+        start_from.load_state_dict(state["embed"])
         head.load_state_dict(state["head"])
+        if start_from.widths == widths:
+            embed = start_from
+        else:
+            try:
+                embed = slimmed(start_from, widths)
+            except ValueError as exc:
+                parser.error(f"--widths: {exc}")
+            teacher = start_from.eval()
+            print(f"cut to widths {widths} from {start_from.widths}", flush=True)
     params = [*embed.parameters(), *head.parameters()]
     opt = torch.optim.AdamW(params, lr=2e-3, weight_decay=1e-4)
     start = time.time()
@@ -462,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         embed.train()
         cells = packs.draw(step, rng)
         batch = make_batch(cells, rng, args.batch, spoil=True)
-        loss, right = loss_of(embed, head, batch)
+        loss, right = loss_of(embed, head, batch, teacher, args.distil)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -475,10 +555,7 @@ def main(argv: list[str] | None = None) -> int:
         if (step + 1) % 500 == 0 and step + 1 < args.steps:
             args.out.mkdir(parents=True, exist_ok=True)
             export(embed, head, args.out, {"steps": step + 1, "partial": True})
-            torch.save(
-                {"embed": embed.state_dict(), "head": head.state_dict()},
-                args.data / "checkpoint-partial.pt",
-            )
+            torch.save(checkpoint(embed, head), args.data / "checkpoint-partial.pt")
             print("val", evaluate(embed, head, vals, args.seed), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     card = {
@@ -488,15 +565,19 @@ def main(argv: list[str] | None = None) -> int:
         "train_packs": len(train_files),
         "resident": packs.size,
         "swap_every": packs.swap_every,
+        "widths": list(embed.widths),
+        **({"distil": args.distil, "teacher_widths": list(teacher.widths)} if teacher else {}),
         "seconds": round(time.time() - start),
         "validation": evaluate(embed, head, vals, args.seed),
     }
     export(embed, head, args.out, card)
     write_check(embed, head, vals[0], args.out)
-    torch.save(
-        {"embed": embed.state_dict(), "head": head.state_dict()}, args.data / "checkpoint.pt"
-    )
+    torch.save(checkpoint(embed, head), args.data / "checkpoint.pt")
     return 0
+
+
+def checkpoint(embed: Embed, head: Head) -> dict[str, Any]:
+    return {"embed": embed.state_dict(), "head": head.state_dict(), "widths": list(embed.widths)}
 
 
 def evaluate(embed: Embed, head: Head, vals: list[PackCells], seed: int) -> dict[str, float]:
