@@ -37,6 +37,7 @@ __all__ = [
     "draw_cells",
     "draw_pack_cells",
     "draw_tables",
+    "learning_seeds",
     "look_alikes",
 ]
 
@@ -47,12 +48,20 @@ ROTATIONS = (0, 90, 180, 270)
 #: Packs of these seeds are drawn in `varied_look` (symbols smaller, and some barely standing
 #: out from their ground), of LINE_SEEDS in `line_look` (symbols mostly as thin line
 #: drawings), of MIXED_SEEDS in the three looks in turn (`random_look`, `varied_look`,
-#: `line_look` by the seed's remainder by 3), all others in `random_look` (the held-out packs
-#: among them). Benchmarks draw random pack 1000 + their seed (app.bench.rendered), so a
-#: benchmark of the network takes a seed of 500 or more.
+#: `line_look` by the seed's remainder by 3), of FINISHED_SEEDS in `finished_look` (the three
+#: looks in turn, printed painted, halftone, posterized, soft or woven), all others in
+#: `random_look` (the held-out packs among them). Benchmarks draw random pack 1000 + their
+#: seed (app.bench.rendered): a benchmark of the network takes a seed of 500-999, whose
+#: packs (1500-1999) the learning skips (`learning_seeds`).
 VARIED_SEEDS = range(600, 900)
 LINE_SEEDS = range(900, 1200)
 MIXED_SEEDS = range(1200, 1500)
+FINISHED_SEEDS = range(2000, 2600)
+
+
+def learning_seeds(packs: int) -> list[int]:
+    """The seeds of the first `packs` packs learnt from: 0-1499, then FINISHED_SEEDS."""
+    return [*range(MIXED_SEEDS.stop), *FINISHED_SEEDS][:packs]
 
 
 @dataclass(frozen=True)
@@ -160,12 +169,20 @@ def _random_catalogue(rng: np.random.Generator) -> Catalogue:
 def draw_pack_cells(seed: int, tables: int, config: VisionConfig | None = None) -> PackCells:
     """A random art pack (`seed`) and the cells of `tables` random tables drawn with it."""
     from vision.box.pack import load_pack
-    from vision.synthetic.artpacks import line_look, random_look, varied_look, write_art_pack
+    from vision.synthetic.artpacks import (
+        finished_look,
+        line_look,
+        random_look,
+        varied_look,
+        write_art_pack,
+    )
 
     rng = np.random.default_rng([seed, 20261207])
     catalogue = _random_catalogue(rng)
     px = int(rng.integers(160, 320))
-    if seed in MIXED_SEEDS:
+    if seed in FINISHED_SEEDS:
+        look = finished_look(seed)
+    elif seed in MIXED_SEEDS:
         look = (random_look, varied_look, line_look)[seed % 3](seed)
     elif seed in VARIED_SEEDS:
         look = varied_look(seed)

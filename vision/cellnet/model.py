@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import cv2
@@ -333,18 +336,56 @@ def _agreement(cos: Floats, alpha: float, sharpness: float, axis: int = -1) -> F
 
 
 def _shifted(crops: Floats, windows: Floats, w: int, alpha: float, sharpness: float) -> Floats:
-    """(N, K): best over 3 x 3 shifts of the agreement of a crop's map with each window
-    (K, D, w * w)."""
+    """(N, K): best over 3 x 3 shifts of the agreement (`_agreement`) of a crop's map with
+    each window (K, D, w * w); the candidates shared out among `_comparers` threads (numpy
+    lets go of the interpreter in its products and exponentials)."""
+    k = len(windows)
+    parts = min(_COMPARERS, max(1, k // 32))
+    if parts == 1:
+        return _shifted_part(crops, windows, w, alpha, sharpness)
+    grid = np.ascontiguousarray(crops.transpose(2, 3, 0, 1)) * np.float32(-sharpness)
+    bounds = np.linspace(0, k, parts + 1).astype(int)
+    done = _comparers().map(
+        lambda span: _shifted_part(grid, windows[span[0] : span[1]], w, alpha, sharpness, True),
+        pairwise(bounds),
+    )
+    return np.concatenate(list(done), axis=1)
+
+
+def _shifted_part(
+    crops: Floats, windows: Floats, w: int, alpha: float, sharpness: float, gridded: bool = False
+) -> Floats:
+    """`_shifted` in one thread. The crops are scaled by `-sharpness` before the products,
+    so one pass of the products gives both the cosines' mean and their exponentials in
+    place; `gridded`: `crops` are already so, laid out (c, c, N, D)."""
+    grid = (
+        crops
+        if gridded
+        else np.ascontiguousarray(crops.transpose(2, 3, 0, 1)) * np.float32(-sharpness)
+    )
+    n, d = grid.shape[2:]
+    k, places = len(windows), w * w
     by_place = np.ascontiguousarray(windows.transpose(2, 1, 0))  # (L, D, K)
-    best: Floats | None = None
+    scaled = np.empty((places, n, k), np.float32)  # -sharpness * cos, then its exponential
+    best = np.full((n, k), -np.inf, np.float32)
     for dy in range(3):
         for dx in range(3):
-            part = crops[:, :, dy : dy + w, dx : dx + w].reshape(len(crops), crops.shape[1], -1)
-            cos = np.matmul(part.transpose(2, 0, 1), by_place)  # (L, N, K)
-            s = _agreement(cos, alpha, sharpness, axis=0)
-            best = s if best is None else np.maximum(best, s)
-    assert best is not None
+            part = grid[dy : dy + w, dx : dx + w].reshape(places, n, d)
+            np.matmul(part, by_place, out=scaled)
+            mean = scaled.sum(axis=0) / np.float32(-sharpness * places)
+            np.exp(scaled, out=scaled)
+            soft = np.log(scaled.sum(axis=0) / np.float32(places))
+            np.maximum(best, mean - alpha * (1.0 + soft / sharpness), out=best)
     return best
+
+
+#: Threads the comparison is shared out among: the Pi's four cores at most.
+_COMPARERS = max(1, min(4, os.cpu_count() or 1))
+
+
+@cache
+def _comparers() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(_COMPARERS, thread_name_prefix="cellnet-compare")
 
 
 def _paired(crops: Floats, boards: Floats, w: int, alpha: float, sharpness: float) -> Floats:

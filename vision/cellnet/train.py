@@ -28,7 +28,16 @@ from torch import Tensor, nn
 
 from companion.progress import terminal_progress
 from vision.box.cache import cache_dir
-from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_cells, look_alikes
+from vision.cellnet.data import (
+    COVERED,
+    EMPTY,
+    FINISHED_SEEDS,
+    MIXED_SEEDS,
+    PackCells,
+    draw_cells,
+    learning_seeds,
+    look_alikes,
+)
 from vision.cellnet.geometry import FEATURE_CELLS, NET_PX, REF_WINDOW
 from vision.cellnet.spoil import scanned_picture, spoil_crop, taught_picture
 
@@ -458,7 +467,11 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=DATA, help="where cellnet.onnx and cellnet.json are written"
     )
     parser.add_argument(
-        "--packs", type=int, default=1500, help="art packs to learn from (seeds 0 to N-1)"
+        "--packs",
+        type=int,
+        default=MIXED_SEEDS.stop + len(FINISHED_SEEDS),
+        help="art packs to learn from (the first N of seeds 0-1499 and "
+        f"{FINISHED_SEEDS.start}-{FINISHED_SEEDS.stop - 1})",
     )
     parser.add_argument("--tables", type=int, default=4, help="tables drawn with each pack")
     parser.add_argument("--val-packs", type=int, default=16, help="held-out packs to measure on")
@@ -504,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     torch.set_num_threads(2)
     shown = terminal_progress("drawing learning cells")
-    train_seeds = list(range(args.packs))
+    train_seeds = learning_seeds(args.packs)
     val_seeds = list(range(VAL_SEEDS, VAL_SEEDS + args.val_packs))
     train_files = draw_cells(args.data / "train", train_seeds, args.tables, progress=shown)
     val_files = draw_cells(args.data / "val", val_seeds, args.tables, progress=shown)

@@ -830,9 +830,25 @@ def net_reads(
     ]
     px = box.px
     squares = [net_crop(c, c.shape[0] / ppm, pack.tile_mm, px) for c in crops]
-    boards = [None if r is None else net_crop(r, r.shape[0] / ppm, pack.tile_mm, px) for r in refs]
+    boards = [None if r is None else _net_look(r, ppm, pack.tile_mm, px) for r in refs]
     p = net.probabilities(squares, kinds, boards, box, head)
     return [read for read, _sure in net.answers(p, box, threshold)]
+
+
+_NET_LOOKS: dict[int, tuple[Image, Image]] = {}
+
+
+def _net_look(ref: Image, ppm: float, tile_mm: float, px: int) -> Image:
+    """A board cell's empty look (`_board_references`: the same image at every read) as the
+    network's square, made once per look."""
+    kept = _NET_LOOKS.get(id(ref))
+    if kept is not None and kept[0] is ref and kept[1].shape[0] == px:
+        return kept[1]
+    square = net_crop(ref, ref.shape[0] / ppm, tile_mm, px)
+    if len(_NET_LOOKS) > 256:
+        _NET_LOOKS.clear()
+    _NET_LOOKS[id(ref)] = (ref, square)
+    return square
 
 
 def net_threshold(models: BoxModels) -> float:

@@ -60,6 +60,11 @@ def _u8(image: object) -> Image:
     return np.asarray(image, np.uint8)
 
 
+def _clip8(image: NDArray[np.float32]) -> Image:
+    """A float picture rounded and clipped to uint8."""
+    return np.clip(np.round(image), 0, 255).astype(np.uint8)
+
+
 def _hex(code: str) -> BGR:
     code = code.lstrip("#")
     r, g, b = (int(code[i : i + 2], 16) for i in (0, 2, 4))
@@ -107,6 +112,7 @@ class Look:
     ship_sail: BGR
     ship_alpha: bool  # ship.png with an alpha channel, or drawn on white paper
     symbol_scale: float = 1.0  # palms, huts, shells and boats drawn this much of their size
+    finish: str = "print"  # how the drawn art is printed (FINISHES)
 
 
 LAGOON = Look(
@@ -298,6 +304,68 @@ def line_look(seed: int) -> Look:
         line=float(rng.uniform(0.004, 0.012)),
         symbol_scale=float(rng.uniform(0.3, 1.0)),
     )
+
+
+#: How a pack's drawn art may reach its card: as drawn (`print`), or through one of the
+#: others (`finished`): a painter's washes, a printer's halftone screen, a poster's few
+#: flat colours, a soft washed-out print, or a woven texture under a mottled tint.
+FINISHES = ("print", "painted", "halftone", "posterized", "soft", "woven")
+
+
+def finished_look(seed: int) -> Look:
+    """One of `random_look`, `varied_look` and `line_look` (by the seed's remainder by 3)
+    printed in a finish other than `print` (FINISHES): art that reaches its card unlike the
+    drawing, its small symbols merged into washes, screened into dots or flattened."""
+    look = (random_look, varied_look, line_look)[seed % 3](seed)
+    rng = np.random.default_rng([seed, 7334])
+    return replace(look, finish=str(rng.choice(FINISHES[1:])))
+
+
+def finished(image: Image, finish: str, rng: np.random.Generator) -> Image:
+    """A drawn picture (BGR) as printed in `finish` (FINISHES); `print` leaves it as it is
+    and draws no random numbers."""
+    if finish == "print":
+        return image
+    h, w = image.shape[:2]
+    side = float(min(h, w))
+    if finish == "painted":
+        sigma_s = float(np.clip(rng.uniform(0.08, 0.25) * side, 1.0, 200.0))
+        return _u8(cv2.stylization(image, sigma_s=sigma_s, sigma_r=float(rng.uniform(0.25, 0.55))))
+    if finish == "halftone":
+        period = max(2.5, float(rng.uniform(0.02, 0.045)) * side)
+        angle = float(rng.uniform(0.0, np.pi / 2))
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        out = np.empty(image.shape, np.float32)
+        for channel in range(3):
+            a = angle + 0.26 * channel
+            u = (xx * np.cos(a) + yy * np.sin(a)) / period
+            v = (yy * np.cos(a) - xx * np.sin(a)) / period
+            screen = (np.cos(2 * np.pi * u) + np.cos(2 * np.pi * v) + 2.0) / 4.0
+            ink = 1.0 - image[..., channel].astype(np.float32) / 255.0
+            out[..., channel] = np.where(screen < ink, 0.0, 255.0)
+        return _clip8(cv2.GaussianBlur(out, (0, 0), 0.3 * period))
+    if finish == "posterized":
+        levels = int(rng.integers(3, 7))
+        smooth = cv2.bilateralFilter(image, 9, float(rng.uniform(30.0, 80.0)), side / 40.0)
+        step = 255.0 / (levels - 1)
+        return _clip8(np.round(smooth.astype(np.float32) / step) * step)
+    if finish == "soft":
+        sigma = float(rng.uniform(0.01, 0.02)) * side
+        blurred = cv2.GaussianBlur(image.astype(np.float32), (0, 0), sigma)
+        fade = float(rng.uniform(0.0, 0.3))
+        return _clip8(blurred * (1.0 - fade) + blurred.mean(axis=(0, 1)) * fade)
+    if finish == "woven":
+        period = max(3.0, float(rng.uniform(0.01, 0.03)) * side)
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        weave = np.sin(2 * np.pi * xx / period) * np.sin(2 * np.pi * yy / period)
+        strength = float(rng.uniform(0.06, 0.18))
+        tint = cv2.GaussianBlur(
+            rng.normal(0.0, 1.0, (h, w, 3)).astype(np.float32), (0, 0), side / 8.0
+        )
+        tint *= float(rng.uniform(15.0, 35.0)) / max(float(np.abs(tint).max()), 1e-6)
+        out = image.astype(np.float32) * (1.0 + strength * weave)[..., None] + tint
+        return _clip8(out)
+    raise ValueError(f"unknown finish {finish!r}; choose one of {', '.join(FINISHES)}")
 
 
 def style_look(style: str, seed: int = 0) -> Look:
@@ -987,7 +1055,7 @@ def draw_tile(meaning: Meaning, look: Look, px: int, rng: np.random.Generator) -
             )
             drawers[name](canvas, halo, x, y, r, np.random.default_rng(symbol_seed))
         drawers[name](canvas, look, x, y, r, np.random.default_rng(symbol_seed))
-    return canvas.finish()
+    return finished(canvas.finish(), look.finish, rng)
 
 
 # --- ship and boards -----------------------------------------------------------------------
@@ -1102,7 +1170,7 @@ def draw_board(layout: BoardLayout, look: Look, cell_px: int, rng: np.random.Gen
         line,
         closed=True,
     )
-    return canvas.finish()
+    return finished(canvas.finish(), look.finish, rng)
 
 
 # --- the pack directory --------------------------------------------------------------------
