@@ -60,9 +60,9 @@ def _u8(image: object) -> Image:
     return np.asarray(image, np.uint8)
 
 
-def _clip8(image: NDArray[np.float32]) -> Image:
+def _clip8(image: object) -> Image:
     """A float picture rounded and clipped to uint8."""
-    return np.clip(np.round(image), 0, 255).astype(np.uint8)
+    return np.clip(np.round(np.asarray(image, np.float32)), 0, 255).astype(np.uint8)
 
 
 def _hex(code: str) -> BGR:
@@ -359,9 +359,8 @@ def finished(image: Image, finish: str, rng: np.random.Generator) -> Image:
         yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
         weave = np.sin(2 * np.pi * xx / period) * np.sin(2 * np.pi * yy / period)
         strength = float(rng.uniform(0.06, 0.18))
-        tint = cv2.GaussianBlur(
-            rng.normal(0.0, 1.0, (h, w, 3)).astype(np.float32), (0, 0), side / 8.0
-        )
+        noise = rng.normal(0.0, 1.0, (h, w, 3)).astype(np.float32)
+        tint = np.asarray(cv2.GaussianBlur(noise, (0, 0), side / 8.0), np.float32)
         tint *= float(rng.uniform(15.0, 35.0)) / max(float(np.abs(tint).max()), 1e-6)
         out = image.astype(np.float32) * (1.0 + strength * weave)[..., None] + tint
         return _clip8(out)

@@ -30,3 +30,13 @@ def test_tiles_of_the_same_meaning_are_never_look_alikes() -> None:
     near = look_alikes(_pictures(), same, 2)
     assert 3 not in near[0] and 0 not in near[3]
     assert near[0, 0] == 1 and near[3, 0] == 1
+
+
+def test_the_learning_skips_the_benchmarks_packs_and_goes_on_in_finished_looks() -> None:
+    from vision.cellnet.data import FINISHED_SEEDS, learning_seeds
+
+    seeds = learning_seeds(2100)
+    assert seeds[:1500] == list(range(1500))
+    assert seeds[1500:] == list(FINISHED_SEEDS)
+    assert not set(seeds) & set(range(1500, 2000)), "benchmarks draw packs 1500-1999"
+    assert learning_seeds(10) == list(range(10))

@@ -144,3 +144,18 @@ def test_the_network_s_models_learn_no_templates_and_lessons_join_the_calibratio
     with TableReader(pack_random, config=NET, lessons=_lessons([wrong]), cache=tmp_path) as reader:
         assert reader.prepare().calibration == corrected
     assert box_models(pack_random, NET, cache=tmp_path).calibration == before
+
+
+def test_a_board_cells_empty_look_is_made_the_networks_square_once() -> None:
+    from vision.cellnet.geometry import net_crop
+    from vision.reader.read import _net_look
+
+    rng = np.random.default_rng(2)
+    look = rng.integers(0, 256, (114, 114, 3), dtype=np.uint8)
+    square = _net_look(look, 2.0, 45.0, 96)
+    assert np.array_equal(square, net_crop(look, 57.0, 45.0, 96))
+    assert _net_look(look, 2.0, 45.0, 96) is square
+    other = look.copy()
+    other[:10] = 0
+    assert not np.array_equal(_net_look(other, 2.0, 45.0, 96), square)
+    assert _net_look(look, 2.0, 45.0, 64).shape == (64, 64, 3)

@@ -126,3 +126,49 @@ def test_line_looks_are_mostly_thin_line_drawings_of_small_symbols() -> None:
     assert all(look.paper_texture > 0 for look in looks)
     # The palette is the seed's random look's.
     assert all(line_look(s).land == random_look(s).land for s in range(900, 905))
+
+
+def test_every_finish_but_print_changes_the_drawing_the_same_way_for_a_seed() -> None:
+    from companion.catalogue import default_catalogue
+    from vision.synthetic.artpacks import FINISHES, draw_tile, finished, random_look
+
+    meaning = next(t.meaning for t in default_catalogue() if t.meaning.palms)
+    drawn = draw_tile(meaning, random_look(4), 160, np.random.default_rng(1))
+    untouched = np.random.default_rng(9)
+    assert finished(drawn, "print", untouched) is drawn
+    assert untouched.random() == np.random.default_rng(9).random(), "print draws no numbers"
+    for finish in FINISHES[1:]:
+        out = finished(drawn, finish, np.random.default_rng(5))
+        assert out.shape == drawn.shape and out.dtype == np.uint8
+        assert np.abs(out.astype(int) - drawn).mean() > 2.0, finish
+        assert np.array_equal(out, finished(drawn, finish, np.random.default_rng(5)))
+    with pytest.raises(ValueError, match="finish"):
+        finished(drawn, "oil", np.random.default_rng(0))
+
+
+def test_finished_looks_are_the_three_looks_printed_in_every_finish_but_print() -> None:
+    from vision.synthetic.artpacks import FINISHES, finished_look, line_look, varied_look
+
+    looks = [finished_look(seed) for seed in range(2000, 2060)]
+    assert {look.finish for look in looks} == set(FINISHES[1:])
+    assert finished_look(2002).symbol_scale == varied_look(2002).symbol_scale
+    assert finished_look(2003).line == line_look(2003).line
+
+
+def test_a_finished_pack_prints_its_tiles_and_boards_in_its_finish(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from vision.synthetic.artpacks import random_look
+
+    plain = write_art_pack(tmp_path / "plain", "random", seed=3, px=160, look=random_look(3))
+    soft = write_art_pack(
+        tmp_path / "soft", "random", seed=3, px=160, look=replace(random_look(3), finish="soft")
+    )
+    for name in (
+        "tiles/" + sorted(p.name for p in (plain / "tiles").iterdir())[0],
+        "boards/front.png",
+    ):
+        a, b = cv2.imread(str(plain / name)), cv2.imread(str(soft / name))
+        assert a.shape == b.shape and not np.array_equal(a, b), name
+    ship = "pieces/ship.png"
+    assert (plain / ship).read_bytes() == (soft / ship).read_bytes(), "the wooden ship is no print"
