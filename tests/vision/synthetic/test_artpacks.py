@@ -169,6 +169,7 @@ def test_a_finished_pack_prints_its_tiles_and_boards_in_its_finish(tmp_path: Pat
         "boards/front.png",
     ):
         a, b = cv2.imread(str(plain / name)), cv2.imread(str(soft / name))
+        assert a is not None and b is not None
         assert a.shape == b.shape and not np.array_equal(a, b), name
     ship = "pieces/ship.png"
     assert (plain / ship).read_bytes() == (soft / ship).read_bytes(), "the wooden ship is no print"
