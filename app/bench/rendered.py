@@ -351,9 +351,9 @@ def read_with_true_poses(
 
 def bench_pack_seed(style: str, seed: int) -> int:
     """The seed of the `style` pack a benchmark run of seed `seed` draws: a random pack's is
-    1000 + the run's seed (never a pack looked at while tuning; the cell network learnt from
-    packs of seeds up to 1499, vision.cellnet.data, so its figures take runs of seed 500 and
-    up), any other style's 0."""
+    1000 + the run's seed (never a pack looked at while tuning; the cell network learns from
+    packs of seeds 0-1499 and 2000-2599, vision.cellnet.data.learning_seeds, so its figures
+    take runs of seed 500-999), any other style's 0."""
     return 1000 + seed if style == "random" else 0
 
 

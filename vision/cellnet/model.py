@@ -340,7 +340,7 @@ def _shifted(crops: Floats, windows: Floats, w: int, alpha: float, sharpness: fl
     each window (K, D, w * w); the candidates shared out among `_comparers` threads (numpy
     lets go of the interpreter in its products and exponentials)."""
     k = len(windows)
-    parts = min(_COMPARERS, max(1, k // 32))
+    parts = min(_COMPARERS, max(1, k // 32))  # a part of fewer candidates gains little
     if parts == 1:
         return _shifted_part(crops, windows, w, alpha, sharpness)
     grid = np.ascontiguousarray(crops.transpose(2, 3, 0, 1)) * np.float32(-sharpness)
@@ -379,12 +379,14 @@ def _shifted_part(
     return best
 
 
-#: Threads the comparison is shared out among: the Pi's four cores at most.
-_COMPARERS = max(1, min(4, os.cpu_count() or 1))
+#: Threads the comparison is shared out among: the cores this process may run on, the Pi's
+#: four at most.
+_COMPARERS = max(1, min(4, len(os.sched_getaffinity(0))))
 
 
 @cache
 def _comparers() -> ThreadPoolExecutor:
+    """The comparison's threads, started at the first comparison that shares its work."""
     return ThreadPoolExecutor(_COMPARERS, thread_name_prefix="cellnet-compare")
 
 

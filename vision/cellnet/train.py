@@ -93,7 +93,7 @@ class Embed(nn.Module):
 def slimmed(embed: Embed, widths: tuple[int, ...]) -> Embed:
     """A narrower `Embed` cut from `embed`: each convolution keeps the channels whose batch
     norm scales them most (network slimming, Liu et al. 2017), and the next layer reads only
-    those. What the kept channels compute is unchanged; learning goes on from there."""
+    those; learning goes on from there."""
     out = Embed(widths)
     kept_in = torch.arange(3)
     for at, width in zip(CONVS, widths, strict=True):
@@ -495,24 +495,31 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--widths",
-        default=",".join(map(str, WIDTHS)),
-        help="the five convolutions' channels; narrower than --init's, the network is cut "
-        "from it (`slimmed`) and learns to give its maps as well as the right answers",
+        default=None,
+        help="the five convolutions' channels, comma-separated (default: --init's, else "
+        f"{','.join(map(str, WIDTHS))}); narrower than --init's, the network is cut from it "
+        "(`slimmed`) and learns to give its maps as well as the right answers",
     )
     parser.add_argument(
         "--distil",
         type=float,
         default=1.0,
-        help="weight of the distillation from --init's network when the widths are narrower",
+        help="weight of the distillation from --init's network (only when --widths are "
+        "narrower than its)",
     )
     args = parser.parse_args(argv)
     if min(args.packs, args.resident, args.swap_every, args.steps) < 1:
         parser.error("--packs, --resident, --swap-every and --steps must be at least 1")
+    if args.packs > len(learning_seeds(args.packs)):
+        parser.error(f"--packs: there are {len(learning_seeds(args.packs))} learning packs")
+    if not math.isfinite(args.distil) or args.distil < 0:
+        parser.error("--distil must be a number of at least 0")
     try:
-        widths = tuple(int(w) for w in args.widths.split(","))
-        Embed(widths)
-    except ValueError as exc:
-        parser.error(f"--widths: {exc}")
+        embed, head, teacher = starting_network(args.init, args.widths)
+    except (OSError, KeyError, RuntimeError, ValueError) as exc:
+        parser.error(f"--init / --widths: {exc}")
+    if teacher is not None:
+        print(f"cut to widths {embed.widths} from {teacher.widths}", flush=True)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     torch.set_num_threads(2)
@@ -529,22 +536,6 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     print(f"{len(train_files)} packs, {packs.size} in memory at a time", flush=True)
-    embed, head = Embed(widths), Head()
-    teacher: Embed | None = None
-    if args.init is not None:
-        state = torch.load(args.init)
-        start_from = Embed(tuple(state.get("widths", WIDTHS)))
-        start_from.load_state_dict(state["embed"])
-        head.load_state_dict(state["head"])
-        if start_from.widths == widths:
-            embed = start_from
-        else:
-            try:
-                embed = slimmed(start_from, widths)
-            except ValueError as exc:
-                parser.error(f"--widths: {exc}")
-            teacher = start_from.eval()
-            print(f"cut to widths {widths} from {start_from.widths}", flush=True)
     params = [*embed.parameters(), *head.parameters()]
     opt = torch.optim.AdamW(params, lr=2e-3, weight_decay=1e-4)
     start = time.time()
@@ -590,7 +581,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def checkpoint(embed: Embed, head: Head) -> dict[str, Any]:
-    return {"embed": embed.state_dict(), "head": head.state_dict(), "widths": list(embed.widths)}
+    """What a learning keeps to go on from (`--init`): the embedding's and head's weights."""
+    return {"embed": embed.state_dict(), "head": head.state_dict()}
+
+
+def starting_network(init: Path | None, widths: str | None) -> tuple[Embed, Head, Embed | None]:
+    """The embedding and head a learning starts from, and the network it distils from: at
+    random, or `init`'s checkpoint, cut to `widths` ("16,16,32,32,64") when they are narrower
+    (its own network then the one distilled from). ValueError for widths it cannot take."""
+    wanted = None if widths is None else tuple(int(w) for w in widths.split(","))
+    if init is None:
+        return Embed(wanted or WIDTHS), Head(), None
+    state = torch.load(init)
+    start = Embed(tuple(state["embed"][f"body.{at}.weight"].shape[0] for at in CONVS))
+    start.load_state_dict(state["embed"])
+    head = Head()
+    head.load_state_dict(state["head"])
+    if wanted is None or wanted == start.widths:
+        return start, head, None
+    return slimmed(start, wanted), head, start.eval()
 
 
 def evaluate(embed: Embed, head: Head, vals: list[PackCells], seed: int) -> dict[str, float]:

@@ -835,19 +835,20 @@ def net_reads(
     return [read for read, _sure in net.answers(p, box, threshold)]
 
 
-_NET_LOOKS: dict[int, tuple[Image, Image]] = {}
+_NET_LOOKS: dict[tuple[int, float, float, int], tuple[Image, Image]] = {}
 
 
 def _net_look(ref: Image, ppm: float, tile_mm: float, px: int) -> Image:
     """A board cell's empty look (`_board_references`: the same image at every read) as the
-    network's square, made once per look."""
-    kept = _NET_LOOKS.get(id(ref))
-    if kept is not None and kept[0] is ref and kept[1].shape[0] == px:
+    network's square, made once per look and geometry."""
+    key = (id(ref), ppm, tile_mm, px)
+    kept = _NET_LOOKS.get(key)
+    if kept is not None and kept[0] is ref:
         return kept[1]
     square = net_crop(ref, ref.shape[0] / ppm, tile_mm, px)
     if len(_NET_LOOKS) > 256:
         _NET_LOOKS.clear()
-    _NET_LOOKS[id(ref)] = (ref, square)
+    _NET_LOOKS[key] = (ref, square)
     return square
 
 

@@ -95,26 +95,23 @@ def test_a_network_whose_sharpness_would_overflow_the_comparisons_is_refused(
         CellNet(DATA / "cellnet.onnx", head)
 
 
-def test_the_comparison_shared_among_threads_is_the_comparison_in_one() -> None:
-    from vision.cellnet.model import _agreement, _normalised, _shifted, _shifted_part
+def test_the_comparison_shared_among_threads_is_the_agreement_over_shifts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from vision.cellnet import model
+    from vision.cellnet.model import _agreement, _normalised, _shifted
 
+    monkeypatch.setattr(model, "_COMPARERS", 2)
     rng = np.random.default_rng(3)
     crops = _normalised(rng.standard_normal((7, 32, 12, 12)).astype(np.float32))
     windows = _normalised(rng.standard_normal((130, 32, 100)).astype(np.float32))
     shared = _shifted(crops, windows, 10, 0.4, 20.0)
-    one = _shifted_part(crops, windows, 10, 0.4, 20.0)
     assert shared.shape == (7, 130)
-    assert np.allclose(shared, one, atol=1e-6)
-    # Against the agreement written out: the best of the nine shifts of crop 2, window 5.
-    best = max(
-        float(
-            _agreement(
-                (crops[2, :, dy : dy + 10, dx : dx + 10].reshape(32, -1) * windows[5]).sum(0),
-                0.4,
-                20.0,
-            )
-        )
-        for dy in range(3)
-        for dx in range(3)
-    )
-    assert shared[2, 5] == pytest.approx(best, abs=1e-5)
+    # The agreement written out, shift by shift, for every crop and window.
+    best = np.full((7, 130), -np.inf, np.float32)
+    for dy in range(3):
+        for dx in range(3):
+            part = crops[:, :, dy : dy + 10, dx : dx + 10].reshape(7, 32, -1)
+            cos = np.einsum("ndl,kdl->nkl", part, windows)
+            best = np.maximum(best, _agreement(cos, 0.4, 20.0))
+    assert np.allclose(shared, best, rtol=1e-5, atol=1e-6)

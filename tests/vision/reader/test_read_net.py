@@ -158,4 +158,5 @@ def test_a_board_cells_empty_look_is_made_the_networks_square_once() -> None:
     other = look.copy()
     other[:10] = 0
     assert not np.array_equal(_net_look(other, 2.0, 45.0, 96), square)
-    assert _net_look(look, 2.0, 45.0, 64).shape == (64, 64, 3)
+    assert np.array_equal(_net_look(look, 2.0, 45.0, 64), net_crop(look, 57.0, 45.0, 64))
+    assert np.array_equal(_net_look(look, 2.0, 40.0, 96), net_crop(look, 57.0, 40.0, 96))
