@@ -514,13 +514,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--packs: there are {len(learning_seeds(args.packs))} learning packs")
     if not math.isfinite(args.distil) or args.distil < 0:
         parser.error("--distil must be a number of at least 0")
+    torch.manual_seed(args.seed)  # a network started at random starts from the seed's weights
     try:
         embed, head, teacher = starting_network(args.init, args.widths)
     except (OSError, KeyError, RuntimeError, ValueError) as exc:
         parser.error(f"--init / --widths: {exc}")
     if teacher is not None:
         print(f"cut to widths {embed.widths} from {teacher.widths}", flush=True)
-    torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     torch.set_num_threads(2)
     shown = terminal_progress("drawing learning cells")
