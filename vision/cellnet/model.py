@@ -338,31 +338,25 @@ def _agreement(cos: Floats, alpha: float, sharpness: float, axis: int = -1) -> F
 def _shifted(crops: Floats, windows: Floats, w: int, alpha: float, sharpness: float) -> Floats:
     """(N, K): best over 3 x 3 shifts of the agreement (`_agreement`) of a crop's map with
     each window (K, D, w * w); the candidates shared out among `_comparers` threads (numpy
-    lets go of the interpreter in its products and exponentials)."""
+    lets go of the interpreter in its products and exponentials). The crops are scaled by
+    `-sharpness` before the products, so one pass of the products gives both the cosines'
+    mean and their exponentials in place."""
+    grid = np.ascontiguousarray(crops.transpose(2, 3, 0, 1)) * np.float32(-sharpness)
     k = len(windows)
     parts = min(_COMPARERS, max(1, k // 32))  # a part of fewer candidates gains little
     if parts == 1:
-        return _shifted_part(crops, windows, w, alpha, sharpness)
-    grid = np.ascontiguousarray(crops.transpose(2, 3, 0, 1)) * np.float32(-sharpness)
+        return _shifted_part(grid, windows, w, alpha, sharpness)
     bounds = np.linspace(0, k, parts + 1).astype(int)
     done = _comparers().map(
-        lambda span: _shifted_part(grid, windows[span[0] : span[1]], w, alpha, sharpness, True),
+        lambda span: _shifted_part(grid, windows[span[0] : span[1]], w, alpha, sharpness),
         pairwise(bounds),
     )
     return np.concatenate(list(done), axis=1)
 
 
-def _shifted_part(
-    crops: Floats, windows: Floats, w: int, alpha: float, sharpness: float, gridded: bool = False
-) -> Floats:
-    """`_shifted` in one thread. The crops are scaled by `-sharpness` before the products,
-    so one pass of the products gives both the cosines' mean and their exponentials in
-    place; `gridded`: `crops` are already so, laid out (c, c, N, D)."""
-    grid = (
-        crops
-        if gridded
-        else np.ascontiguousarray(crops.transpose(2, 3, 0, 1)) * np.float32(-sharpness)
-    )
+def _shifted_part(grid: Floats, windows: Floats, w: int, alpha: float, sharpness: float) -> Floats:
+    """`_shifted` of some candidates in one thread, the crops' maps laid out (c, c, N, D)
+    and scaled by `-sharpness`."""
     n, d = grid.shape[2:]
     k, places = len(windows), w * w
     by_place = np.ascontiguousarray(windows.transpose(2, 1, 0))  # (L, D, K)

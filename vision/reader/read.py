@@ -888,9 +888,7 @@ def lesson_cells(
         crops.append(square)
         # As `graded` reads the rendered cells: a board cell's look, or a blank one.
         boards.append(
-            np.zeros_like(square)
-            if look is None
-            else net_crop(look, look.shape[0] / ppm, pack.tile_mm, box.px)
+            np.zeros_like(square) if look is None else _net_look(look, ppm, pack.tile_mm, box.px)
         )
         kinds.append(_KINDS[item.kind])
         labels.append(EMPTY_LABEL if item.truth.tile is None else index[item.truth.tile])
