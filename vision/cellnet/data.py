@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -27,6 +28,9 @@ from companion.catalogue import Catalogue, default_catalogue
 from vision.box.pack import Pack
 from vision.cellnet.geometry import NET_PX, net_crop, net_picture
 from vision.config import VisionConfig
+
+if TYPE_CHECKING:
+    from vision.synthetic.artpacks import Look
 
 __all__ = [
     "COVERED",
@@ -39,6 +43,7 @@ __all__ = [
     "draw_tables",
     "learning_seeds",
     "look_alikes",
+    "look_of",
 ]
 
 #: Labels that are not a tile.
@@ -49,14 +54,36 @@ ROTATIONS = (0, 90, 180, 270)
 #: out from their ground), of LINE_SEEDS in `line_look` (symbols mostly as thin line
 #: drawings), of MIXED_SEEDS in the three looks in turn (`random_look`, `varied_look`,
 #: `line_look` by the seed's remainder by 3), of FINISHED_SEEDS in `finished_look` (the three
-#: looks in turn, printed painted, halftone, posterized, soft or woven), all others in
-#: `random_look` (the held-out packs among them). Benchmarks draw random pack 1000 + their
-#: seed (app.bench.rendered): a benchmark of the network takes a seed of 500-999, whose
-#: packs (1500-1999) the learning skips (`learning_seeds`).
+#: looks in turn, printed painted, halftone, posterized, soft or woven), of HELD_OUT_LOOKS in
+#: `varied_look`, `line_look` and `finished_look` in turn, all others in `random_look` (the
+#: held-out packs of HELD_OUT among them). Benchmarks draw random pack 1000 + their seed
+#: (app.bench.rendered): a benchmark of the network takes a seed of 500-999, whose packs
+#: (1500-1999) the learning skips (`learning_seeds`).
 VARIED_SEEDS = range(600, 900)
 LINE_SEEDS = range(900, 1200)
 MIXED_SEEDS = range(1200, 1500)
 FINISHED_SEEDS = range(2000, 2600)
+#: Held-out packs, never learnt from, by which a network is chosen: HELD_OUT in `random_look`,
+#: HELD_OUT_LOOKS in the other looks (`look_of`).
+HELD_OUT = range(9000, 9016)
+HELD_OUT_LOOKS = range(9100, 9148)
+
+
+def look_of(seed: int) -> Look:
+    """The look the art pack of `seed` is drawn in (see VARIED_SEEDS)."""
+    from vision.synthetic.artpacks import finished_look, line_look, random_look, varied_look
+
+    if seed in FINISHED_SEEDS:
+        return finished_look(seed)
+    if seed in MIXED_SEEDS:
+        return (random_look, varied_look, line_look)[seed % 3](seed)
+    if seed in HELD_OUT_LOOKS:
+        return (varied_look, line_look, finished_look)[seed % 3](seed)
+    if seed in VARIED_SEEDS:
+        return varied_look(seed)
+    if seed in LINE_SEEDS:
+        return line_look(seed)
+    return random_look(seed)
 
 
 def learning_seeds(packs: int) -> list[int]:
@@ -169,27 +196,12 @@ def _random_catalogue(rng: np.random.Generator) -> Catalogue:
 def draw_pack_cells(seed: int, tables: int, config: VisionConfig | None = None) -> PackCells:
     """A random art pack (`seed`) and the cells of `tables` random tables drawn with it."""
     from vision.box.pack import load_pack
-    from vision.synthetic.artpacks import (
-        finished_look,
-        line_look,
-        random_look,
-        varied_look,
-        write_art_pack,
-    )
+    from vision.synthetic.artpacks import write_art_pack
 
     rng = np.random.default_rng([seed, 20261207])
     catalogue = _random_catalogue(rng)
     px = int(rng.integers(160, 320))
-    if seed in FINISHED_SEEDS:
-        look = finished_look(seed)
-    elif seed in MIXED_SEEDS:
-        look = (random_look, varied_look, line_look)[seed % 3](seed)
-    elif seed in VARIED_SEEDS:
-        look = varied_look(seed)
-    elif seed in LINE_SEEDS:
-        look = line_look(seed)
-    else:
-        look = random_look(seed)
+    look = look_of(seed)
     with tempfile.TemporaryDirectory() as tmp:
         root = write_art_pack(
             Path(tmp) / "pack", "random", catalogue=catalogue, seed=seed, px=px, look=look

@@ -32,6 +32,8 @@ from vision.cellnet.data import (
     COVERED,
     EMPTY,
     FINISHED_SEEDS,
+    HELD_OUT,
+    HELD_OUT_LOOKS,
     MIXED_SEEDS,
     PackCells,
     draw_cells,
@@ -43,8 +45,6 @@ from vision.cellnet.spoil import scanned_picture, spoil_crop, taught_picture
 
 FEATURES = 32
 DATA = Path(__file__).resolve().parents[1] / "data"
-#: Held-out packs' seeds start here: none of them is learnt from.
-VAL_SEEDS = 9000
 #: Tiles whose pictures one learning step compares its cells with (a pack has some 40).
 REF_TILES = 32
 #: Each truth's tiles most alike in look (`look_alikes`) join a step's pictures: the hard
@@ -474,10 +474,32 @@ def main(argv: list[str] | None = None) -> int:
         f"{FINISHED_SEEDS.start}-{FINISHED_SEEDS.stop - 1})",
     )
     parser.add_argument("--tables", type=int, default=4, help="tables drawn with each pack")
-    parser.add_argument("--val-packs", type=int, default=16, help="held-out packs to measure on")
+    parser.add_argument(
+        "--val-packs",
+        type=int,
+        default=len(HELD_OUT),
+        help=f"held-out packs in random_look to measure on (seeds from {HELD_OUT.start})",
+    )
+    parser.add_argument(
+        "--val-looks",
+        type=int,
+        default=len(HELD_OUT_LOOKS),
+        help=f"held-out packs in the other looks to measure on (seeds from {HELD_OUT_LOOKS.start})",
+    )
+    parser.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="only measure --init's network on the held-out packs (nothing is learnt or written)",
+    )
     parser.add_argument("--steps", type=int, default=4000, help="learning steps")
     parser.add_argument("--batch", type=int, default=64, help="cells a step")
     parser.add_argument("--seed", type=int, default=0, help="the learning's random seed")
+    parser.add_argument(
+        "--lr",
+        type=float,
+        default=2e-3,
+        help="the learning rate at the first step (it falls to 0 on a cosine schedule)",
+    )
     parser.add_argument(
         "--resident", type=int, default=200, help="learning packs held in memory at a time"
     )
@@ -510,8 +532,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if min(args.packs, args.resident, args.swap_every, args.steps) < 1:
         parser.error("--packs, --resident, --swap-every and --steps must be at least 1")
+    if not (
+        0 <= args.val_packs <= len(HELD_OUT)
+        and 0 <= args.val_looks <= len(HELD_OUT_LOOKS)
+        and args.val_packs + args.val_looks
+    ):
+        parser.error(
+            f"--val-packs may be 0-{len(HELD_OUT)} and --val-looks 0-{len(HELD_OUT_LOOKS)}, "
+            "at least one pack in all"
+        )
+    if args.evaluate and args.init is None:
+        parser.error("--evaluate measures the network of --init: give it")
     if args.packs > len(learning_seeds(args.packs)):
         parser.error(f"--packs: there are {len(learning_seeds(args.packs))} learning packs")
+    if not (math.isfinite(args.lr) and 0 < args.lr <= 1):
+        parser.error("--lr must be a number above 0 and at most 1")
     if not math.isfinite(args.distil) or args.distil < 0:
         parser.error("--distil must be a number of at least 0")
     torch.manual_seed(args.seed)  # a network started at random starts from the seed's weights
@@ -523,24 +558,42 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cut to widths {embed.widths} from {teacher.widths}", flush=True)
     rng = np.random.default_rng(args.seed)
     torch.set_num_threads(2)
+    shown = terminal_progress("drawing held-out cells")
+    try:
+        vals = {
+            group: [
+                _loaded(p)
+                for p in draw_cells(args.data / "val", seeds, args.tables, progress=shown)
+            ]
+            for group, seeds in (
+                ("random", HELD_OUT[: args.val_packs]),
+                ("looks", HELD_OUT_LOOKS[: args.val_looks]),
+            )
+            if seeds
+        }
+    except ValueError as exc:
+        parser.error(str(exc))
+    if shown is not None:
+        shown.finish()
+    if args.evaluate:
+        print(json.dumps(evaluate(embed, head, vals, args.seed)))
+        return 0
     shown = terminal_progress("drawing learning cells")
-    train_seeds = learning_seeds(args.packs)
-    val_seeds = list(range(VAL_SEEDS, VAL_SEEDS + args.val_packs))
-    train_files = draw_cells(args.data / "train", train_seeds, args.tables, progress=shown)
-    val_files = draw_cells(args.data / "val", val_seeds, args.tables, progress=shown)
+    train_files = draw_cells(
+        args.data / "train", learning_seeds(args.packs), args.tables, progress=shown
+    )
     if shown is not None:
         shown.finish()
     try:
         packs = ResidentPacks(train_files, args.resident, args.swap_every, rng)
-        vals = [_loaded(p) for p in val_files]
     except ValueError as exc:
         parser.error(str(exc))
     print(f"{len(train_files)} packs, {packs.size} in memory at a time", flush=True)
     params = [*embed.parameters(), *head.parameters()]
-    opt = torch.optim.AdamW(params, lr=2e-3, weight_decay=1e-4)
+    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=1e-4)
     start = time.time()
     for step in range(args.steps):
-        lr = 2e-3 * 0.5 * (1 + math.cos(math.pi * step / args.steps))
+        lr = args.lr * 0.5 * (1 + math.cos(math.pi * step / args.steps))
         for group in opt.param_groups:
             group["lr"] = lr
         embed.train()
@@ -566,6 +619,7 @@ def main(argv: list[str] | None = None) -> int:
         "steps": args.steps,
         "batch": args.batch,
         "seed": args.seed,
+        "lr": args.lr,
         "train_packs": len(train_files),
         "resident": packs.size,
         "swap_every": packs.swap_every,
@@ -575,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
         "validation": evaluate(embed, head, vals, args.seed),
     }
     export(embed, head, args.out, card)
-    write_check(embed, head, vals[0], args.out)
+    write_check(embed, head, next(iter(vals.values()))[0], args.out)
     torch.save(checkpoint(embed, head), args.data / "checkpoint.pt")
     return 0
 
@@ -602,29 +656,34 @@ def starting_network(init: Path | None, widths: str | None) -> tuple[Embed, Head
     return slimmed(start, wanted), head, start.eval()
 
 
-def evaluate(embed: Embed, head: Head, vals: list[PackCells], seed: int) -> dict[str, float]:
-    """Share of held-out cells whose most likely answer is right, per kind of pack pictures."""
+def evaluate(
+    embed: Embed, head: Head, vals: dict[str, list[PackCells]], seed: int
+) -> dict[str, float]:
+    """Share of held-out cells whose most likely answer is right, per group of packs ("random",
+    "looks") and kind of pack pictures ("scanned", "taught"): keys such as "looks taught"."""
     embed.eval()
     out: dict[str, float] = {}
     with torch.no_grad():
-        for taught in (False, True):
-            rng = np.random.default_rng([seed, 7])
-            right = total = 0.0
-            for cells in vals:
-                refs = to_tensor(references(cells, rng, taught))
-                ref_maps = embed(refs)
-                for lo in range(0, len(cells.tiles), 128):
-                    idx = np.arange(lo, min(lo + 128, len(cells.tiles)))
-                    crops = to_tensor(cells.crops[idx])
-                    boards = to_tensor(cells.boards[idx])
-                    maps = embed(torch.cat([crops, boards]))
-                    n = len(idx)
-                    kinds = torch.from_numpy(cells.kinds[idx].astype(np.int64))
-                    logits = head(maps[:n], ref_maps, maps[n:], kinds)
-                    pos = torch.from_numpy(positives(cells, idx))
-                    right += float(pos.gather(1, logits.argmax(1, keepdim=True)).sum())
-                    total += n
-            out["taught" if taught else "scanned"] = round(right / max(total, 1), 4)
+        for group, packs in vals.items():
+            for taught in (False, True):
+                rng = np.random.default_rng([seed, 7])
+                right = total = 0.0
+                for cells in packs:
+                    refs = to_tensor(references(cells, rng, taught))
+                    ref_maps = embed(refs)
+                    for lo in range(0, len(cells.tiles), 128):
+                        idx = np.arange(lo, min(lo + 128, len(cells.tiles)))
+                        crops = to_tensor(cells.crops[idx])
+                        boards = to_tensor(cells.boards[idx])
+                        maps = embed(torch.cat([crops, boards]))
+                        n = len(idx)
+                        kinds = torch.from_numpy(cells.kinds[idx].astype(np.int64))
+                        logits = head(maps[:n], ref_maps, maps[n:], kinds)
+                        pos = torch.from_numpy(positives(cells, idx))
+                        right += float(pos.gather(1, logits.argmax(1, keepdim=True)).sum())
+                        total += n
+                kind = "taught" if taught else "scanned"
+                out[f"{group} {kind}"] = round(right / max(total, 1), 4)
     return out
 
 

@@ -40,3 +40,16 @@ def test_the_learning_skips_the_benchmarks_packs_and_goes_on_in_finished_looks()
     assert seeds[1500:] == list(FINISHED_SEEDS)
     assert not set(seeds) & set(range(1500, 2000)), "benchmarks draw packs 1500-1999"
     assert learning_seeds(10) == list(range(10))
+
+
+def test_held_out_packs_come_in_every_look_and_are_never_learnt() -> None:
+    from vision.cellnet.data import HELD_OUT, HELD_OUT_LOOKS, learning_seeds, look_of
+    from vision.synthetic.artpacks import finished_look, line_look, random_look, varied_look
+
+    assert look_of(HELD_OUT.start) == random_look(HELD_OUT.start)
+    looks = (varied_look, line_look, finished_look)
+    for seed in HELD_OUT_LOOKS[:6]:
+        assert look_of(seed) == looks[seed % 3](seed)
+    assert {look_of(seed).finish for seed in HELD_OUT_LOOKS if seed % 3 == 2} - {"print"}
+    learnt = set(learning_seeds(2100))
+    assert not learnt & (set(HELD_OUT) | set(HELD_OUT_LOOKS))

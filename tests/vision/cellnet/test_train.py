@@ -69,7 +69,19 @@ def test_a_learning_starts_from_a_checkpoint_at_its_own_widths_or_cut_narrower(
 
 
 @pytest.mark.parametrize(
-    "bad", [["--widths", "8,16"], ["--widths", "a"], ["--packs", "100000"], ["--distil", "-1"]]
+    "bad",
+    [
+        ["--widths", "8,16"],
+        ["--widths", "a"],
+        ["--packs", "100000"],
+        ["--distil", "-1"],
+        ["--evaluate"],
+        ["--val-packs", "17"],
+        ["--val-looks", "-1"],
+        ["--val-packs", "0", "--val-looks", "0"],
+        ["--lr", "0"],
+        ["--lr", "nan"],
+    ],
 )
 def test_bad_settings_are_refused_before_anything_is_drawn(tmp_path: Path, bad: list[str]) -> None:
     with pytest.raises(SystemExit):
