@@ -54,27 +54,39 @@ ROTATIONS = (0, 90, 180, 270)
 #: out from their ground), of LINE_SEEDS in `line_look` (symbols mostly as thin line
 #: drawings), of MIXED_SEEDS in the three looks in turn (`random_look`, `varied_look`,
 #: `line_look` by the seed's remainder by 3), of FINISHED_SEEDS in `finished_look` (the three
-#: looks in turn, printed painted, halftone, posterized, soft or woven), of HELD_OUT_LOOKS in
-#: `varied_look`, `line_look` and `finished_look` in turn, all others in `random_look` (the
-#: held-out packs of HELD_OUT among them). Benchmarks draw random pack 1000 + their seed
+#: looks in turn, printed painted, halftone, posterized, soft or woven), of SHAPED_SEEDS and
+#: HELD_OUT_SHAPES in `shaped_look` (the three looks in turn, their palms, huts and shells
+#: in shapes of their own), of HELD_OUT_LOOKS in `varied_look`, `line_look` and
+#: `finished_look` in turn, all others in `random_look` (the held-out packs of HELD_OUT
+#: among them). Benchmarks draw random pack 1000 + their seed
 #: (app.bench.rendered): a benchmark of the network takes a seed of 500-999, whose packs
 #: (1500-1999) the learning skips (`learning_seeds`).
 VARIED_SEEDS = range(600, 900)
 LINE_SEEDS = range(900, 1200)
 MIXED_SEEDS = range(1200, 1500)
 FINISHED_SEEDS = range(2000, 2600)
+SHAPED_SEEDS = range(2600, 2900)
 #: Held-out packs, never learnt from, by which a network is chosen: HELD_OUT in `random_look`,
-#: HELD_OUT_LOOKS in the other looks (`look_of`).
+#: HELD_OUT_LOOKS in the other looks, HELD_OUT_SHAPES in `shaped_look` (`look_of`).
 HELD_OUT = range(9000, 9016)
 HELD_OUT_LOOKS = range(9100, 9148)
+HELD_OUT_SHAPES = range(9200, 9216)
 
 
 def look_of(seed: int) -> Look:
     """The look the art pack of `seed` is drawn in (see VARIED_SEEDS)."""
-    from vision.synthetic.artpacks import finished_look, line_look, random_look, varied_look
+    from vision.synthetic.artpacks import (
+        finished_look,
+        line_look,
+        random_look,
+        shaped_look,
+        varied_look,
+    )
 
     if seed in FINISHED_SEEDS:
         return finished_look(seed)
+    if seed in SHAPED_SEEDS or seed in HELD_OUT_SHAPES:
+        return shaped_look(seed)
     if seed in MIXED_SEEDS:
         return (random_look, varied_look, line_look)[seed % 3](seed)
     if seed in HELD_OUT_LOOKS:
@@ -87,8 +99,9 @@ def look_of(seed: int) -> Look:
 
 
 def learning_seeds(packs: int) -> list[int]:
-    """The seeds of the first `packs` packs learnt from: 0-1499, then FINISHED_SEEDS."""
-    return [*range(MIXED_SEEDS.stop), *FINISHED_SEEDS][:packs]
+    """The seeds of the first `packs` packs learnt from: 0-1499, then FINISHED_SEEDS, then
+    SHAPED_SEEDS."""
+    return [*range(MIXED_SEEDS.stop), *FINISHED_SEEDS, *SHAPED_SEEDS][:packs]
 
 
 @dataclass(frozen=True)

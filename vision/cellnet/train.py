@@ -34,7 +34,9 @@ from vision.cellnet.data import (
     FINISHED_SEEDS,
     HELD_OUT,
     HELD_OUT_LOOKS,
+    HELD_OUT_SHAPES,
     MIXED_SEEDS,
+    SHAPED_SEEDS,
     PackCells,
     draw_cells,
     learning_seeds,
@@ -469,9 +471,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--packs",
         type=int,
-        default=MIXED_SEEDS.stop + len(FINISHED_SEEDS),
+        default=MIXED_SEEDS.stop + len(FINISHED_SEEDS) + len(SHAPED_SEEDS),
         help="art packs to learn from (the first N of seeds 0-1499 and "
-        f"{FINISHED_SEEDS.start}-{FINISHED_SEEDS.stop - 1})",
+        f"{FINISHED_SEEDS.start}-{SHAPED_SEEDS.stop - 1})",
     )
     parser.add_argument("--tables", type=int, default=4, help="tables drawn with each pack")
     parser.add_argument(
@@ -485,6 +487,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=len(HELD_OUT_LOOKS),
         help=f"held-out packs in the other looks to measure on (seeds from {HELD_OUT_LOOKS.start})",
+    )
+    parser.add_argument(
+        "--val-shapes",
+        type=int,
+        default=len(HELD_OUT_SHAPES),
+        help=f"held-out packs in shaped_look to measure on (seeds from {HELD_OUT_SHAPES.start})",
     )
     parser.add_argument(
         "--evaluate",
@@ -535,11 +543,12 @@ def main(argv: list[str] | None = None) -> int:
     if not (
         0 <= args.val_packs <= len(HELD_OUT)
         and 0 <= args.val_looks <= len(HELD_OUT_LOOKS)
-        and args.val_packs + args.val_looks
+        and 0 <= args.val_shapes <= len(HELD_OUT_SHAPES)
+        and args.val_packs + args.val_looks + args.val_shapes
     ):
         parser.error(
-            f"--val-packs may be 0-{len(HELD_OUT)} and --val-looks 0-{len(HELD_OUT_LOOKS)}, "
-            "at least one pack in all"
+            f"--val-packs may be 0-{len(HELD_OUT)}, --val-looks 0-{len(HELD_OUT_LOOKS)} and "
+            f"--val-shapes 0-{len(HELD_OUT_SHAPES)}, at least one pack in all"
         )
     if args.evaluate and args.init is None:
         parser.error("--evaluate measures the network of --init: give it")
@@ -568,6 +577,7 @@ def main(argv: list[str] | None = None) -> int:
             for group, seeds in (
                 ("random", HELD_OUT[: args.val_packs]),
                 ("looks", HELD_OUT_LOOKS[: args.val_looks]),
+                ("shapes", HELD_OUT_SHAPES[: args.val_shapes]),
             )
             if seeds
         }
@@ -630,6 +640,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     export(embed, head, args.out, card)
     write_check(embed, head, next(iter(vals.values()))[0], args.out)
+    torch.save(checkpoint(embed, head), args.out / "cellnet.pt")
     torch.save(checkpoint(embed, head), args.data / "checkpoint.pt")
     return 0
 
@@ -660,7 +671,8 @@ def evaluate(
     embed: Embed, head: Head, vals: dict[str, list[PackCells]], seed: int
 ) -> dict[str, float]:
     """Share of held-out cells whose most likely answer is right, per group of packs ("random",
-    "looks") and kind of pack pictures ("scanned", "taught"): keys such as "looks taught"."""
+    "looks", "shapes") and kind of pack pictures ("scanned", "taught"): keys such as "looks
+    taught"."""
     embed.eval()
     out: dict[str, float] = {}
     with torch.no_grad():

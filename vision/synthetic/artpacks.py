@@ -101,9 +101,9 @@ class Look:
     rock: BGR
     mountain: BGR
     lava: BGR
-    palm: str  # "fan" | "fronds" | "star"
-    hut: str  # "gable" | "stilts" | "dome"
-    shell_shape: str  # "fan" | "spiral" | "cone"
+    palm: str  # "fan" | "fronds" | "star", or one of SHAPED_PALMS
+    hut: str  # "gable" | "stilts" | "dome", or one of SHAPED_HUTS
+    shell_shape: str  # "fan" | "spiral" | "cone", or one of SHAPED_SHELLS
     boat: str  # "sail" | "outrigger" | "dhow"
     board_sea: BGR
     board_line: BGR
@@ -303,6 +303,29 @@ def line_look(seed: int) -> Look:
         paper_texture=float(rng.choice([0.4, 1.0])),
         line=float(rng.uniform(0.004, 0.012)),
         symbol_scale=float(rng.uniform(0.3, 1.0)),
+    )
+
+
+#: Symbols drawn in shapes only `shaped_look` gives: a palm as a round tree, a tuft of spikes
+#: or a bare triangle; a hut as a tent, a flat-roofed block or a bare square; a shell as a
+#: starfish, a ringed dot or a bare disc.
+SHAPED_PALMS = ("round", "tuft", "mark")
+SHAPED_HUTS = ("tent", "block", "mark")
+SHAPED_SHELLS = ("starfish", "ringed", "mark")
+
+
+def shaped_look(seed: int) -> Look:
+    """One of `random_look`, `varied_look` and `line_look` (by the seed's remainder by 3)
+    with its palms, huts and shells drawn in shapes none of them draws (SHAPED_PALMS,
+    SHAPED_HUTS, SHAPED_SHELLS): another hand's art tells its tiles apart by symbols of its
+    own."""
+    look = (random_look, varied_look, line_look)[seed % 3](seed)
+    rng = np.random.default_rng([seed, 7335])
+    return replace(
+        look,
+        palm=str(rng.choice(SHAPED_PALMS)),
+        hut=str(rng.choice(SHAPED_HUTS)),
+        shell_shape=str(rng.choice(SHAPED_SHELLS)),
     )
 
 
@@ -665,6 +688,9 @@ def _palm(
     canvas: _Canvas, look: Look, cx: float, cy: float, r: float, rng: np.random.Generator
 ) -> None:
     """A palm with its crown to the north: trunk from (cx, cy + r) up to the crown."""
+    if look.palm in SHAPED_PALMS:
+        _shaped_palm(canvas, look, cx, cy, r)
+        return
     lean = rng.uniform(-0.25, 0.25) * r
     base = (cx + lean, cy + 0.95 * r)
     top = (cx - lean * 0.3, cy - 0.35 * r)
@@ -709,9 +735,84 @@ def _palm(
             canvas.disc((top[0] + dx * r, top[1] + 0.12 * r), 0.07 * r, look.trunk)
 
 
+def _shaped_palm(canvas: _Canvas, look: Look, cx: float, cy: float, r: float) -> None:
+    w = look.line
+    fill = look.leaf if look.filled else None
+    edge = look.ink if look.filled else look.leaf
+    if look.palm == "round":
+        canvas.lines([(cx, cy + 0.95 * r), (cx, cy - 0.1 * r)], look.trunk, 0.14 * r + w)
+        canvas.shape(_ellipse_pts((cx, cy - 0.35 * r), (0.55 * r, 0.5 * r), 0), fill, edge, w)
+    elif look.palm == "tuft":
+        root = (cx, cy + 0.15 * r)
+        canvas.lines([(cx, cy + 0.95 * r), root], look.trunk, 0.12 * r + w)
+        for ang in (-160, -125, -90, -55, -20):
+            a = np.radians(ang)
+            tip = (root[0] + 0.85 * r * np.cos(a), root[1] + 0.85 * r * np.sin(a))
+            canvas.lines([root, tip], look.leaf, 0.08 * r + w)
+    else:  # "mark": a triangle pointing north
+        mark = [(cx, cy - 0.8 * r), (cx + 0.7 * r, cy + 0.7 * r), (cx - 0.7 * r, cy + 0.7 * r)]
+        canvas.shape(mark, fill, edge, w * (1.0 if look.filled else 1.6))
+
+
+def _shaped_hut(canvas: _Canvas, look: Look, cx: float, cy: float, r: float) -> None:
+    w = look.line
+    fill_wall = look.wall if look.filled else None
+    fill_roof = look.roof if look.filled else None
+    edge = look.ink if look.filled else look.wall
+    if look.hut == "tent":
+        tent = [(cx - 0.85 * r, cy + 0.7 * r), (cx + 0.85 * r, cy + 0.7 * r), (cx, cy - 0.85 * r)]
+        canvas.shape(tent, fill_roof, edge, w)
+        canvas.lines([(cx, cy + 0.7 * r), (cx, cy + 0.05 * r)], edge, w * 1.4)
+    elif look.hut == "block":
+        body = [
+            (cx - 0.7 * r, cy - 0.45 * r),
+            (cx + 0.7 * r, cy - 0.45 * r),
+            (cx + 0.7 * r, cy + 0.7 * r),
+            (cx - 0.7 * r, cy + 0.7 * r),
+        ]
+        canvas.shape(body, fill_wall, edge, w)
+        roof = [
+            (cx - 0.85 * r, cy - 0.75 * r),
+            (cx + 0.85 * r, cy - 0.75 * r),
+            (cx + 0.85 * r, cy - 0.45 * r),
+            (cx - 0.85 * r, cy - 0.45 * r),
+        ]
+        canvas.shape(roof, fill_roof, edge, w)
+        canvas.disc((cx, cy + 0.15 * r), 0.18 * r, look.ink)
+    else:  # "mark": a square
+        mark = [
+            (cx - 0.6 * r, cy - 0.6 * r),
+            (cx + 0.6 * r, cy - 0.6 * r),
+            (cx + 0.6 * r, cy + 0.6 * r),
+            (cx - 0.6 * r, cy + 0.6 * r),
+        ]
+        canvas.shape(mark, fill_wall, edge, w * (1.0 if look.filled else 1.6))
+
+
+def _shaped_shell(canvas: _Canvas, look: Look, cx: float, cy: float, r: float) -> None:
+    w = look.line * 0.8
+    fill = look.shell if look.filled else None
+    edge = look.ink if look.filled else look.shell
+    if look.shell_shape == "starfish":
+        t = np.linspace(0, 2 * np.pi, 10, endpoint=False)
+        rad = np.where(np.arange(10) % 2 == 0, 0.9 * r, 0.38 * r)
+        star = np.column_stack([cx + rad * np.sin(t), cy - rad * np.cos(t)])
+        canvas.shape(star, fill, edge, w)
+    elif look.shell_shape == "ringed":
+        canvas.disc((cx, cy), 0.85 * r, edge, w * 1.2)
+        canvas.disc((cx, cy), 0.45 * r, look.shell)
+    else:  # "mark": a disc
+        if look.filled:
+            canvas.disc((cx, cy), 0.6 * r, look.shell)
+        canvas.disc((cx, cy), 0.6 * r, edge, w * 1.6)
+
+
 def _hut(
     canvas: _Canvas, look: Look, cx: float, cy: float, r: float, rng: np.random.Generator
 ) -> None:
+    if look.hut in SHAPED_HUTS:
+        _shaped_hut(canvas, look, cx, cy, r)
+        return
     w = look.line
     fill_wall = look.wall if look.filled else None
     fill_roof = look.roof if look.filled else None
@@ -781,6 +882,9 @@ def _hut(
 def _shell(
     canvas: _Canvas, look: Look, cx: float, cy: float, r: float, rng: np.random.Generator
 ) -> None:
+    if look.shell_shape in SHAPED_SHELLS:
+        _shaped_shell(canvas, look, cx, cy, r)
+        return
     w = look.line * 0.8
     fill = look.shell if look.filled else None
     edge = look.ink if look.filled else look.shell

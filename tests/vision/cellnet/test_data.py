@@ -32,24 +32,40 @@ def test_tiles_of_the_same_meaning_are_never_look_alikes() -> None:
     assert near[0, 0] == 1 and near[3, 0] == 1
 
 
-def test_the_learning_skips_the_benchmarks_packs_and_goes_on_in_finished_looks() -> None:
-    from vision.cellnet.data import FINISHED_SEEDS, learning_seeds
+def test_the_learning_skips_the_benchmarks_packs_then_goes_on_in_other_looks() -> None:
+    from vision.cellnet.data import FINISHED_SEEDS, SHAPED_SEEDS, learning_seeds
 
-    seeds = learning_seeds(2100)
+    seeds = learning_seeds(2400)
     assert seeds[:1500] == list(range(1500))
-    assert seeds[1500:] == list(FINISHED_SEEDS)
+    assert seeds[1500:2100] == list(FINISHED_SEEDS)
+    assert seeds[2100:] == list(SHAPED_SEEDS)
     assert not set(seeds) & set(range(1500, 2000)), "benchmarks draw packs 1500-1999"
     assert learning_seeds(10) == list(range(10))
 
 
 def test_held_out_packs_come_in_every_look_and_are_never_learnt() -> None:
-    from vision.cellnet.data import HELD_OUT, HELD_OUT_LOOKS, learning_seeds, look_of
-    from vision.synthetic.artpacks import finished_look, line_look, random_look, varied_look
+    from vision.cellnet.data import (
+        HELD_OUT,
+        HELD_OUT_LOOKS,
+        HELD_OUT_SHAPES,
+        SHAPED_SEEDS,
+        learning_seeds,
+        look_of,
+    )
+    from vision.synthetic.artpacks import (
+        finished_look,
+        line_look,
+        random_look,
+        shaped_look,
+        varied_look,
+    )
 
     assert look_of(HELD_OUT.start) == random_look(HELD_OUT.start)
     looks = (varied_look, line_look, finished_look)
     for seed in HELD_OUT_LOOKS[:6]:
         assert look_of(seed) == looks[seed % 3](seed)
     assert {look_of(seed).finish for seed in HELD_OUT_LOOKS if seed % 3 == 2} - {"print"}
-    learnt = set(learning_seeds(2100))
-    assert not learnt & (set(HELD_OUT) | set(HELD_OUT_LOOKS))
+    assert look_of(HELD_OUT_SHAPES.start) == shaped_look(HELD_OUT_SHAPES.start)
+    assert look_of(SHAPED_SEEDS.start) == shaped_look(SHAPED_SEEDS.start)
+    learnt = set(learning_seeds(2400))
+    assert not learnt & (set(HELD_OUT) | set(HELD_OUT_LOOKS) | set(HELD_OUT_SHAPES))

@@ -173,3 +173,36 @@ def test_a_finished_pack_prints_its_tiles_and_boards_in_its_finish(tmp_path: Pat
         assert a.shape == b.shape and not np.array_equal(a, b), name
     ship = "pieces/ship.png"
     assert (plain / ship).read_bytes() == (soft / ship).read_bytes(), "the wooden ship is no print"
+
+
+@pytest.mark.parametrize("shape", range(3))
+def test_shaped_packs_tell_their_tiles_apart_by_symbols_of_their_own(
+    tmp_path: Path, shape: int
+) -> None:
+    from dataclasses import replace
+
+    from vision.synthetic.artpacks import (
+        SHAPED_HUTS,
+        SHAPED_PALMS,
+        SHAPED_SHELLS,
+        random_look,
+        shaped_look,
+    )
+
+    assert {shaped_look(seed).palm for seed in range(2600, 2630)} == set(SHAPED_PALMS)
+    look = replace(
+        random_look(5),
+        palm=SHAPED_PALMS[shape],
+        hut=SHAPED_HUTS[shape],
+        shell_shape=SHAPED_SHELLS[shape],
+    )
+    tiles = load_pack(write_art_pack(tmp_path / "p", "random", seed=5, px=160, look=look)).tiles
+    seen = {name: _seen(picture) for name, picture in tiles.items()}
+    for a, b in (
+        ("end-n-palm1", "end-n-palm2"),
+        ("end-n-palm1", "end-n-palm1-hut"),
+        ("water-boat", "water-boat-shell"),
+    ):
+        assert _visible_difference(seen[a], seen[b]) > 8, f"{a} and {b} look alike"
+    turned = np.rot90(seen["end-n-palm1"], -1)
+    assert _visible_difference(turned, seen["end-e-palm1"]) > 8, "the palm does not point north"
