@@ -5,19 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from vision.cellnet.train import (  # noqa: E402
+    DATA,
     WIDTHS,
     Embed,
     Head,
     checkpoint,
     distillation,
+    embedded,
     main,
     slimmed,
     starting_network,
+    to_tensor,
 )
 
 
@@ -78,7 +82,8 @@ def test_a_learning_starts_from_a_checkpoint_at_its_own_widths_or_cut_narrower(
         ["--evaluate"],
         ["--val-packs", "17"],
         ["--val-looks", "-1"],
-        ["--val-packs", "0", "--val-looks", "0"],
+        ["--val-packs", "0", "--val-looks", "0", "--val-shapes", "0"],
+        ["--val-shapes", "17"],
         ["--lr", "0"],
         ["--lr", "nan"],
     ],
@@ -87,3 +92,22 @@ def test_bad_settings_are_refused_before_anything_is_drawn(tmp_path: Path, bad: 
     with pytest.raises(SystemExit):
         main(["--data", str(tmp_path / "data"), "--out", str(tmp_path / "out"), *bad])
     assert not (tmp_path / "data").exists()
+
+
+def test_the_committed_checkpoint_is_the_committed_network() -> None:
+    """vision/data/cellnet.pt, the learning's weights of the committed network (`--init` to
+    go on learning from it), gives the probabilities written with it (cellnet-check.npz)."""
+    embed, head, _teacher = starting_network(DATA / "cellnet.pt", None)
+    embed.eval()
+    with np.load(DATA / "cellnet-check.npz") as check:
+        kinds = torch.from_numpy(check["kinds"].astype(np.int64))
+        with torch.no_grad():
+            crops, boards, refs = embedded(
+                embed,
+                to_tensor(check["crops"]),
+                to_tensor(check["boards"]),
+                kinds,
+                to_tensor(check["refs"]),
+            )
+            p = head(crops, refs, boards, kinds).softmax(dim=1).numpy()
+        assert np.abs(p - check["probabilities"]).max() < 1e-4
