@@ -43,7 +43,7 @@ __all__ = [
     "draw_tables",
     "learning_seeds",
     "look_alikes",
-    "look_of",
+    "pack_look",
 ]
 
 #: Labels that are not a tile.
@@ -57,23 +57,24 @@ ROTATIONS = (0, 90, 180, 270)
 #: looks in turn, printed painted, halftone, posterized, soft or woven), of SHAPED_SEEDS and
 #: HELD_OUT_SHAPES in `shaped_look` (the three looks in turn, their palms, huts and shells
 #: in shapes of their own), of HELD_OUT_LOOKS in `varied_look`, `line_look` and
-#: `finished_look` in turn, all others in `random_look` (the held-out packs of HELD_OUT
-#: among them). Benchmarks draw random pack 1000 + their seed
-#: (app.bench.rendered): a benchmark of the network takes a seed of 500-999, whose packs
-#: (1500-1999) the learning skips (`learning_seeds`).
+#: `finished_look` in turn, three seeds at a time (so that the finished ones, whose look
+#: beneath follows the seed's remainder by 3, are of all three), all others in
+#: `random_look` (the held-out packs of HELD_OUT among them). Benchmarks draw random pack
+#: 1000 + their seed (app.bench.rendered): a benchmark of the network takes a seed of
+#: 500-999, whose packs (1500-1999) the learning skips (`learning_seeds`).
 VARIED_SEEDS = range(600, 900)
 LINE_SEEDS = range(900, 1200)
 MIXED_SEEDS = range(1200, 1500)
 FINISHED_SEEDS = range(2000, 2600)
 SHAPED_SEEDS = range(2600, 2900)
 #: Held-out packs, never learnt from, by which a network is chosen: HELD_OUT in `random_look`,
-#: HELD_OUT_LOOKS in the other looks, HELD_OUT_SHAPES in `shaped_look` (`look_of`).
+#: HELD_OUT_LOOKS in the other looks, HELD_OUT_SHAPES in `shaped_look` (`pack_look`).
 HELD_OUT = range(9000, 9016)
 HELD_OUT_LOOKS = range(9100, 9148)
 HELD_OUT_SHAPES = range(9200, 9216)
 
 
-def look_of(seed: int) -> Look:
+def pack_look(seed: int) -> Look:
     """The look the art pack of `seed` is drawn in (see VARIED_SEEDS)."""
     from vision.synthetic.artpacks import (
         finished_look,
@@ -90,7 +91,7 @@ def look_of(seed: int) -> Look:
     if seed in MIXED_SEEDS:
         return (random_look, varied_look, line_look)[seed % 3](seed)
     if seed in HELD_OUT_LOOKS:
-        return (varied_look, line_look, finished_look)[seed % 3](seed)
+        return (varied_look, line_look, finished_look)[(seed // 3) % 3](seed)
     if seed in VARIED_SEEDS:
         return varied_look(seed)
     if seed in LINE_SEEDS:
@@ -214,7 +215,7 @@ def draw_pack_cells(seed: int, tables: int, config: VisionConfig | None = None) 
     rng = np.random.default_rng([seed, 20261207])
     catalogue = _random_catalogue(rng)
     px = int(rng.integers(160, 320))
-    look = look_of(seed)
+    look = pack_look(seed)
     with tempfile.TemporaryDirectory() as tmp:
         root = write_art_pack(
             Path(tmp) / "pack", "random", catalogue=catalogue, seed=seed, px=px, look=look

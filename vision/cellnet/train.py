@@ -466,7 +466,11 @@ def main(argv: list[str] | None = None) -> int:
         help="where the drawn cells are kept (a pack already drawn there is not drawn again)",
     )
     parser.add_argument(
-        "--out", type=Path, default=DATA, help="where cellnet.onnx and cellnet.json are written"
+        "--out",
+        type=Path,
+        default=DATA,
+        help="where the network (cellnet.onnx), its head and card (cellnet.json), its check "
+        "(cellnet-check.npz) and its checkpoint (cellnet.pt) are written",
     )
     parser.add_argument(
         "--packs",
@@ -497,7 +501,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--evaluate",
         action="store_true",
-        help="only measure --init's network on the held-out packs (nothing is learnt or written)",
+        help="only measure --init's network on the held-out packs (drawing those missing into "
+        "DATA/val; nothing is learnt and no network is written)",
     )
     parser.add_argument("--steps", type=int, default=4000, help="learning steps")
     parser.add_argument("--batch", type=int, default=64, help="cells a step")
@@ -521,7 +526,8 @@ def main(argv: list[str] | None = None) -> int:
         "--init",
         type=Path,
         default=None,
-        help="start from this checkpoint (a learning's checkpoint.pt) instead of at random",
+        help="start from this checkpoint (a learning's checkpoint.pt or cellnet.pt, such as "
+        "vision/data/cellnet.pt) instead of at random",
     )
     parser.add_argument(
         "--widths",
@@ -550,8 +556,10 @@ def main(argv: list[str] | None = None) -> int:
             f"--val-packs may be 0-{len(HELD_OUT)}, --val-looks 0-{len(HELD_OUT_LOOKS)} and "
             f"--val-shapes 0-{len(HELD_OUT_SHAPES)}, at least one pack in all"
         )
-    if args.evaluate and args.init is None:
-        parser.error("--evaluate measures the network of --init: give it")
+    if args.evaluate and (args.init is None or args.widths is not None):
+        parser.error(
+            "--evaluate measures the network of --init as it is: give it, without --widths"
+        )
     if args.packs > len(learning_seeds(args.packs)):
         parser.error(f"--packs: there are {len(learning_seeds(args.packs))} learning packs")
     if not (math.isfinite(args.lr) and 0 < args.lr <= 1):

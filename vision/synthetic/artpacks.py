@@ -309,9 +309,9 @@ def line_look(seed: int) -> Look:
 #: Symbols drawn in shapes only `shaped_look` gives: a palm as a round tree, a tuft of spikes
 #: or a bare triangle; a hut as a tent, a flat-roofed block or a bare square; a shell as a
 #: starfish, a ringed dot or a bare disc.
-SHAPED_PALMS = ("round", "tuft", "mark")
-SHAPED_HUTS = ("tent", "block", "mark")
-SHAPED_SHELLS = ("starfish", "ringed", "mark")
+SHAPED_PALMS = ("round", "tuft", "triangle")
+SHAPED_HUTS = ("tent", "block", "square")
+SHAPED_SHELLS = ("starfish", "ringed", "disc")
 
 
 def shaped_look(seed: int) -> Look:
@@ -749,7 +749,7 @@ def _shaped_palm(canvas: _Canvas, look: Look, cx: float, cy: float, r: float) ->
             a = np.radians(ang)
             tip = (root[0] + 0.85 * r * np.cos(a), root[1] + 0.85 * r * np.sin(a))
             canvas.lines([root, tip], look.leaf, 0.08 * r + w)
-    else:  # "mark": a triangle pointing north
+    else:  # "triangle", pointing north
         mark = [(cx, cy - 0.8 * r), (cx + 0.7 * r, cy + 0.7 * r), (cx - 0.7 * r, cy + 0.7 * r)]
         canvas.shape(mark, fill, edge, w * (1.0 if look.filled else 1.6))
 
@@ -779,7 +779,7 @@ def _shaped_hut(canvas: _Canvas, look: Look, cx: float, cy: float, r: float) -> 
         ]
         canvas.shape(roof, fill_roof, edge, w)
         canvas.disc((cx, cy + 0.15 * r), 0.18 * r, look.ink)
-    else:  # "mark": a square
+    else:  # "square"
         mark = [
             (cx - 0.6 * r, cy - 0.6 * r),
             (cx + 0.6 * r, cy - 0.6 * r),
@@ -801,7 +801,7 @@ def _shaped_shell(canvas: _Canvas, look: Look, cx: float, cy: float, r: float) -
     elif look.shell_shape == "ringed":
         canvas.disc((cx, cy), 0.85 * r, edge, w * 1.2)
         canvas.disc((cx, cy), 0.45 * r, look.shell)
-    else:  # "mark": a disc
+    else:  # "disc"
         if look.filled:
             canvas.disc((cx, cy), 0.6 * r, look.shell)
         canvas.disc((cx, cy), 0.6 * r, edge, w * 1.6)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from vision.cellnet.data import look_alikes
@@ -50,7 +52,7 @@ def test_held_out_packs_come_in_every_look_and_are_never_learnt() -> None:
         HELD_OUT_SHAPES,
         SHAPED_SEEDS,
         learning_seeds,
-        look_of,
+        pack_look,
     )
     from vision.synthetic.artpacks import (
         finished_look,
@@ -60,12 +62,34 @@ def test_held_out_packs_come_in_every_look_and_are_never_learnt() -> None:
         varied_look,
     )
 
-    assert look_of(HELD_OUT.start) == random_look(HELD_OUT.start)
-    looks = (varied_look, line_look, finished_look)
-    for seed in HELD_OUT_LOOKS[:6]:
-        assert look_of(seed) == looks[seed % 3](seed)
-    assert {look_of(seed).finish for seed in HELD_OUT_LOOKS if seed % 3 == 2} - {"print"}
-    assert look_of(HELD_OUT_SHAPES.start) == shaped_look(HELD_OUT_SHAPES.start)
-    assert look_of(SHAPED_SEEDS.start) == shaped_look(SHAPED_SEEDS.start)
+    assert pack_look(HELD_OUT.start) == random_look(HELD_OUT.start)
+    looks = [pack_look(seed) for seed in HELD_OUT_LOOKS]
+    kinds = (varied_look, line_look)
+    finished = [
+        (seed, look)
+        for seed, look in zip(HELD_OUT_LOOKS, looks, strict=True)
+        if look.finish != "print"
+    ]
+    plain = [
+        (seed, look)
+        for seed, look in zip(HELD_OUT_LOOKS, looks, strict=True)
+        if look.finish == "print"
+    ]
+    assert all(any(look == kind(seed) for kind in kinds) for seed, look in plain)
+    assert {kind.__name__ for kind in kinds} == {
+        kind.__name__ for seed, look in plain for kind in kinds if look == kind(seed)
+    }
+    assert all(look == finished_look(seed) for seed, look in finished)
+    # The finished packs are of every look beneath: their symbols' scale and line tell.
+    beneath = {
+        kind.__name__
+        for seed, look in finished
+        for kind in (random_look, varied_look, line_look)
+        if replace(look, finish="print") == kind(seed)
+    }
+    assert beneath == {"random_look", "varied_look", "line_look"}
+    assert min(len(finished), len(plain) // 2) >= 14
+    assert pack_look(HELD_OUT_SHAPES.start) == shaped_look(HELD_OUT_SHAPES.start)
+    assert pack_look(SHAPED_SEEDS.start) == shaped_look(SHAPED_SEEDS.start)
     learnt = set(learning_seeds(2400))
     assert not learnt & (set(HELD_OUT) | set(HELD_OUT_LOOKS) | set(HELD_OUT_SHAPES))

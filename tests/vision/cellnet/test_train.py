@@ -80,6 +80,7 @@ def test_a_learning_starts_from_a_checkpoint_at_its_own_widths_or_cut_narrower(
         ["--packs", "100000"],
         ["--distil", "-1"],
         ["--evaluate"],
+        ["--evaluate", "--init", str(DATA / "cellnet.pt"), "--widths", "8,16,16,32,32"],
         ["--val-packs", "17"],
         ["--val-looks", "-1"],
         ["--val-packs", "0", "--val-looks", "0", "--val-shapes", "0"],
