@@ -47,6 +47,13 @@ from vision.cellnet.spoil import scanned_picture, spoil_crop, taught_picture
 
 FEATURES = 32
 DATA = Path(__file__).resolve().parents[1] / "data"
+#: The held-out packs a network is measured on, each group apart: the name of its figures
+#: (`evaluate`), the option setting how many of its packs are drawn, its seeds, its look.
+HELD_OUT_GROUPS = (
+    ("random", "--val-packs", HELD_OUT, "random_look"),
+    ("looks", "--val-looks", HELD_OUT_LOOKS, "the other looks"),
+    ("shapes", "--val-shapes", HELD_OUT_SHAPES, "shaped_look"),
+)
 #: Tiles whose pictures one learning step compares its cells with (a pack has some 40).
 REF_TILES = 32
 #: Each truth's tiles most alike in look (`look_alikes`) join a step's pictures: the hard
@@ -455,7 +462,8 @@ def write_check(embed: Embed, head: Head, cells: PackCells, out: Path, tiles: in
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments() -> argparse.ArgumentParser:
+    """`./dev train`'s options."""
     parser = argparse.ArgumentParser(
         prog="./dev train", description="draw the learning cells and learn the cell network"
     )
@@ -480,24 +488,15 @@ def main(argv: list[str] | None = None) -> int:
         f"{FINISHED_SEEDS.start}-{SHAPED_SEEDS.stop - 1})",
     )
     parser.add_argument("--tables", type=int, default=4, help="tables drawn with each pack")
-    parser.add_argument(
-        "--val-packs",
-        type=int,
-        default=len(HELD_OUT),
-        help=f"held-out packs in random_look to measure on (seeds from {HELD_OUT.start})",
-    )
-    parser.add_argument(
-        "--val-looks",
-        type=int,
-        default=len(HELD_OUT_LOOKS),
-        help=f"held-out packs in the other looks to measure on (seeds from {HELD_OUT_LOOKS.start})",
-    )
-    parser.add_argument(
-        "--val-shapes",
-        type=int,
-        default=len(HELD_OUT_SHAPES),
-        help=f"held-out packs in shaped_look to measure on (seeds from {HELD_OUT_SHAPES.start})",
-    )
+    for group, option, seeds, look in HELD_OUT_GROUPS:
+        parser.add_argument(
+            option,
+            dest=f"held_out_{group}",
+            metavar="N",
+            type=int,
+            default=len(seeds),
+            help=f"held-out packs in {look} to measure on (seeds from {seeds.start})",
+        )
     parser.add_argument(
         "--evaluate",
         action="store_true",
@@ -543,19 +542,18 @@ def main(argv: list[str] | None = None) -> int:
         help="weight of the distillation from --init's network (only when --widths are "
         "narrower than its)",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments()
     args = parser.parse_args(argv)
     if min(args.packs, args.resident, args.swap_every, args.steps) < 1:
         parser.error("--packs, --resident, --swap-every and --steps must be at least 1")
-    if not (
-        0 <= args.val_packs <= len(HELD_OUT)
-        and 0 <= args.val_looks <= len(HELD_OUT_LOOKS)
-        and 0 <= args.val_shapes <= len(HELD_OUT_SHAPES)
-        and args.val_packs + args.val_looks + args.val_shapes
-    ):
-        parser.error(
-            f"--val-packs may be 0-{len(HELD_OUT)}, --val-looks 0-{len(HELD_OUT_LOOKS)} and "
-            f"--val-shapes 0-{len(HELD_OUT_SHAPES)}, at least one pack in all"
-        )
+    try:
+        held_out = held_out_seeds(args)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.evaluate and (args.init is None or args.widths is not None):
         parser.error(
             "--evaluate measures the network of --init as it is: give it, without --widths"
@@ -582,12 +580,7 @@ def main(argv: list[str] | None = None) -> int:
                 _loaded(p)
                 for p in draw_cells(args.data / "val", seeds, args.tables, progress=shown)
             ]
-            for group, seeds in (
-                ("random", HELD_OUT[: args.val_packs]),
-                ("looks", HELD_OUT_LOOKS[: args.val_looks]),
-                ("shapes", HELD_OUT_SHAPES[: args.val_shapes]),
-            )
-            if seeds
+            for group, seeds in held_out.items()
         }
     except ValueError as exc:
         parser.error(str(exc))
@@ -651,6 +644,21 @@ def main(argv: list[str] | None = None) -> int:
     torch.save(checkpoint(embed, head), args.out / "cellnet.pt")
     torch.save(checkpoint(embed, head), args.data / "checkpoint.pt")
     return 0
+
+
+def held_out_seeds(args: argparse.Namespace) -> dict[str, range]:
+    """The seeds of each group of HELD_OUT_GROUPS `args` ask any of (their options' counts);
+    ValueError for a count out of range, or none at all."""
+    chosen: dict[str, range] = {}
+    for group, option, seeds, _look in HELD_OUT_GROUPS:
+        count = getattr(args, f"held_out_{group}")
+        if not 0 <= count <= len(seeds):
+            raise ValueError(f"{option} may be 0-{len(seeds)}")
+        if count:
+            chosen[group] = seeds[:count]
+    if not chosen:
+        raise ValueError("at least one held-out pack must be measured on")
+    return chosen
 
 
 def checkpoint(embed: Embed, head: Head) -> dict[str, Any]:
