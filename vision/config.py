@@ -213,10 +213,15 @@ class ReadConfig:
     # eigenvalue of its crops' differences from their pictures: small whitens them almost
     # fully, large leaves the network's features almost as they are.
     net_metric_ridge: float = 0.3
+    # Steps of learning the box's metric further from there, so that its renders' tiles
+    # outscore their look-alikes (vision.cellnet.adapt.refine_metric; 0: closed form only).
+    net_metric_steps: int = 150
 
     def __post_init__(self) -> None:
         if not 0 < self.net_metric_ridge < float("inf"):
             raise ValueError("read.net_metric_ridge must be a finite number above 0")
+        if self.net_metric_steps < 0:
+            raise ValueError("read.net_metric_steps must be 0 or more")
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,21 @@ class Pack:
     def name(self) -> str:
         return self.catalogue.name
 
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        """Pickled with plain dicts (another process draws tables of a box)."""
+        parts = (self.root, self.catalogue, dict(self.tiles), self.ship, dict(self.boards))
+        return _unpickled, parts
+
+
+def _unpickled(
+    root: Path,
+    catalogue: Catalogue,
+    tiles: dict[str, np.ndarray],
+    ship: np.ndarray,
+    boards: dict[str, np.ndarray],
+) -> Pack:
+    return Pack(root, catalogue, MappingProxyType(tiles), ship, MappingProxyType(boards))
+
 
 def _safe_path(root: Path, relative: str, what: str, source: str) -> Path:
     """Resolve a picture path from pack.toml, refusing anything outside the pack directory."""

@@ -13,6 +13,10 @@ the calibration's tables (another seed):
   the places' differences, with a ridge of `ridge` times its mean eigenvalue
   (vision.config.ReadConfig.net_metric_ridge), is whitened (its inverse square root), so
   the directions in which this box's crops stray from their own pictures weigh less;
+- the metric is then learnt further (`refine_metric`,
+  vision.config.ReadConfig.net_metric_steps steps of Adam), so that each visible tile cell
+  outscores its likeliest rivals of another meaning (the look-alikes a box's small symbols
+  make), pulled towards the closed form;
 - then the few weights of the head (the scores' scale, the board's bias, the linear head of
   the empty and covered answers) are fitted under that metric by the learning's objective
   (the negative log of the probability of every answer the truth allows; a covered cell
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,7 +39,9 @@ from vision.box.pack import Pack
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
 from vision.cellnet.model import BOARD_CELL, BoxPictures, CellNet, CellParts, Floats, Head
 
-__all__ = ["allowed", "box_head", "fit_head", "fit_metric", "truth_candidate"]
+__all__ = ["allowed", "box_head", "fit_head", "fit_metric", "refine_metric", "truth_candidate"]
+
+Real = NDArray[np.floating[Any]]
 
 #: Adam's steps, step size and the pull towards the network's head (per cell).
 STEPS = 400
@@ -181,6 +188,157 @@ def fit_metric(
     return np.asarray(metric, np.float32) if np.isfinite(metric).all() else None
 
 
+#: The refinement's rivals a cell (the likeliest candidates of other meanings), cells a step,
+#: step size, and steps between two choices of each comparison's shift.
+RIVALS = 12
+BATCH = 128
+REFINE_STEP = 0.003
+REFINE_PULL = 0.01
+SHIFT_EVERY = 50
+
+
+def refine_metric(
+    net: CellNet,
+    box: BoxPictures,
+    drawn: list[PackCells],
+    maps: list[Floats],
+    metric: Floats,
+    steps: int,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> Floats:
+    """`metric` learnt further, `steps` steps of Adam on the box's drawn tables, so that each
+    visible tile cell's own candidates outscore its `RIVALS` likeliest rivals of another
+    meaning (the comparison's softmax over them, by the network's scale), pulled towards
+    `metric`. Each comparison keeps the shift where it agreed most, chosen again every
+    `SHIFT_EVERY` steps; `progress` (steps done, of all)."""
+    if steps <= 0:
+        return metric
+    w, d = net.window, net.features
+    index = {t: i for i, t in enumerate(box.tile_ids)}
+    xs: list[Floats] = []
+    truths: list[int] = []
+    for cells, raw in zip(drawn, maps, strict=True):
+        for i, label in enumerate(int(t) for t in cells.tiles):
+            if label >= 0:
+                xs.append(raw[i])
+                truths.append(truth_candidate(index, cells, i, label))
+    if not xs:
+        return metric
+    x = np.stack(xs).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True) + 1e-6  # (N, D, c, c) unit places
+    n = len(x)
+    pictures = box.windows  # (K, D, L) unit places
+    same = box.same[truths]  # (N, K): the candidates each cell's truth allows
+    rivals = min(RIVALS, int((~same).sum(axis=1).min()))
+    if rivals < 1:
+        return metric
+    # Each cell's own candidates (up to four: a turned tile may mean the same; fewer are
+    # filled with its first, left out of the comparison's softmax), then its rivals.
+    own = np.argsort(~same, axis=1, kind="stable")[:, :4]
+    own_ok = np.take_along_axis(same, own, axis=1)
+    own = np.where(own_ok, own, own[:, :1])
+    start = metric.astype(np.float32)
+    m = start.copy()
+    first = np.zeros_like(m)
+    second = np.zeros_like(m)
+    rng = np.random.default_rng([seed, 20261208])
+    # The crop's window at each of the 3 x 3 shifts: place (dy + r, dx + q) of its map.
+    rows, cols = np.divmod(np.arange(w * w), w)
+    shifts_at = np.stack(
+        [(rows + dy) * (w + 2) + cols + dx for dy in range(3) for dx in range(3)]
+    )  # (9, L)
+    chosen = np.zeros((n, 4 + rivals), np.intp)
+    shifts = np.zeros((n, 4 + rivals), np.intp)
+    ok = np.zeros((n, 4 + rivals), np.int8)  # 1 allowed, 0 a rival, -1 left out
+
+    def unit(v: Floats) -> Floats:
+        mapped = np.einsum("ed,nd...->ne...", m, v)
+        return np.asarray(mapped / (np.linalg.norm(mapped, axis=1, keepdims=True) + 1e-9))
+
+    for step in range(steps):
+        if progress and step % 10 == 0:
+            progress(step, steps)
+        if step % SHIFT_EVERY == 0:
+            pm = unit(pictures).reshape(len(pictures), -1)
+            for lo in range(0, n, BATCH):
+                part = unit(x[lo : lo + BATCH]).reshape(-1, d, (w + 2) ** 2)
+                windows = part[:, :, shifts_at].transpose(0, 2, 1, 3).reshape(-1, d * w * w)
+                agree = (windows @ pm.T).reshape(len(part), 9, -1)  # summed cosines
+                rival = np.where(same[lo : lo + BATCH], -np.inf, agree.max(axis=1))
+                top = np.argsort(-rival, axis=1, kind="stable")[:, :rivals]
+                chosen[lo : lo + BATCH] = np.concatenate([own[lo : lo + BATCH], top], axis=1)
+                ok[lo : lo + BATCH, :4] = np.where(own_ok[lo : lo + BATCH], 1, -1)
+                best = agree.argmax(axis=1)
+                shifts[lo : lo + BATCH] = np.take_along_axis(best, chosen[lo : lo + BATCH], axis=1)
+        batch = rng.choice(n, min(BATCH, n), replace=False)
+        _loss, grad = _comparison_loss(
+            m, x[batch], pictures, chosen[batch], shifts[batch], shifts_at, ok[batch], net
+        )
+        grad += REFINE_PULL * (m - start)
+        first = 0.9 * first + 0.1 * grad
+        second = 0.999 * second + 0.001 * grad**2
+        mh = first / (1 - 0.9 ** (step + 1))
+        vh = second / (1 - 0.999 ** (step + 1))
+        m = np.asarray(m - REFINE_STEP * mh / (np.sqrt(vh) + 1e-8), np.float32)
+    m /= np.abs(m).max()
+    return np.asarray(m, np.float32) if np.isfinite(m).all() else metric
+
+
+def _comparison_loss(
+    m: Real,
+    x: Real,
+    pictures: Real,
+    chosen: NDArray[np.intp],
+    shifts: NDArray[np.intp],
+    shifts_at: NDArray[np.intp],
+    ok: NDArray[np.int8],
+    net: CellNet,
+) -> tuple[float, Real]:
+    """The mean loss of `refine_metric` over the cells of unit maps `x` (B, D, c, c), each
+    compared with its `chosen` candidates (B, C) of `pictures` (K, D, L) at its `shifts`
+    (B, C; the crop's places of each in `shifts_at` (9, L)) under metric `m`, by `ok`
+    (B, C) 1 where allowed, 0 where a rival, -1 where left out; and its gradient by `m`."""
+    alpha, sharp, scale = net.misfit, net.sharpness, net.head.scale
+    b, d = len(x), x.shape[1]
+    given = x.reshape(b, d, -1).transpose(0, 2, 1)  # (B, c * c, D)
+    mapped = given @ m.T
+    xnorm = np.linalg.norm(mapped, axis=2, keepdims=True) + 1e-9
+    flat = mapped / xnorm
+    given_p = pictures.transpose(0, 2, 1)  # (K, L, D)
+    mapped_p = given_p @ m.T
+    pnorm = np.linalg.norm(mapped_p, axis=2, keepdims=True) + 1e-9
+    pm = mapped_p / pnorm
+    rows = np.arange(b)[:, None, None]
+    places = shifts_at[shifts]  # (B, C, L)
+    crop = flat[rows, places]  # (B, C, L, D)
+    pic = pm[chosen]  # (B, C, L, D)
+    cos = np.einsum("bcld,bcld->bcl", crop, pic, optimize=True)
+    e = np.exp(-sharp * cos)
+    soft = e / e.sum(axis=2, keepdims=True)
+    score = cos.mean(axis=2) - alpha * (1.0 + np.log(e.mean(axis=2)) / sharp)
+    logits = scale * score
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.where(ok >= 0, np.exp(logits), 0.0)
+    total = p.sum(axis=1)
+    q = np.where(ok > 0, p, 0.0)
+    kept = q.sum(axis=1)
+    loss = float(np.mean(np.log(total) - np.log(kept)))
+    p /= total[:, None]
+    q /= kept[:, None]
+    g_cos = (scale * (p - q) / b)[:, :, None] * (1.0 / cos.shape[2] + alpha * soft)
+    # Each cosine's gradient through both unit features and their normalisation, as a sum
+    # of outer products over every comparison's places (no gradient laid on places first):
+    # d cos / d(metric @ v) = (other - cos * own) / |metric @ v| for either side's v.
+    cos = cos[..., None]
+    g = g_cos[..., None]
+    crop_side = (g / xnorm[rows, places]) * (pic - cos * crop)
+    pic_side = (g / pnorm[chosen]) * (crop - cos * pic)
+    grad = crop_side.reshape(-1, d).T @ given[rows, places].reshape(-1, d)
+    grad += pic_side.reshape(-1, d).T @ given_p[chosen].reshape(-1, d)
+    return loss, grad
+
+
 def box_head(
     net: CellNet,
     box: BoxPictures,
@@ -190,15 +348,30 @@ def box_head(
     progress: Callable[[int, int], None] | None = None,
     *,
     ridge: float,
+    metric_steps: int = 0,
 ) -> Head:
-    """The box's own head, its metric (with `ridge`) and weights fitted on `tables` random
-    tables of its pictures (the network's head when `tables` is 0 or none shows the kit)."""
+    """The box's own head, its metric (with `ridge`, then `metric_steps` steps of
+    `refine_metric`) and weights fitted on `tables` random tables of its pictures (the
+    network's head when `tables` is 0 or none shows the kit); `progress` (work done, of
+    all: a table drawn or a step of the metric each)."""
     rng = np.random.default_rng([seed, 20261207, 2])
-    drawn = [c for c in draw_tables(pack, tables, rng, net.px, progress) if len(c.tiles)]
+    whole = tables + metric_steps
+
+    def drawing(i: int, _n: int) -> None:
+        if progress:
+            progress(i, whole)
+
+    def learning(i: int, _n: int) -> None:
+        if progress:
+            progress(tables + i, whole)
+
+    drawn = [c for c in draw_tables(pack, tables, rng, net.px, drawing) if len(c.tiles)]
     if not drawn:
         return net.head
     maps = [net.maps(list(cells.crops)) for cells in drawn]
     metric = fit_metric(net, box, drawn, maps, ridge)
+    if metric is not None:
+        metric = refine_metric(net, box, drawn, maps, metric, metric_steps, seed, learning)
     parts = [
         net.parts(*cells.net_inputs(), box, metric, raw)
         for cells, raw in zip(drawn, maps, strict=True)

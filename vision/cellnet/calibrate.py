@@ -19,7 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import multiprocessing
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -286,8 +289,18 @@ def rendered_grades(
 ) -> Grades:
     """The cells of `tables` random tables of the box's own pictures, graded (`graded`)
     with `head`."""
-    rng = np.random.default_rng([seed, 20261207, 1])
-    parts = draw_tables(pack, tables, rng, net.px, progress)
+    return graded_tables(net, box, draw_tables(pack, tables, _rng(seed), net.px, progress), head)
+
+
+def _rng(seed: int) -> np.random.Generator:
+    """The calibration's tables' own random stream (the head's are drawn from another)."""
+    return np.random.default_rng([seed, 20261207, 1])
+
+
+def graded_tables(
+    net: CellNet, box: BoxPictures, parts: Sequence[PackCells], head: Head | None = None
+) -> Grades:
+    """Drawn tables' cells graded (`graded`) with `head`, each table a cluster."""
     sure_parts, wrong_parts, named_parts, table_parts = [], [], [], []
     for i, part in enumerate(parts):
         if not len(part.tiles):
@@ -345,16 +358,17 @@ def calibration_for(
     lessons: PackCells | None = None,
     fit_tables: int = 0,
     ridge: float,
+    metric_steps: int = 0,
 ) -> Calibration:
     """The box's calibration, from the cache directory when it holds one for these pictures,
     this network and these settings, else made now and kept there (with the rendered cells'
     grades beside it): the box's own head fitted on `fit_tables` tables with its metric's
-    `ridge` (none: the network's head), then the threshold on `tables` others. With a
-    table's `lessons` (their cells, as vision.reader.read.lesson_cells gives them), the
-    threshold is set again on the rendered cells and the lessons graded by the same head
-    together (`Grades.joined`): what is kept stays the renders' own, and a new lesson costs
-    only its own cells' reading."""
-    key = _key(net, pack, tables, target, confidence, fit_tables, ridge)
+    `ridge` and `metric_steps` (none: the network's head), then the threshold on `tables`
+    others. With a table's `lessons` (their cells, as vision.reader.read.lesson_cells gives
+    them), the threshold is set again on the rendered cells and the lessons graded by the
+    same head together (`Grades.joined`): what is kept stays the renders' own, and a new
+    lesson costs only its own cells' reading."""
+    key = _key(net, pack, tables, target, confidence, fit_tables, ridge, metric_steps)
     path = None if cache is None else cache / f"calibration-{key}.json"
     cells_path = None if cache is None else cache / f"calibration-{key}-cells.json"
     taught = lessons is not None and len(lessons.tiles) > 0
@@ -376,9 +390,9 @@ def calibration_for(
         fitting = fit_tables if made is None else 0
         whole = fitting + tables
 
-        def fitted(i: int, _n: int) -> None:
+        def fitted(i: int, n: int) -> None:
             if progress:
-                progress(i, whole)
+                progress(i * fitting // max(n, 1), whole)
 
         def drawn(i: int, _n: int) -> None:
             if progress:
@@ -386,8 +400,17 @@ def calibration_for(
 
         head = made.head if made is not None else None
         if fitting:
-            head = box_head(net, box, pack, fitting, progress=fitted, ridge=ridge)
-        grades = rendered_grades(net, box, pack, tables, progress=drawn, head=head)
+
+            def fit() -> Head:
+                return box_head(
+                    net, box, pack, fitting, progress=fitted, ridge=ridge, metric_steps=metric_steps
+                )
+
+            head, parts = _fitted_beside_drawing(fit, pack, tables, net.px)
+            drawn(tables, tables)
+            grades = graded_tables(net, box, parts, head)
+        else:
+            grades = rendered_grades(net, box, pack, tables, progress=drawn, head=head)
         made = replace(calibrated(grades, target, confidence), head=head)
         if cells_path is not None:
             write_quietly(cells_path, grades.to_json())
@@ -397,6 +420,25 @@ def calibration_for(
         joined = grades.joined(lesson_grades(net, box, lessons, made.head))
         return replace(calibrated(joined, target, confidence), head=made.head)
     return made
+
+
+def _fitted_beside_drawing(
+    fit: Callable[[], Head], pack: Pack, tables: int, px: int
+) -> tuple[Head, list[PackCells]]:
+    """`fit()`, and the calibration's `tables` drawn meanwhile in another process (they do
+    not depend on the head; the same tables as drawn here, so the same threshold), or here
+    after it when no process can be started or it fails."""
+    try:
+        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        later = pool.submit(draw_tables, pack, tables, _rng(0), px)
+    except (OSError, RuntimeError, AssertionError):  # AssertionError: a daemon's child
+        return fit(), draw_tables(pack, tables, _rng(0), px)
+    with pool:
+        head = fit()
+        try:
+            return head, later.result()
+        except (BrokenProcessPool, OSError):
+            return head, draw_tables(pack, tables, _rng(0), px)
 
 
 def _key(net: CellNet, pack: Pack, *settings: Sequence[float] | float | int) -> str:

@@ -327,6 +327,7 @@ def net_calibration(
         lessons=lesson_cells(lessons, pack, box, config) if lessons else None,
         fit_tables=config.read.net_fit_tables,
         ridge=config.read.net_metric_ridge,
+        metric_steps=config.read.net_metric_steps,
     )
 
 

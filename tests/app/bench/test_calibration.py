@@ -57,7 +57,8 @@ def test_the_printed_figures_are_the_cached_calibrations(
 ) -> None:
     cache = tmp_path / "cache"
     args = ["bench", "calibration", "--pack-style", "ink", "--tables", "2", "--cache", str(cache)]
-    args += ["--set", "read.net_fit_tables=2"]
+    # A few steps of the metric's learning: what is printed, not how well it learns.
+    args += ["--set", "read.net_fit_tables=2", "--set", "read.net_metric_steps=5"]
     assert main([*args, "--json"]) == 0
     (first,) = json.loads(capsys.readouterr().out)["boxes"]
     # The calibration's own file (its graded cells may lie beside it).
@@ -73,7 +74,7 @@ def test_the_printed_figures_are_the_cached_calibrations(
     printed = capsys.readouterr().out.splitlines()
     assert (
         printed[0] == "$ companion bench calibration --pack-style ink --seed 1 --tables 2"
-        f" --set read.net_fit_tables=2 --cache {cache}"
+        f" --set read.net_fit_tables=2 --set read.net_metric_steps=5 --cache {cache}"
     )
     line = printed[3].split()
     assert line[0] == "ink" and line[-1] == "loaded"

@@ -25,6 +25,9 @@ def test_settings_change_the_config_and_a_bad_one_is_one_sentence() -> None:
             CompanionError, match=r"^--set: read\.net_metric_ridge must be a finite number above 0$"
         ):
             settings_config([f"read.net_metric_ridge={bad}"])
+    assert settings_config(["read.net_metric_steps=0"]).read.net_metric_steps == 0
+    with pytest.raises(CompanionError, match=r"^--set: read\.net_metric_steps must be 0 or more$"):
+        settings_config(["read.net_metric_steps=-1"])
 
 
 def test_a_csv_that_cannot_be_written_is_refused(tmp_path: Path) -> None:

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import numpy as np
 import pytest
 
 from vision.box.pack import Pack
-from vision.cellnet.adapt import allowed, box_head, fit_head, fit_metric
+from vision.cellnet.adapt import (
+    _comparison_loss,
+    allowed,
+    box_head,
+    fit_head,
+    fit_metric,
+    refine_metric,
+)
 from vision.cellnet.calibrate import Calibration, calibration_for
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_box_cells, draw_tables
 from vision.cellnet.model import (
     BOARD_CELL,
     DISPLAY_CELL,
     BoxPictures,
+    CellNet,
     CellParts,
     Head,
     box_pictures,
@@ -73,6 +82,107 @@ def test_the_fitted_head_reads_its_tables_better_and_stays_near_the_networks(
 
 
 RIDGE = VisionConfig().read.net_metric_ridge
+STEPS = VisionConfig().read.net_metric_steps
+
+
+def test_the_refinements_gradient_is_the_losss() -> None:
+    """_comparison_loss's gradient by the metric against central differences, with cells
+    whose candidates are allowed, rivals and left out."""
+    rng = np.random.default_rng(0)
+    d, w, b, k, c = 5, 4, 3, 8, 4
+    net = cast(
+        CellNet, SimpleNamespace(misfit=1.2, sharpness=10.0, head=SimpleNamespace(scale=19.0))
+    )
+    x = rng.normal(size=(b, d, w + 2, w + 2))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    pictures = rng.normal(size=(k, d, w * w))
+    pictures /= np.linalg.norm(pictures, axis=1, keepdims=True)
+    chosen = np.stack([rng.choice(k - 1, c, replace=False) for _ in range(b)])
+    chosen[1, 2] = k - 1  # the left-out candidate, chosen by no other comparison
+    rows, cols = np.divmod(np.arange(w * w), w)
+    shifts_at = np.stack([(rows + dy) * (w + 2) + cols + dx for dy in range(3) for dx in range(3)])
+    shifts = rng.integers(0, 9, size=(b, c))
+    ok = np.zeros((b, c), np.int8)
+    ok[:, 0] = 1
+    ok[0, 1] = 1
+    ok[1, 2] = -1
+    metric = np.eye(d) + 0.3 * rng.normal(size=(d, d))
+
+    def loss(m: np.ndarray) -> float:
+        return _comparison_loss(m, x, pictures, chosen, shifts, shifts_at, ok, net)[0]
+
+    _, grad = _comparison_loss(metric, x, pictures, chosen, shifts, shifts_at, ok, net)
+    step = 1e-6
+    for i in range(d):
+        for j in range(d):
+            e = np.zeros((d, d))
+            e[i, j] = step
+            numeric = (loss(metric + e) - loss(metric - e)) / (2 * step)
+            assert abs(numeric - grad[i, j]) < 1e-6
+    # A left-out candidate weighs nothing: another picture in its place changes nothing.
+    moved = pictures.copy()
+    moved[k - 1] = pictures[0]
+    assert (
+        loss(metric)
+        == _comparison_loss(
+            metric,
+            x,
+            moved,
+            chosen,
+            shifts,
+            shifts_at,
+            ok,
+            net,
+        )[0]
+    )
+    ok[1, 2] = 0  # as a rival it counts
+    assert (
+        loss(metric)
+        != _comparison_loss(
+            metric,
+            x,
+            moved,
+            chosen,
+            shifts,
+            shifts_at,
+            ok,
+            net,
+        )[0]
+    )
+
+
+def test_the_refined_metric_tells_the_boxs_tiles_apart_better(pack_random: Pack) -> None:
+    net = cell_net()
+    box = box_pictures(net, pack_random)
+    rng = np.random.default_rng([5, 20261207, 2])
+    drawn = [c for c in draw_tables(pack_random, 2, rng, net.px) if len(c.tiles)]
+    maps = [net.maps(list(cells.crops)) for cells in drawn]
+    metric = fit_metric(net, box, drawn, maps, RIDGE)
+    assert metric is not None
+    assert refine_metric(net, box, drawn, maps, metric, 0) is metric
+    refined = refine_metric(net, box, drawn, maps, metric, 60, seed=1)
+    assert refined.shape == metric.shape and np.isfinite(refined).all()
+    assert not np.allclose(refined, metric)
+    # The same tables and seed refine alike.
+    assert np.array_equal(refined, refine_metric(net, box, drawn, maps, metric, 60, seed=1))
+
+    def tiles_loss(m: np.ndarray) -> float:
+        """The loss of the visible tile cells' truths among the tiles, by the network's head."""
+        head = replace(net.head, metric=m)
+        total, count = 0.0, 0
+        for cells, raw in zip(drawn, maps, strict=True):
+            parts = net.parts(*cells.net_inputs(), box, m, raw)
+            ok = allowed(cells, box)[:, : parts.scores.shape[1]]
+            shown = np.asarray(cells.tiles) >= 0
+            logits = head.scale * parts.scores[shown].astype(np.float64)
+            logits -= logits.max(axis=1, keepdims=True)
+            p = np.exp(logits)
+            p /= p.sum(axis=1, keepdims=True)
+            total -= float(np.log(np.where(ok[shown], p, 0.0).sum(axis=1)).sum())
+            count += int(shown.sum())
+        return total / count
+
+    assert tiles_loss(refined) < tiles_loss(metric)
 
 
 class _Net:

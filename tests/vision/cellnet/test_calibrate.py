@@ -8,17 +8,20 @@ import numpy as np
 import pytest
 
 from vision.box.pack import Pack
+from vision.cellnet import calibrate
 from vision.cellnet.calibrate import (
     Calibration,
+    _fitted_beside_drawing,
+    _rng,
     binomial_upper,
     choose_threshold,
     design_effect,
     graded,
     upper_bound,
 )
-from vision.cellnet.data import COVERED, PackCells
+from vision.cellnet.data import COVERED, PackCells, draw_tables
 from vision.cellnet.geometry import net_picture
-from vision.cellnet.model import box_pictures, cell_net
+from vision.cellnet.model import Head, box_pictures, cell_net
 
 
 def test_the_binomial_bound_is_clopper_pearsons() -> None:
@@ -116,3 +119,32 @@ def test_a_covered_cell_named_with_what_lies_beneath_it_is_right(pack_random: Pa
     # Drawn without what lies beneath, a covered cell named at all is wrong.
     _sure, wrong, _named = graded(net, box, replace(cells, beneath=None))
     assert wrong.all()
+
+
+def test_the_calibrations_tables_drawn_beside_the_head_are_those_drawn_here(
+    pack_random: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process draws the calibration's tables while the head is fitted; they are the
+    tables this process would draw, and this process draws them when no other can start."""
+    net = cell_net()
+    here = draw_tables(pack_random, 2, _rng(0), net.px)
+    fitted: list[int] = []
+
+    def fit() -> Head:
+        fitted.append(1)
+        return net.head
+
+    head, beside = _fitted_beside_drawing(fit, pack_random, 2, net.px)
+    assert head is net.head and fitted == [1]
+    assert [len(t.tiles) for t in beside] == [len(t.tiles) for t in here]
+    for a, b in zip(beside, here, strict=True):
+        assert np.array_equal(a.crops, b.crops) and np.array_equal(a.tiles, b.tiles)
+
+    def no_process(*_args: object, **_kwargs: object) -> None:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(calibrate, "ProcessPoolExecutor", no_process)
+    head, alone = _fitted_beside_drawing(fit, pack_random, 2, net.px)
+    assert head is net.head and fitted == [1, 1]
+    for a, b in zip(alone, here, strict=True):
+        assert np.array_equal(a.crops, b.crops) and np.array_equal(a.tiles, b.tiles)

@@ -22,7 +22,12 @@ def test_a_new_box_is_calibrated_once_and_its_table_read(pack_random: Pack, tmp_
     config = replace(
         base,
         read=replace(
-            base.read, recogniser="net", net_tables=10, net_wrong_rate=0.05, net_fit_tables=4
+            base.read,
+            recogniser="net",
+            net_tables=10,
+            net_wrong_rate=0.05,
+            net_fit_tables=4,
+            net_metric_steps=5,  # its learning is tested in test_adapt
         ),
     )
     rng = np.random.default_rng(11)

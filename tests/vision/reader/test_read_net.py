@@ -33,7 +33,12 @@ from vision.synthetic.scene import random_scene
 NET = replace(
     VisionConfig(),
     read=replace(
-        VisionConfig().read, recogniser="net", net_tables=4, net_wrong_rate=0.05, net_fit_tables=2
+        VisionConfig().read,
+        recogniser="net",
+        net_tables=4,
+        net_wrong_rate=0.05,
+        net_fit_tables=2,
+        net_metric_steps=5,  # the metric's learning is tested in tests/vision/cellnet
     ),
 )
 
