@@ -18,7 +18,7 @@ Pictures, as loaded:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from types import MappingProxyType
 
@@ -79,19 +79,16 @@ class Pack:
         return self.catalogue.name
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
-        """Pickled with plain dicts (another process draws tables of a box)."""
-        parts = (self.root, self.catalogue, dict(self.tiles), self.ship, dict(self.boards))
-        return _unpickled, parts
+        """Pickled with its mappings as plain dicts (another process draws tables of a box)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        plain = {k: dict(v) if isinstance(v, Mapping) else v for k, v in values.items()}
+        return _unpickled, (plain,)
 
 
-def _unpickled(
-    root: Path,
-    catalogue: Catalogue,
-    tiles: dict[str, np.ndarray],
-    ship: np.ndarray,
-    boards: dict[str, np.ndarray],
-) -> Pack:
-    return Pack(root, catalogue, MappingProxyType(tiles), ship, MappingProxyType(boards))
+def _unpickled(values: dict[str, object]) -> Pack:
+    """A pickled Pack again, its mappings read-only as load_pack makes them."""
+    kept = {k: MappingProxyType(v) if isinstance(v, dict) else v for k, v in values.items()}
+    return Pack(**kept)  # type: ignore[arg-type]
 
 
 def _safe_path(root: Path, relative: str, what: str, source: str) -> Path:

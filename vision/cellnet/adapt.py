@@ -189,7 +189,9 @@ def fit_metric(
 
 
 #: The refinement's rivals a cell (the likeliest candidates of other meanings), cells a step,
-#: step size, and steps between two choices of each comparison's shift.
+#: step size, pull towards the closed form, and steps between two choices of the rivals and
+#: shifts. A box's calibration is kept by its settings, not these: a change to them changes
+#: calibrate.VERSION too.
 RIVALS = 12
 BATCH = 128
 REFINE_STEP = 0.003
@@ -210,11 +212,12 @@ def refine_metric(
     """`metric` learnt further, `steps` steps of Adam on the box's drawn tables, so that each
     visible tile cell's own candidates outscore its `RIVALS` likeliest rivals of another
     meaning (the comparison's softmax over them, by the network's scale), pulled towards
-    `metric`. Each comparison keeps the shift where it agreed most, chosen again every
-    `SHIFT_EVERY` steps; `progress` (steps done, of all)."""
+    `metric`. The rivals, and the shift each comparison is made at, are those whose
+    cosines sum highest (the comparison's mean term), chosen again every `SHIFT_EVERY`
+    steps; `progress` (steps done, of all)."""
     if steps <= 0:
         return metric
-    w, d = net.window, net.features
+    w, d, c = net.window, net.features, net.cells
     index = {t: i for i, t in enumerate(box.tile_ids)}
     xs: list[Floats] = []
     truths: list[int] = []
@@ -233,9 +236,10 @@ def refine_metric(
     rivals = min(RIVALS, int((~same).sum(axis=1).min()))
     if rivals < 1:
         return metric
-    # Each cell's own candidates (up to four: a turned tile may mean the same; fewer are
-    # filled with its first, left out of the comparison's softmax), then its rivals.
-    own = np.argsort(~same, axis=1, kind="stable")[:, :4]
+    # Each cell's own candidates (a turned tile may mean the same; a cell with fewer than
+    # the most fills the rest with its first, left out of the softmax), then its rivals.
+    width = int(same.sum(axis=1).max())
+    own = np.argsort(~same, axis=1, kind="stable")[:, :width]
     own_ok = np.take_along_axis(same, own, axis=1)
     own = np.where(own_ok, own, own[:, :1])
     start = metric.astype(np.float32)
@@ -245,12 +249,11 @@ def refine_metric(
     rng = np.random.default_rng([seed, 20261208])
     # The crop's window at each of the 3 x 3 shifts: place (dy + r, dx + q) of its map.
     rows, cols = np.divmod(np.arange(w * w), w)
-    shifts_at = np.stack(
-        [(rows + dy) * (w + 2) + cols + dx for dy in range(3) for dx in range(3)]
-    )  # (9, L)
-    chosen = np.zeros((n, 4 + rivals), np.intp)
-    shifts = np.zeros((n, 4 + rivals), np.intp)
-    ok = np.zeros((n, 4 + rivals), np.int8)  # 1 allowed, 0 a rival, -1 left out
+    shifts_at = np.stack([(rows + dy) * c + cols + dx for dy in range(3) for dx in range(3)])
+    chosen = np.zeros((n, width + rivals), np.intp)
+    shifts = np.zeros((n, width + rivals), np.intp)
+    ok = np.zeros((n, width + rivals), np.int8)  # 1 allowed, 0 a rival, -1 left out
+    ok[:, :width] = np.where(own_ok, 1, -1)
 
     def unit(v: Floats) -> Floats:
         mapped = np.einsum("ed,nd...->ne...", m, v)
@@ -262,15 +265,15 @@ def refine_metric(
         if step % SHIFT_EVERY == 0:
             pm = unit(pictures).reshape(len(pictures), -1)
             for lo in range(0, n, BATCH):
-                part = unit(x[lo : lo + BATCH]).reshape(-1, d, (w + 2) ** 2)
-                windows = part[:, :, shifts_at].transpose(0, 2, 1, 3).reshape(-1, d * w * w)
-                agree = (windows @ pm.T).reshape(len(part), 9, -1)  # summed cosines
-                rival = np.where(same[lo : lo + BATCH], -np.inf, agree.max(axis=1))
+                part = slice(lo, lo + BATCH)
+                here = unit(x[part]).reshape(-1, d, c * c)
+                windows = here[:, :, shifts_at].transpose(0, 2, 1, 3).reshape(-1, d * w * w)
+                summed = (windows @ pm.T).reshape(len(here), 9, -1)  # (B, 9, K)
+                rival = np.where(same[part], -np.inf, summed.max(axis=1))
                 top = np.argsort(-rival, axis=1, kind="stable")[:, :rivals]
-                chosen[lo : lo + BATCH] = np.concatenate([own[lo : lo + BATCH], top], axis=1)
-                ok[lo : lo + BATCH, :4] = np.where(own_ok[lo : lo + BATCH], 1, -1)
-                best = agree.argmax(axis=1)
-                shifts[lo : lo + BATCH] = np.take_along_axis(best, chosen[lo : lo + BATCH], axis=1)
+                chosen[part] = np.concatenate([own[part], top], axis=1)
+                best = summed.argmax(axis=1)
+                shifts[part] = np.take_along_axis(best, chosen[part], axis=1)
         batch = rng.choice(n, min(BATCH, n), replace=False)
         _loss, grad = _comparison_loss(
             m, x[batch], pictures, chosen[batch], shifts[batch], shifts_at, ok[batch], net
@@ -281,6 +284,8 @@ def refine_metric(
         mh = first / (1 - 0.9 ** (step + 1))
         vh = second / (1 - 0.999 ** (step + 1))
         m = np.asarray(m - REFINE_STEP * mh / (np.sqrt(vh) + 1e-8), np.float32)
+    if progress:
+        progress(steps, steps)
     m /= np.abs(m).max()
     return np.asarray(m, np.float32) if np.isfinite(m).all() else metric
 
@@ -317,9 +322,9 @@ def _comparison_loss(
     e = np.exp(-sharp * cos)
     soft = e / e.sum(axis=2, keepdims=True)
     score = cos.mean(axis=2) - alpha * (1.0 + np.log(e.mean(axis=2)) / sharp)
-    logits = scale * score
+    logits = np.where(ok >= 0, scale * score, -np.inf)
     logits -= logits.max(axis=1, keepdims=True)
-    p = np.where(ok >= 0, np.exp(logits), 0.0)
+    p = np.exp(logits)
     total = p.sum(axis=1)
     q = np.where(ok > 0, p, 0.0)
     kept = q.sum(axis=1)

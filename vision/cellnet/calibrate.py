@@ -22,7 +22,6 @@ import math
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -47,7 +46,7 @@ __all__ = [
     "upper_bound",
 ]
 
-VERSION = 4
+VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -423,22 +422,28 @@ def calibration_for(
 
 
 def _fitted_beside_drawing(
-    fit: Callable[[], Head], pack: Pack, tables: int, px: int
+    fit: Callable[[], Head], pack: Pack, tables: int, px: int, seed: int = 0
 ) -> tuple[Head, list[PackCells]]:
-    """`fit()`, and the calibration's `tables` drawn meanwhile in another process (they do
-    not depend on the head; the same tables as drawn here, so the same threshold), or here
-    after it when no process can be started or it fails."""
+    """`fit()`, and the calibration's `tables` (of `seed`) drawn meanwhile in another
+    process: they do not depend on the head, and are the tables drawn here, so the
+    threshold is the same. Drawn here after the fit when no process can be started or the
+    other fails."""
     try:
         pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-        later = pool.submit(draw_tables, pack, tables, _rng(0), px)
-    except (OSError, RuntimeError, AssertionError):  # AssertionError: a daemon's child
-        return fit(), draw_tables(pack, tables, _rng(0), px)
-    with pool:
+    except (OSError, RuntimeError):
+        return fit(), draw_tables(pack, tables, _rng(seed), px)
+    try:
+        try:
+            later = pool.submit(draw_tables, pack, tables, _rng(seed), px)
+        except (OSError, RuntimeError, AssertionError):  # AssertionError: a daemon's child
+            return fit(), draw_tables(pack, tables, _rng(seed), px)
         head = fit()
         try:
             return head, later.result()
-        except (BrokenProcessPool, OSError):
-            return head, draw_tables(pack, tables, _rng(0), px)
+        except Exception:  # whatever broke the other process, the tables are drawn here
+            return head, draw_tables(pack, tables, _rng(seed), px)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _key(net: CellNet, pack: Pack, *settings: Sequence[float] | float | int) -> str:

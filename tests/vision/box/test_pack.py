@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,20 @@ def test_pictures_are_read_only(tmp_path: Path) -> None:
     pack = load_pack(_write_pack(tmp_path / "box"))
     with pytest.raises(ValueError):
         pack.tiles["water"][0, 0] = 0
+
+
+def test_a_pack_pickles_whole_and_read_only(tmp_path: Path) -> None:
+    """Another process draws a box's tables from a pickled pack."""
+    pack = load_pack(_write_pack(tmp_path / "box"))
+    again = pickle.loads(pickle.dumps(pack))
+    assert again.root == pack.root and again.catalogue == pack.catalogue
+    assert set(again.tiles) == set(pack.tiles) and set(again.boards) == set(pack.boards)
+    for name, picture in pack.tiles.items():
+        assert np.array_equal(again.tiles[name], picture)
+    assert np.array_equal(again.ship, pack.ship)
+    assert np.array_equal(again.boards["front"], pack.boards["front"])
+    with pytest.raises(TypeError):
+        again.tiles["water"] = again.ship
 
 
 def _error(root: Path) -> str:

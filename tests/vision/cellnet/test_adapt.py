@@ -82,7 +82,6 @@ def test_the_fitted_head_reads_its_tables_better_and_stays_near_the_networks(
 
 
 RIDGE = VisionConfig().read.net_metric_ridge
-STEPS = VisionConfig().read.net_metric_steps
 
 
 def test_the_refinements_gradient_is_the_losss() -> None:

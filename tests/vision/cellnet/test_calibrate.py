@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -125,26 +128,47 @@ def test_the_calibrations_tables_drawn_beside_the_head_are_those_drawn_here(
     pack_random: Pack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another process draws the calibration's tables while the head is fitted; they are the
-    tables this process would draw, and this process draws them when no other can start."""
+    tables this process would draw, and this process draws them when the other cannot."""
     net = cell_net()
     here = draw_tables(pack_random, 2, _rng(0), net.px)
     fitted: list[int] = []
+    futures: list[Future[list[PackCells]]] = []
 
     def fit() -> Head:
         fitted.append(1)
         return net.head
 
+    def same_tables(drawn: list[PackCells]) -> bool:
+        return len(drawn) == len(here) and all(
+            np.array_equal(a.crops, b.crops) and np.array_equal(a.tiles, b.tiles)
+            for a, b in zip(drawn, here, strict=True)
+        )
+
+    class Recording(ProcessPoolExecutor):
+        def submit(self, *args: Any, **kwargs: Any) -> Future[Any]:
+            made = super().submit(*args, **kwargs)
+            futures.append(made)
+            return made
+
+    monkeypatch.setattr(calibrate, "ProcessPoolExecutor", Recording)
     head, beside = _fitted_beside_drawing(fit, pack_random, 2, net.px)
     assert head is net.head and fitted == [1]
-    assert [len(t.tiles) for t in beside] == [len(t.tiles) for t in here]
-    for a, b in zip(beside, here, strict=True):
-        assert np.array_equal(a.crops, b.crops) and np.array_equal(a.tiles, b.tiles)
+    assert len(futures) == 1 and futures[0].exception() is None
+    assert same_tables(beside)
+
+    class Broken(ProcessPoolExecutor):
+        def submit(self, *_args: Any, **_kwargs: Any) -> Future[Any]:
+            gone: Future[Any] = Future()
+            gone.set_exception(BrokenProcessPool("the other process died"))
+            return gone
+
+    monkeypatch.setattr(calibrate, "ProcessPoolExecutor", Broken)
+    head, alone = _fitted_beside_drawing(fit, pack_random, 2, net.px)
+    assert head is net.head and fitted == [1, 1] and same_tables(alone)
 
     def no_process(*_args: object, **_kwargs: object) -> None:
         raise OSError("no more processes")
 
     monkeypatch.setattr(calibrate, "ProcessPoolExecutor", no_process)
     head, alone = _fitted_beside_drawing(fit, pack_random, 2, net.px)
-    assert head is net.head and fitted == [1, 1]
-    for a, b in zip(alone, here, strict=True):
-        assert np.array_equal(a.crops, b.crops) and np.array_equal(a.tiles, b.tiles)
+    assert head is net.head and fitted == [1, 1, 1] and same_tables(alone)
