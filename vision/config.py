@@ -782,26 +782,30 @@ def _setting_value(name: str, text: str, default: Any, declared: str) -> Any:
     """`text` read as a value of the default's kind (a whole number is a float too), or as
     an optional number when the default is None (`declared`: the field's type, as written);
     `inf` and `-inf` are numbers (a bar never reached)."""
-    try:
-        value = float(text) if text.lower() in ("inf", "-inf", "+inf") else ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        raise ValueError(f"{name}: {text!r} is not a value") from None
     kind = type(default)
-    if default is None:  # an optional number (None: the setting's own default rule)
-        if isinstance(value, int) and not isinstance(value, bool) and "float" in declared:
-            return float(value)
-        if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
-            return value
-        raise ValueError(f"{name} takes a number or None, not {text!r}")
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if type(value) is not kind:
-        what = {
+    what = (
+        "a number or None"
+        if default is None
+        else {
             float: "a number",
             int: "a whole number",
             bool: "True or False",
             tuple: "a tuple such as (1.0, 2.0)",
             str: "a quoted text",
         }.get(kind, kind.__name__)
+    )
+    try:
+        value = float(text) if text.lower() in ("inf", "-inf", "+inf") else ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{name} takes {what}, not {text!r}") from None
+    if default is None:  # an optional number (None: the setting's own default rule)
+        if isinstance(value, int) and not isinstance(value, bool) and "float" in declared:
+            return float(value)
+        if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+            return value
+        raise ValueError(f"{name} takes {what}, not {text!r}")
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if type(value) is not kind:
         raise ValueError(f"{name} takes {what}, not {text!r}")
     return value

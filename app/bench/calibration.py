@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -127,6 +128,14 @@ def _checked(args: argparse.Namespace) -> VisionConfig:
     cache: Path | None = args.cache
     if cache is not None and cache.exists() and not cache.is_dir():
         raise CompanionError(f"--cache: {cache} is not a folder")
+    if cache is not None:
+        # What is made is kept there: a folder that cannot hold it is refused before the work.
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=cache):
+                pass
+        except OSError:
+            raise CompanionError(f"--cache: {cache} cannot be written") from None
     return config
 
 

@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 
 from companion.catalogue import BoardLayout
 from companion.errors import CompanionError
+from companion.progress import terminal_progress
 from companion.reading import EMPTY, UNKNOWN, CellRead, SeatRead, TableRead
 from vision import kit
 from vision.box.cache import cache_dir
@@ -323,7 +324,7 @@ def net_calibration(
         target=config.read.net_wrong_rate,
         confidence=config.read.net_confidence,
         cache=cache,
-        progress=progress,
+        progress=progress or terminal_progress(f"calibrating {pack.name}"),
         lessons=lesson_cells(lessons, pack, box, config) if lessons else None,
         fit_tables=config.read.net_fit_tables,
         ridge=config.read.net_metric_ridge,

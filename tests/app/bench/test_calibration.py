@@ -92,6 +92,7 @@ def test_the_printed_figures_are_the_cached_calibrations(
         (["--pack", "{tmp}"], "no pack.toml"),
         (["--tables", "0"], "--tables must be at least 1"),
         (["--cache", "{tmp}/file"], "is not a folder"),
+        (["--cache", "{tmp}/file/below"], "cannot be written"),
         (["--set", "read.nothing=1"], "--set"),
     ],
 )

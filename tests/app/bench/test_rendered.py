@@ -227,7 +227,7 @@ def test_the_bench_refuses_no_scenes(capsys: pytest.CaptureFixture[str]) -> None
         ("cells.min_gain", "section.name=value"),
         ("lens.min_gain=0.3", "is not a section"),
         ("cells.min_gian=0.3", "cells.min_gian is not a setting of CellConfig"),
-        ("cells.pose_candidates=many", "is not a value"),
+        ("cells.pose_candidates=many", "takes a whole number, not 'many'"),
         ("cells.pose_candidates=2.5", "takes a whole number, not '2.5'"),
     ],
 )

@@ -25,6 +25,7 @@ from vision.reader.read import (
     cut_cells,
     lesson_cells,
     locate_table,
+    net_calibration,
     net_reads,
 )
 from vision.synthetic.render import Effects, random_camera, render_table
@@ -165,3 +166,24 @@ def test_a_board_cells_empty_look_is_made_the_networks_square_once() -> None:
     assert not np.array_equal(_net_look(other, 2.0, 45.0, 96), square)
     assert np.array_equal(_net_look(look, 2.0, 45.0, 64), net_crop(look, 57.0, 45.0, 64))
     assert np.array_equal(_net_look(look, 2.0, 40.0, 96), net_crop(look, 57.0, 40.0, 96))
+
+
+def test_a_new_boxs_calibration_shows_its_progress_on_a_terminal(
+    pack_random: Pack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no progress of its own given (`companion read`), a new box's calibration shows a
+    bar on the terminal, to its end; a kept one shows none."""
+    shown: list[tuple[str, int, int]] = []
+
+    def terminal(what: str) -> Any:
+        return lambda done, total: shown.append((what, done, total))
+
+    monkeypatch.setattr(vision.reader.read, "terminal_progress", terminal)
+    config = replace(NET, read=replace(NET.read, net_tables=1, net_fit_tables=1))
+    net_calibration(pack_random, config, tmp_path)
+    assert shown and {what for what, _, _ in shown} == {f"calibrating {pack_random.name}"}
+    assert [done for _, done, _ in shown] == sorted(done for _, done, _ in shown)
+    assert shown[-1][1] == shown[-1][2] > 1
+    shown.clear()
+    net_calibration(pack_random, config, tmp_path)
+    assert shown == []
