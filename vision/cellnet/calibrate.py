@@ -41,6 +41,7 @@ __all__ = [
     "calibration_for",
     "choose_threshold",
     "design_effect",
+    "graded_tables",
     "lesson_grades",
     "rendered_grades",
     "upper_bound",
