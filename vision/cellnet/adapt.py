@@ -37,7 +37,16 @@ from numpy.typing import NDArray
 
 from vision.box.pack import Pack
 from vision.cellnet.data import COVERED, EMPTY, PackCells, draw_tables
-from vision.cellnet.model import BOARD_CELL, BoxPictures, CellNet, CellParts, Floats, Head
+from vision.cellnet.model import (
+    BOARD_CELL,
+    BoxPictures,
+    CellNet,
+    CellParts,
+    Floats,
+    Head,
+    _measure,
+    _normalised,
+)
 
 __all__ = ["allowed", "box_head", "fit_head", "fit_metric", "refine_metric", "truth_candidate"]
 
@@ -228,8 +237,7 @@ def refine_metric(
                 truths.append(truth_candidate(index, cells, i, label))
     if not xs:
         return metric
-    x = np.stack(xs).astype(np.float32)
-    x /= np.linalg.norm(x, axis=1, keepdims=True) + 1e-6  # (N, D, c, c) unit places
+    x = _normalised(np.stack(xs).astype(np.float32))  # (N, D, c, c) unit places
     n = len(x)
     pictures = box.windows  # (K, D, L) unit places
     same = box.same[truths]  # (N, K): the candidates each cell's truth allows
@@ -255,18 +263,15 @@ def refine_metric(
     ok = np.zeros((n, width + rivals), np.int8)  # 1 allowed, 0 a rival, -1 left out
     ok[:, :width] = np.where(own_ok, 1, -1)
 
-    def unit(v: Floats) -> Floats:
-        mapped = np.einsum("ed,nd...->ne...", m, v)
-        return np.asarray(mapped / (np.linalg.norm(mapped, axis=1, keepdims=True) + 1e-9))
-
     for step in range(steps):
         if progress and step % 10 == 0:
             progress(step, steps)
         if step % SHIFT_EVERY == 0:
-            pm = unit(pictures).reshape(len(pictures), -1)
+            # Mapped as the reader maps them (vision.cellnet.model._measure).
+            pm = _measure(pictures, m).reshape(len(pictures), -1)
             for lo in range(0, n, BATCH):
                 part = slice(lo, lo + BATCH)
-                here = unit(x[part]).reshape(-1, d, c * c)
+                here = _measure(x[part], m).reshape(-1, d, c * c)
                 windows = here[:, :, shifts_at].transpose(0, 2, 1, 3).reshape(-1, d * w * w)
                 summed = (windows @ pm.T).reshape(len(here), 9, -1)  # (B, 9, K)
                 rival = np.where(same[part], -np.inf, summed.max(axis=1))

@@ -429,20 +429,24 @@ def _fitted_beside_drawing(
     process: they do not depend on the head, and are the tables drawn here, so the
     threshold is the same. Drawn here after the fit when no process can be started or the
     other fails."""
+
+    def here() -> list[PackCells]:
+        return draw_tables(pack, tables, _rng(seed), px)
+
     try:
         pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
     except (OSError, RuntimeError):
-        return fit(), draw_tables(pack, tables, _rng(seed), px)
+        return fit(), here()
     try:
         try:
             later = pool.submit(draw_tables, pack, tables, _rng(seed), px)
         except (OSError, RuntimeError, AssertionError):  # AssertionError: a daemon's child
-            return fit(), draw_tables(pack, tables, _rng(seed), px)
+            return fit(), here()
         head = fit()
         try:
             return head, later.result()
         except Exception:  # whatever broke the other process, the tables are drawn here
-            return head, draw_tables(pack, tables, _rng(seed), px)
+            return head, here()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 

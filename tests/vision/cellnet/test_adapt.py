@@ -107,8 +107,8 @@ def test_the_refinements_gradient_is_the_losss() -> None:
     ok[1, 2] = -1
     metric = np.eye(d) + 0.3 * rng.normal(size=(d, d))
 
-    def loss(m: np.ndarray) -> float:
-        return _comparison_loss(m, x, pictures, chosen, shifts, shifts_at, ok, net)[0]
+    def loss(m: np.ndarray, shown: np.ndarray = pictures) -> float:
+        return _comparison_loss(m, x, shown, chosen, shifts, shifts_at, ok, net)[0]
 
     _, grad = _comparison_loss(metric, x, pictures, chosen, shifts, shifts_at, ok, net)
     step = 1e-6
@@ -121,33 +121,9 @@ def test_the_refinements_gradient_is_the_losss() -> None:
     # A left-out candidate weighs nothing: another picture in its place changes nothing.
     moved = pictures.copy()
     moved[k - 1] = pictures[0]
-    assert (
-        loss(metric)
-        == _comparison_loss(
-            metric,
-            x,
-            moved,
-            chosen,
-            shifts,
-            shifts_at,
-            ok,
-            net,
-        )[0]
-    )
+    assert loss(metric) == loss(metric, moved)
     ok[1, 2] = 0  # as a rival it counts
-    assert (
-        loss(metric)
-        != _comparison_loss(
-            metric,
-            x,
-            moved,
-            chosen,
-            shifts,
-            shifts_at,
-            ok,
-            net,
-        )[0]
-    )
+    assert loss(metric) != loss(metric, moved)
 
 
 def test_the_refined_metric_tells_the_boxs_tiles_apart_better(pack_random: Pack) -> None:
